@@ -1,0 +1,181 @@
+//! Flags, as clap sees them.
+
+use clap::{Args, Parser, Subcommand};
+use shared::units::{parse_duration_ms, parse_size};
+use shared::{Backend, DataPattern, Rate, RwMode, WorkloadSpec};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(name = "diskscope", version, about = "Storage benchmark: io_uring workloads with per-interval samples")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one workload against a file or block device.
+    Run(RunArgs),
+    /// The default benchmark (sequential 1 MiB and random 4 KiB, read and write) on a
+    /// scratch file in the data directory.
+    Quick(QuickArgs),
+}
+
+fn size(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn duration_ms(s: &str) -> Result<u64, String> {
+    parse_duration_ms(s).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// File or block device to measure (a label only with --backend null). A missing file is
+    /// created when --size is given.
+    #[arg(long)]
+    pub target: PathBuf,
+    /// read, write, randread, randwrite, randrw or rw.
+    #[arg(long, default_value = "read")]
+    pub rw: RwMode,
+    /// Share of reads for randrw and rw, percent.
+    #[arg(long, visible_alias = "rwmixread", default_value_t = 50)]
+    pub read_pct: u8,
+    /// Block size (512 B..64 MiB), e.g. 4K, 1M.
+    #[arg(long, value_parser = size, default_value = "4K")]
+    pub bs: u64,
+    /// I/Os in flight per job (1..1024).
+    #[arg(long, default_value_t = 1)]
+    pub iodepth: u32,
+    /// Parallel jobs, each with its own thread and ring (1..64).
+    #[arg(long, visible_alias = "numjobs", default_value_t = 1)]
+    pub jobs: u32,
+    /// Span length (default: from --offset to the end of the target).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Span start.
+    #[arg(long, value_parser = size, default_value = "0")]
+    pub offset: u64,
+    /// Total bytes to transfer (default: the span × --loops, unless --runtime is given).
+    #[arg(long, value_parser = size)]
+    pub io_size: Option<u64>,
+    /// Passes over the span (size-based runs).
+    #[arg(long, default_value_t = 1)]
+    pub loops: u32,
+    /// Run time after the ramp, e.g. 30s, 5m; repeats over the span until the time is up.
+    #[arg(long, value_parser = duration_ms)]
+    pub runtime: Option<u64>,
+    /// Time run before statistics start.
+    #[arg(long, value_parser = duration_ms, default_value = "0")]
+    pub ramp: u64,
+    /// Rate cap for the whole run: bytes per second (200MB) or IOPS (5000iops).
+    #[arg(long)]
+    pub rate: Option<Rate>,
+    /// Written data: random (incompressible), zeros, or compress:N (N % compressible).
+    #[arg(long, default_value = "random")]
+    pub pattern: DataPattern,
+    /// Random offsets visit every block once before repeating.
+    #[arg(long)]
+    pub cover_once: bool,
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// fsync the target at the end (the time counts in the run).
+    #[arg(long)]
+    pub end_fsync: bool,
+    /// Sample interval in milliseconds (100..60000).
+    #[arg(long, default_value_t = 1000)]
+    pub interval_ms: u64,
+    /// uring (default), null (engine overhead, nothing opened) or sync (pread/pwrite).
+    #[arg(long, default_value = "uring")]
+    pub backend: Backend,
+    /// Seed for random offsets and data.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the run report (spec, environment, summary, samples, histogram) as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per sample.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// No per-interval lines or progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    pub fn spec(&self) -> WorkloadSpec {
+        let defaults = WorkloadSpec::default();
+        WorkloadSpec {
+            rw: self.rw,
+            read_pct: self.read_pct,
+            bs: self.bs,
+            iodepth: self.iodepth,
+            jobs: self.jobs,
+            offset: self.offset,
+            size: self.size,
+            io_size: self.io_size,
+            loops: self.loops,
+            runtime_ms: self.runtime,
+            ramp_ms: self.ramp,
+            rate: self.rate,
+            pattern: self.pattern,
+            cover_once: self.cover_once,
+            direct: !self.buffered,
+            end_fsync: self.end_fsync,
+            interval_ms: self.interval_ms,
+            backend: self.backend,
+            seed: self.seed.unwrap_or(defaults.seed),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct QuickArgs {
+    /// Where the scratch file and results live (default: $XDG_DATA_HOME/diskscope or
+    /// ~/.local/share/diskscope; also DISKSCOPE_DATA_DIR).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Scratch file size.
+    #[arg(long, value_parser = size, default_value = "1GiB")]
+    pub size: u64,
+    /// Time per test.
+    #[arg(long, value_parser = duration_ms, default_value = "5s")]
+    pub runtime: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn flags_become_a_spec() {
+        let cli = Cli::try_parse_from([
+            "diskscope", "run", "--target", "/tmp/x", "--rw", "randrw", "--read-pct", "70",
+            "--bs", "16K", "--iodepth", "32", "--runtime", "10s", "--rate", "100MB",
+            "--pattern", "compress:50", "--buffered",
+        ])
+        .expect("parse");
+        let Command::Run(a) = cli.command else { panic!("run") };
+        let s = a.spec();
+        assert_eq!((s.rw, s.read_pct, s.bs, s.iodepth), (RwMode::RandRw, 70, 16384, 32));
+        assert_eq!(s.runtime_ms, Some(10_000));
+        assert_eq!(s.rate, Some(Rate::BytesPerSec(100_000_000)));
+        assert_eq!(s.pattern, DataPattern::Compress(50));
+        assert!(!s.direct);
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = Cli::try_parse_from(["diskscope", "run", "--target", "x", "--bs", "4Q"]).unwrap_err();
+        assert!(e.to_string().contains("'4Q'"), "{e}");
+        let e = Cli::try_parse_from(["diskscope", "run", "--target", "x", "--rw", "sideways"]).unwrap_err();
+        assert!(e.to_string().contains("'sideways'"), "{e}");
+    }
+}

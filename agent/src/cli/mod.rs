@@ -1,0 +1,42 @@
+//! Command line: `diskscope run` (one workload, fio-style flags) and `diskscope quick` (the
+//! default benchmark on a scratch file in the data directory). Parses with clap, turns flags
+//! into a [`shared::WorkloadSpec`], and reports errors as one line naming the bad value.
+
+mod args;
+mod quick;
+mod run;
+mod terminal;
+
+pub use args::{Cli, Command};
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it.
+pub const EXIT_STOPPED: u8 = 130;
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> ExitCode {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    if let Err(e) = ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            // Second Ctrl-C: the user means it.
+            std::process::exit(i32::from(EXIT_STOPPED));
+        }
+    }) {
+        eprintln!("diskscope: warning: cannot catch Ctrl-C ({e}); partial results will not be written on interrupt");
+    }
+    let result = match cli.command {
+        Command::Run(args) => run::run(&args, cancel),
+        Command::Quick(args) => quick::run(&args, cancel),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("diskscope: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! `diskscope run`: one workload, fio-style.
+
+use super::args::RunArgs;
+use super::terminal::Terminal;
+use super::EXIT_STOPPED;
+use crate::measure;
+use crate::report::{self, table};
+use anyhow::Context;
+use shared::RunStatus;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let plan = measure::plan(&args.spec(), &args.target)?;
+    let mut term = Terminal::new(&plan, args.quiet);
+    let report = measure::run(plan, cancel, &mut term)?;
+    term.finish();
+    // Outputs first: whatever was measured is kept, also after a failure or a stop.
+    if let Some(path) = &args.json {
+        report::write_json(path, &report)
+            .with_context(|| format!("cannot write --json {}", path.display()))?;
+    }
+    if let Some(path) = &args.csv {
+        report::csv::write(path, &report.samples)
+            .with_context(|| format!("cannot write --csv {}", path.display()))?;
+    }
+    print!("{}", table::summary(&report));
+    Ok(match report.status {
+        RunStatus::Completed => ExitCode::SUCCESS,
+        RunStatus::Stopped => {
+            eprintln!("diskscope: stopped by user; partial results kept");
+            ExitCode::from(EXIT_STOPPED)
+        }
+        RunStatus::Failed => {
+            let msg = report.error.as_ref().map(|e| e.message.as_str()).unwrap_or("run failed");
+            eprintln!("diskscope: error: {msg} (results up to the failure were written)");
+            ExitCode::FAILURE
+        }
+    })
+}

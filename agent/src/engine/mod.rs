@@ -1,0 +1,51 @@
+//! The I/O engine: a small backend contract (prep / submit-and-wait / reap) and the job loop
+//! that keeps a queue full, timestamps per batch, and hands per-interval statistics to the
+//! runner.
+//!
+//! Backends: [`uring`] (io_uring with fixed buffers, a registered file and ring fd), [`null`]
+//! (completes everything at once: engine overhead, like fio's null engine) and [`sync`]
+//! (pread/pwrite, used when io_uring cannot be set up, or on request).
+
+pub mod buf;
+pub mod job;
+pub mod null;
+pub mod sync;
+pub mod uring;
+
+use buf::BufferPool;
+use std::io;
+
+/// Direction of one I/O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Read,
+    Write,
+}
+
+impl Dir {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+        }
+    }
+}
+
+/// The contract every backend implements. Slots are queue positions `0..depth`; the job loop
+/// guarantees a slot's buffer is never touched while its I/O is in flight.
+pub trait IoBackend {
+    /// Short name recorded in results (`uring`, `null`, `sync`).
+    fn name(&self) -> &'static str;
+    /// Most I/Os this backend can have in flight.
+    fn max_depth(&self) -> u32;
+    fn buffers(&mut self) -> &mut BufferPool;
+    /// Queues one I/O of `len` bytes at `offset` on buffer `buf`, tagged with `slot`.
+    fn prep(&mut self, slot: u32, buf: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()>;
+    /// Submits everything queued and waits until at least `want` completions are ready or
+    /// `timeout_ns` has passed.
+    fn submit_and_wait(&mut self, want: u32, timeout_ns: u64) -> io::Result<()>;
+    /// Calls `f(slot, result)` for every ready completion; `result` is bytes or `-errno`.
+    fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
+    /// Flushes the target to stable storage.
+    fn fsync(&mut self) -> io::Result<()>;
+}

@@ -1,0 +1,217 @@
+//! The io_uring backend: one ring per job thread, the target registered as fixed file 0, the
+//! job's buffers registered as fixed buffers, the ring fd registered, and ring flags
+//! (single issuer + deferred task running) where the kernel has them. Every optional feature
+//! falls back when the kernel refuses it, and the features in use are recorded.
+
+use super::buf::BufferPool;
+use super::{Dir, IoBackend};
+use io_uring::types::{Fd, Fixed, SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, CompletionQueue, IoUring, SubmissionQueue, Submitter};
+use std::fs::File;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::os::fd::{AsRawFd, RawFd};
+
+/// Builds a ring for `depth` I/Os in flight, trying the fastest flags first.
+/// Returns the ring and the names of the setup flags that took.
+pub fn build_ring(depth: u32) -> io::Result<(IoUring, Vec<&'static str>)> {
+    let entries = depth.next_power_of_two().max(2);
+    let cq = entries * 2;
+    let attempts: [(&[&'static str], fn(&mut io_uring::Builder)); 3] = [
+        (&["single_issuer", "defer_taskrun"], |b| {
+            b.setup_single_issuer().setup_defer_taskrun();
+        }),
+        (&["coop_taskrun"], |b| {
+            b.setup_coop_taskrun();
+        }),
+        (&[], |_| {}),
+    ];
+    let mut last = None;
+    for (names, apply) in attempts {
+        let mut b = IoUring::builder();
+        b.setup_cqsize(cq);
+        apply(&mut b);
+        match b.build(entries) {
+            Ok(ring) => return Ok((ring, names.to_vec())),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("io_uring setup failed")))
+}
+
+pub struct UringBackend<'r> {
+    submitter: Submitter<'r>,
+    sq: SubmissionQueue<'r>,
+    cq: CompletionQueue<'r>,
+    /// Dropped only when no I/O is in flight (else leaked: the kernel may still write it).
+    bufs: ManuallyDrop<BufferPool>,
+    inflight: u32,
+    file: File,
+    fixed_file: bool,
+    fixed_bufs: bool,
+    ext_arg: bool,
+    depth: u32,
+}
+
+impl<'r> UringBackend<'r> {
+    /// Registers the file, the buffers and the ring fd on `ring`; records in `features` what
+    /// could be registered.
+    pub fn new(
+        ring: &'r mut IoUring,
+        file: File,
+        bufs: BufferPool,
+        depth: u32,
+        features: &mut Vec<&'static str>,
+    ) -> io::Result<Self> {
+        let ext_arg = ring.params().is_feature_ext_arg();
+        let (mut submitter, sq, cq) = ring.split();
+        let fixed_file = submitter.register_files(&[file.as_raw_fd()]).is_ok();
+        // SAFETY: the iovecs point into `bufs`, which the backend owns and keeps alive (and
+        // unregisters in Drop) for as long as the ring can use them.
+        let fixed_bufs = bufs.count() <= usize::from(u16::MAX)
+            && unsafe { submitter.register_buffers(&bufs.iovecs()) }.is_ok();
+        let ring_fd = submitter.register_ring_fd().is_ok();
+        for (on, name) in [
+            (fixed_file, "registered_file"),
+            (fixed_bufs, "fixed_buffers"),
+            (ring_fd, "registered_ring_fd"),
+            (ext_arg, "wait_timeout"),
+        ] {
+            if on {
+                features.push(name);
+            }
+        }
+        Ok(UringBackend {
+            submitter,
+            sq,
+            cq,
+            bufs: ManuallyDrop::new(bufs),
+            inflight: 0,
+            file,
+            fixed_file,
+            fixed_bufs,
+            ext_arg,
+            depth,
+        })
+    }
+
+    fn raw_fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+}
+
+/// Builds one read or write SQE for either a registered or a plain file descriptor.
+macro_rules! rw_entry {
+    ($target:expr, $fixed_bufs:expr, $fixed_op:ident, $op:ident, $ptr:expr, $len:expr, $buf:expr, $off:expr) => {
+        if $fixed_bufs {
+            opcode::$fixed_op::new($target, $ptr, $len, $buf as u16)
+                .offset($off)
+                .build()
+        } else {
+            opcode::$op::new($target, $ptr, $len).offset($off).build()
+        }
+    };
+}
+
+impl IoBackend for UringBackend<'_> {
+    fn name(&self) -> &'static str {
+        "uring"
+    }
+
+    fn max_depth(&self) -> u32 {
+        self.depth
+    }
+
+    fn buffers(&mut self) -> &mut BufferPool {
+        &mut self.bufs
+    }
+
+    #[inline]
+    fn prep(&mut self, slot: u32, buf: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()> {
+        let ptr = self.bufs.ptr(buf as usize);
+        let fb = self.fixed_bufs;
+        let entry: squeue::Entry = match (dir, self.fixed_file) {
+            (Dir::Read, true) => rw_entry!(Fixed(0), fb, ReadFixed, Read, ptr, len, buf, offset),
+            (Dir::Read, false) => {
+                rw_entry!(Fd(self.raw_fd()), fb, ReadFixed, Read, ptr, len, buf, offset)
+            }
+            (Dir::Write, true) => {
+                rw_entry!(Fixed(0), fb, WriteFixed, Write, ptr.cast_const(), len, buf, offset)
+            }
+            (Dir::Write, false) => rw_entry!(
+                Fd(self.raw_fd()),
+                fb,
+                WriteFixed,
+                Write,
+                ptr.cast_const(),
+                len,
+                buf,
+                offset
+            ),
+        };
+        // SAFETY: the buffer stays owned by the backend and untouched by the job loop until
+        // this slot's completion is reaped.
+        unsafe { self.sq.push(&entry.user_data(u64::from(slot))) }
+            .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        self.inflight += 1;
+        Ok(())
+    }
+
+    #[inline]
+    fn submit_and_wait(&mut self, want: u32, timeout_ns: u64) -> io::Result<()> {
+        self.sq.sync();
+        let r = if self.ext_arg && want > 0 {
+            let ts = Timespec::new()
+                .sec(timeout_ns / 1_000_000_000)
+                .nsec((timeout_ns % 1_000_000_000) as u32);
+            let args = SubmitArgs::new().timespec(&ts);
+            self.submitter.submit_with_args(want as usize, &args)
+        } else {
+            self.submitter.submit_and_wait(want as usize)
+        };
+        // The kernel consumed the entries: refresh our view of the queue head.
+        self.sq.sync();
+        match r {
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[inline]
+    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+        self.cq.sync();
+        for cqe in &mut self.cq {
+            let cqe: cqueue::Entry = cqe;
+            self.inflight -= 1;
+            f(cqe.user_data() as u32, cqe.result());
+        }
+        self.cq.sync();
+    }
+
+    fn fsync(&mut self) -> io::Result<()> {
+        self.file.sync_all()
+    }
+}
+
+impl Drop for UringBackend<'_> {
+    fn drop(&mut self) {
+        // The job loop drains every I/O before it returns; after a failed submit some may
+        // still be in flight: give them a moment, and leak the buffers if they do not finish.
+        for _ in 0..100 {
+            if self.inflight == 0 {
+                break;
+            }
+            let _ = self.submit_and_wait(1, 10_000_000);
+            self.reap(|_, _| {});
+        }
+        if self.fixed_bufs {
+            let _ = self.submitter.unregister_buffers();
+        }
+        if self.inflight == 0 {
+            // SAFETY: no I/O references the buffers any more, and they are not used again.
+            unsafe { ManuallyDrop::drop(&mut self.bufs) }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! The diskscope agent: an io_uring storage benchmark engine with per-interval statistics.
+//!
+//! Flow: a [`shared::WorkloadSpec`] and a target path go through [`measure::plan`] (probe the
+//! target, validate into a [`workload::Plan`]); [`runner::run`] starts one
+//! [`engine`] thread per job and merges their interval [`stats`] into samples; [`report`]
+//! turns the outcome into the JSON/CSV/terminal output. [`cli`] is the command line.
+
+pub mod cli;
+pub mod engine;
+pub mod env;
+pub mod measure;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod target;
+pub mod workload;

@@ -1,0 +1,99 @@
+//! The summary table printed at the end of a run, and the one-line interval reports.
+
+use shared::units::{format_bytes, format_ns};
+use shared::{DirSample, RunReport, RunStatus, Sample};
+use std::fmt::Write;
+
+fn dir_line(name: &str, d: &DirSample) -> String {
+    format!(
+        "{name:<6} {:>10.1} {:>10.1} {:>10.0} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+        d.mb_s,
+        d.mib_s,
+        d.iops,
+        format_ns(d.lat.mean_ns),
+        format_ns(d.lat.p50_ns),
+        format_ns(d.lat.p99_ns),
+        format_ns(d.lat.p99_9_ns),
+        format_ns(d.lat.max_ns),
+        format_bytes(d.bytes),
+    )
+}
+
+/// The end-of-run summary.
+pub fn summary(r: &RunReport) -> String {
+    let s = &r.summary;
+    let e = &r.environment;
+    let spec = &r.spec;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} on {} ({}, {}): {} bs={} iodepth={} jobs={} pattern={} {}",
+        match r.status {
+            RunStatus::Completed => "completed",
+            RunStatus::Stopped => "STOPPED",
+            RunStatus::Failed => "FAILED",
+        },
+        e.target,
+        e.target_kind,
+        format_bytes(e.target_size),
+        spec.rw,
+        format_bytes(spec.bs),
+        spec.iodepth,
+        spec.jobs,
+        spec.pattern,
+        if e.direct { "O_DIRECT" } else { "buffered" },
+    );
+    let _ = writeln!(
+        out,
+        "backend {}{}, {} samples over {:.2} s{}",
+        e.backend,
+        if e.ring_features.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", e.ring_features.join(", "))
+        },
+        s.samples,
+        s.duration_ns as f64 / 1e9,
+        s.fsync_ns
+            .map(|f| format!(" (end fsync {})", format_ns(f)))
+            .unwrap_or_default(),
+    );
+    let _ = writeln!(
+        out,
+        "{:<6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "", "MB/s", "MiB/s", "IOPS", "lat mean", "p50", "p99", "p99.9", "max", "bytes"
+    );
+    if s.read.ios > 0 || spec.rw.read_pct(spec.read_pct) > 0 {
+        out.push_str(&dir_line("read", &s.read));
+    }
+    if s.write.ios > 0 || spec.rw.read_pct(spec.read_pct) < 100 {
+        out.push_str(&dir_line("write", &s.write));
+    }
+    for w in &e.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if let Some(err) = &r.error {
+        let _ = writeln!(out, "error: {}", err.message);
+    }
+    out
+}
+
+/// One line per interval: time, and per active direction MB/s, IOPS and p99.
+pub fn interval_line(s: &Sample) -> String {
+    let mut line = format!("{:>8.1}s", s.end_ns as f64 / 1e9);
+    for (name, d) in [("read", &s.read), ("write", &s.write)] {
+        if d.ios > 0 {
+            let _ = write!(
+                line,
+                "  {name} {:>9.1} MB/s {:>9.0} IOPS p99 {:>9}",
+                d.mb_s,
+                d.iops,
+                format_ns(d.lat.p99_ns)
+            );
+        }
+    }
+    if s.read.ios == 0 && s.write.ios == 0 {
+        line.push_str("  no I/O completed");
+    }
+    line
+}

@@ -1,0 +1,211 @@
+//! The runner owns one run: lays out the target when reads need it, starts one thread per
+//! job, merges their interval statistics into samples (handed to the caller as they
+//! complete), watches for io_uring worker threads, and returns everything measured, also
+//! when the run was stopped or failed part-way.
+
+use crate::engine::job::{job_thread, JobMsg, RunShared, StartGate};
+use crate::stats::Merger;
+use crate::target::{self, TargetError, TargetKind};
+use crate::workload::Plan;
+use shared::{HistogramDump, RunError, RunStatus, RunSummary, Sample};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Everything a run measured and how it ran.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub error: Option<RunError>,
+    pub samples: Vec<Sample>,
+    pub summary: RunSummary,
+    pub histogram: HistogramDump,
+    /// The backend that ran, and why it differs from the requested one.
+    pub backend: String,
+    pub backend_note: Option<String>,
+    pub ring_features: Vec<String>,
+    pub io_workers_seen: u32,
+    pub laid_out_bytes: u64,
+}
+
+/// Why a run could not start. Nothing was measured.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    #[error("{0}")]
+    Setup(String),
+    #[error("cannot start a job thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// Receives progress while a run goes on.
+pub trait Observer {
+    /// About to lay out `bytes` of real data before the run (file targets with holes).
+    fn layout(&mut self, _bytes_hint: u64) {}
+    /// One merged sample, as soon as every job has reported its interval.
+    fn sample(&mut self, sample: &Sample);
+}
+
+/// Runs `plan` to the end (or until `cancel` is set, or an error).
+pub fn run(
+    plan: &Arc<Plan>,
+    cancel: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+) -> Result<RunOutcome, StartError> {
+    let spec = plan.spec();
+    let target = plan.target();
+    let mut laid_out_bytes = 0;
+    if target.kind != TargetKind::None {
+        // Surface open errors (missing permission, O_DIRECT refused) before any thread starts.
+        drop(target.open(plan.writes(), spec.direct)?);
+        if plan.reads() && target.kind == TargetKind::File {
+            let (start, end) = plan.span_bytes();
+            observer.layout(end - start);
+            laid_out_bytes = target::ensure_written(target, start, end, spec.direct)?;
+        }
+    }
+    let n = plan.jobs().len();
+    let shared = Arc::new(RunShared {
+        gate: StartGate::default(),
+        cancel,
+        abort: AtomicBool::new(false),
+        ramp_ns: spec.ramp_ms * 1_000_000,
+        interval_ns: spec.interval_ms * 1_000_000,
+        runtime_ns: spec.runtime_ms.map(|ms| ms * 1_000_000),
+    });
+    let (tx, rx) = mpsc::channel();
+    let mut handles = Vec::with_capacity(n);
+    for j in 0..n {
+        let (plan, job_shared, tx) = (Arc::clone(plan), Arc::clone(&shared), tx.clone());
+        let h = std::thread::Builder::new()
+            .name(format!("ds-job-{j}"))
+            .spawn(move || job_thread(&plan, j, &job_shared, &tx));
+        match h {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                shared.gate.open(None);
+                handles.into_iter().for_each(|h| drop(h.join()));
+                return Err(StartError::Thread(e));
+            }
+        }
+    }
+    drop(tx);
+    let mut out = Collector::new(n);
+    let mut setup_error = None;
+    for _ in 0..n {
+        match rx.recv() {
+            Ok(JobMsg::Ready { result: Ok(s), .. }) => out.setup(s.backend, s.note, &s.features),
+            Ok(JobMsg::Ready { result: Err(e), .. }) => {
+                setup_error.get_or_insert(e);
+            }
+            Ok(_) | Err(_) => {
+                setup_error.get_or_insert_with(|| "a job ended during set-up".to_string());
+            }
+        }
+    }
+    if let Some(e) = setup_error {
+        shared.gate.open(None);
+        handles.into_iter().for_each(|h| drop(h.join()));
+        return Err(StartError::Setup(e));
+    }
+    shared.gate.open(Some(Instant::now()));
+    let tick = Duration::from_millis(spec.interval_ms.min(100));
+    let mut next_probe = Instant::now();
+    while out.running > 0 {
+        match rx.recv_timeout(tick) {
+            Ok(msg) => out.handle(msg, &shared, observer),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if Instant::now() >= next_probe {
+            out.io_workers_seen = out.io_workers_seen.max(target::io_worker_threads());
+            next_probe = Instant::now() + Duration::from_millis(spec.interval_ms);
+        }
+    }
+    handles.into_iter().for_each(|h| drop(h.join()));
+    let cancelled = shared.cancel.load(Ordering::Relaxed);
+    Ok(out.finish(cancelled, laid_out_bytes))
+}
+
+/// The runner's side of the merge.
+struct Collector {
+    merger: Merger,
+    samples: Vec<Sample>,
+    running: usize,
+    error: Option<RunError>,
+    fsync_ns: Option<u64>,
+    backend: String,
+    backend_note: Option<String>,
+    ring_features: Vec<String>,
+    io_workers_seen: u32,
+}
+
+impl Collector {
+    fn new(n: usize) -> Self {
+        Collector {
+            merger: Merger::new(n),
+            samples: Vec::new(),
+            running: n,
+            error: None,
+            fsync_ns: None,
+            backend: String::new(),
+            backend_note: None,
+            ring_features: Vec::new(),
+            io_workers_seen: 0,
+        }
+    }
+
+    fn setup(&mut self, backend: &str, note: Option<String>, features: &[&str]) {
+        self.backend = backend.to_string();
+        if note.is_some() {
+            self.backend_note = note;
+        }
+        if self.ring_features.is_empty() {
+            self.ring_features = features.iter().map(|f| f.to_string()).collect();
+        }
+    }
+
+    fn handle(&mut self, msg: JobMsg, shared: &RunShared, observer: &mut dyn Observer) {
+        match msg {
+            JobMsg::Interval { job, stats } => self.merger.add(job, stats),
+            JobMsg::Done { job, end_ns, error, fsync_ns } => {
+                self.merger.finish(job, end_ns);
+                self.running -= 1;
+                if let Some(f) = fsync_ns {
+                    self.fsync_ns = Some(self.fsync_ns.unwrap_or(0).max(f));
+                }
+                if let Some(e) = error {
+                    shared.abort.store(true, Ordering::Relaxed);
+                    self.error.get_or_insert(e);
+                }
+            }
+            JobMsg::Ready { .. } => {}
+        }
+        for s in self.merger.take_ready() {
+            observer.sample(&s);
+            self.samples.push(s);
+        }
+    }
+
+    fn finish(self, cancelled: bool, laid_out_bytes: u64) -> RunOutcome {
+        let status = match (&self.error, cancelled) {
+            (Some(_), _) => RunStatus::Failed,
+            (None, true) => RunStatus::Stopped,
+            (None, false) => RunStatus::Completed,
+        };
+        RunOutcome {
+            status,
+            summary: self.merger.summary(self.fsync_ns),
+            histogram: self.merger.histogram(),
+            error: self.error,
+            samples: self.samples,
+            backend: self.backend,
+            backend_note: self.backend_note,
+            ring_features: self.ring_features,
+            io_workers_seen: self.io_workers_seen,
+            laid_out_bytes,
+        }
+    }
+}

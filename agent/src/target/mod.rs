@@ -1,0 +1,240 @@
+//! Targets: what is measured. Probing (kind, size, logical block size), creating missing
+//! files, opening with or without O_DIRECT, and laying out real data before reads.
+
+mod layout;
+
+pub use layout::ensure_written;
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// What kind of thing a target is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    File,
+    Block,
+    /// Nothing is opened (null backend): the path is a label.
+    None,
+}
+
+impl TargetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::File => "file",
+            TargetKind::Block => "block",
+            TargetKind::None => "none",
+        }
+    }
+}
+
+/// A probed target.
+#[derive(Clone, Debug)]
+pub struct TargetInfo {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// Bytes addressable on the target.
+    pub size: u64,
+    /// Alignment O_DIRECT needs for offsets and lengths.
+    pub logical_block_size: u32,
+}
+
+/// Why a target cannot be used. Messages name the path and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("target {path} does not exist: give --size to create it as a file")]
+    Missing { path: PathBuf },
+    #[error("target {path} is a {kind}: only regular files and block devices can be measured")]
+    UnsupportedKind { path: PathBuf, kind: &'static str },
+    #[error("the filesystem holding {path} refuses O_DIRECT: run with --buffered (results will include the page cache)")]
+    DirectUnsupported { path: PathBuf },
+    #[error("cannot {op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("laying out {path} needs {needed} bytes but its filesystem has {free} bytes free: choose a smaller --size")]
+    NoSpace { path: PathBuf, needed: u64, free: u64 },
+}
+
+impl TargetError {
+    pub fn io(op: &'static str, path: &Path, source: io::Error) -> Self {
+        TargetError::Io {
+            op,
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+impl TargetInfo {
+    /// A label-only target for the null backend, with a virtual size.
+    pub fn none(label: &Path, size: u64) -> Self {
+        TargetInfo {
+            path: label.to_path_buf(),
+            kind: TargetKind::None,
+            size,
+            logical_block_size: 512,
+        }
+    }
+
+    /// Probes `path`. A missing path becomes a regular file of `create_size` bytes when given;
+    /// a regular file shorter than `min_size` is extended (like fio), a block device is not.
+    pub fn probe(path: &Path, create_size: Option<u64>) -> Result<Self, TargetError> {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let Some(size) = create_size else {
+                    return Err(TargetError::Missing {
+                        path: path.to_path_buf(),
+                    });
+                };
+                create_file(path, size)?;
+                std::fs::metadata(path).map_err(|e| TargetError::io("stat", path, e))?
+            }
+            Err(e) => return Err(TargetError::io("stat", path, e)),
+        };
+        let ft = meta.file_type();
+        if ft.is_file() {
+            if let Some(want) = create_size {
+                if meta.len() < want {
+                    let f = OpenOptions::new()
+                        .write(true)
+                        .open(path)
+                        .map_err(|e| TargetError::io("open for writing", path, e))?;
+                    f.set_len(want)
+                        .map_err(|e| TargetError::io("extend", path, e))?;
+                }
+            }
+            let size = std::fs::metadata(path)
+                .map_err(|e| TargetError::io("stat", path, e))?
+                .len();
+            Ok(TargetInfo {
+                path: path.to_path_buf(),
+                kind: TargetKind::File,
+                size,
+                logical_block_size: dev_logical_block_size(meta.dev()).unwrap_or(512),
+            })
+        } else if ft.is_block_device() {
+            let f = File::open(path).map_err(|e| TargetError::io("open", path, e))?;
+            Ok(TargetInfo {
+                path: path.to_path_buf(),
+                kind: TargetKind::Block,
+                size: block_device_size(&f).map_err(|e| TargetError::io("size", path, e))?,
+                logical_block_size: block_logical_size(&f)
+                    .map_err(|e| TargetError::io("query block size of", path, e))?,
+            })
+        } else {
+            let kind = if ft.is_dir() {
+                "directory"
+            } else if ft.is_char_device() {
+                "character device"
+            } else {
+                "special file"
+            };
+            Err(TargetError::UnsupportedKind {
+                path: path.to_path_buf(),
+                kind,
+            })
+        }
+    }
+
+    /// Opens the target for a job.
+    pub fn open(&self, write: bool, direct: bool) -> Result<File, TargetError> {
+        let mut opts = OpenOptions::new();
+        opts.read(true).write(write);
+        if direct {
+            opts.custom_flags(libc::O_DIRECT);
+        }
+        opts.open(&self.path).map_err(|e| {
+            if direct && e.raw_os_error() == Some(libc::EINVAL) {
+                TargetError::DirectUnsupported {
+                    path: self.path.clone(),
+                }
+            } else if write {
+                TargetError::io("open for writing", &self.path, e)
+            } else {
+                TargetError::io("open", &self.path, e)
+            }
+        })
+    }
+}
+
+fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
+    let f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| TargetError::io("create", path, e))?;
+    f.set_len(size)
+        .map_err(|e| TargetError::io("size", path, e))
+}
+
+fn block_device_size(f: &File) -> io::Result<u64> {
+    use std::io::Seek;
+    let mut f = f;
+    f.seek(io::SeekFrom::End(0))
+}
+
+fn block_logical_size(f: &File) -> io::Result<u32> {
+    use std::os::fd::AsRawFd;
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one c_int to the pointer, which is valid for the call.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), libc::BLKSSZGET, &mut size) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size as u32)
+}
+
+/// Logical block size of the block device holding a filesystem (partitions use their
+/// parent's queue). `None` for filesystems without a block device (tmpfs, overlay on tmpfs).
+fn dev_logical_block_size(dev: u64) -> Option<u32> {
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    [base.join("queue"), base.join("../queue")]
+        .iter()
+        .find_map(|q| std::fs::read_to_string(q.join("logical_block_size")).ok())
+        .and_then(|s| s.trim().parse().ok())
+}
+
+/// Sum of the I/O worker threads io_uring started in this process (`iou-wrk-*`).
+pub fn io_worker_threads() -> u32 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    dir.filter_map(Result::ok)
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm"))
+                .map(|c| c.starts_with("iou-wrk"))
+                .unwrap_or(false)
+        })
+        .count() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_needs_a_size() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("t.bin");
+        let e = TargetInfo::probe(&p, None).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        let t = TargetInfo::probe(&p, Some(1 << 20)).expect("created");
+        assert_eq!((t.kind, t.size), (TargetKind::File, 1 << 20));
+        let t = TargetInfo::probe(&p, Some(2 << 20)).expect("extended");
+        assert_eq!(t.size, 2 << 20);
+    }
+
+    #[test]
+    fn directories_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let e = TargetInfo::probe(dir.path(), None).unwrap_err();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+    }
+}

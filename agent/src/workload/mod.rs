@@ -1,0 +1,10 @@
+//! Workloads: a validated [`Plan`] built from a user's spec and a probed target, and the
+//! pieces each job uses on the hot path (offsets, data patterns, rate cap, random numbers).
+
+pub mod offsets;
+pub mod pattern;
+pub mod plan;
+pub mod rate;
+pub mod rng;
+
+pub use plan::{JobPlan, Plan};

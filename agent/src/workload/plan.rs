@@ -1,0 +1,269 @@
+//! Spec → plan: the only way to obtain something the engine will run.
+//!
+//! [`Plan::new`] runs the spec's own validation, then the checks that need the target
+//! (alignment to its logical block size, span inside it), and splits the work over jobs:
+//! sequential and cover-once jobs get disjoint slices of the span (fio's `offset_increment`),
+//! uniform random jobs share it. Size-based runs get an I/O budget per job.
+
+use super::offsets::{Order, Span};
+use super::rate::RateCap;
+use crate::target::{TargetInfo, TargetKind};
+use shared::{Backend, DataPattern, Rate, SpecError, WorkloadSpec};
+
+/// Virtual size of a label-only target (null backend) when the spec gives none.
+const NULL_TARGET_SIZE: u64 = 1 << 30;
+
+/// One job's share of a run.
+#[derive(Clone, Debug)]
+pub struct JobPlan {
+    pub index: u32,
+    pub span: Span,
+    pub order: Order,
+    /// I/Os to issue after the ramp (size-based runs); `None` runs until time is up.
+    pub ios: Option<u64>,
+    /// Share of reads, percent.
+    pub read_pct: u8,
+    pub rate: Option<RateCap>,
+    pub seed: u64,
+    pub pattern: DataPattern,
+    pub iodepth: u32,
+    /// Separate read and write buffer sets (mixed workloads).
+    pub split_buffers: bool,
+    /// fsync at the end (write workloads).
+    pub end_fsync: bool,
+    /// Keeps the type constructible only here.
+    _validated: (),
+}
+
+/// A validated run: the spec, the probed target and the jobs.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    spec: WorkloadSpec,
+    target: TargetInfo,
+    jobs: Vec<JobPlan>,
+}
+
+impl Plan {
+    /// Validates `spec` against `target` and splits it into jobs.
+    pub fn new(spec: &WorkloadSpec, target: TargetInfo) -> Result<Plan, Vec<SpecError>> {
+        spec.validate()?;
+        let (start, len) = check_span(spec, &target)?;
+        let blocks = len / spec.bs;
+        let split = !spec.rw.is_random() || spec.cover_once;
+        if split && blocks < u64::from(spec.jobs) {
+            return Err(vec![SpecError::new(
+                "jobs",
+                spec.jobs,
+                format!("the span holds {blocks} blocks of {} B: too few to split over {} jobs", spec.bs, spec.jobs),
+            )]);
+        }
+        let order = match (spec.rw.is_random(), spec.cover_once) {
+            (false, _) => Order::Sequential,
+            (true, false) => Order::Uniform,
+            (true, true) => Order::CoverOnce,
+        };
+        let n = u64::from(spec.jobs);
+        let total_ios = match (spec.io_size, spec.is_time_based()) {
+            (Some(io), _) => Some(io / spec.bs),
+            (None, true) => None,
+            (None, false) => Some(blocks * u64::from(spec.loops)),
+        };
+        let per_job_rate = spec.rate.map(|r| {
+            let ios = match r {
+                Rate::BytesPerSec(b) => b as f64 / spec.bs as f64,
+                Rate::Iops(i) => i as f64,
+            };
+            RateCap::new(ios / n as f64)
+        });
+        let jobs = (0..spec.jobs)
+            .map(|j| {
+                let j64 = u64::from(j);
+                let span = if split {
+                    let first = blocks * j64 / n;
+                    let last = blocks * (j64 + 1) / n;
+                    Span { start: start + first * spec.bs, blocks: last - first, bs: spec.bs }
+                } else {
+                    Span { start, blocks, bs: spec.bs }
+                };
+                JobPlan {
+                    index: j,
+                    span,
+                    order,
+                    ios: total_ios.map(|t| t * (j64 + 1) / n - t * j64 / n),
+                    read_pct: spec.rw.read_pct(spec.read_pct),
+                    rate: per_job_rate.clone(),
+                    seed: spec.seed,
+                    pattern: spec.pattern,
+                    iodepth: spec.iodepth,
+                    split_buffers: spec.rw.is_mixed(),
+                    end_fsync: spec.end_fsync,
+                    _validated: (),
+                }
+            })
+            .collect();
+        Ok(Plan { spec: spec.clone(), target, jobs })
+    }
+
+    pub fn spec(&self) -> &WorkloadSpec {
+        &self.spec
+    }
+
+    pub fn target(&self) -> &TargetInfo {
+        &self.target
+    }
+
+    pub fn jobs(&self) -> &[JobPlan] {
+        &self.jobs
+    }
+
+    /// Byte range covered by all jobs.
+    pub fn span_bytes(&self) -> (u64, u64) {
+        let start = self.jobs.iter().map(|j| j.span.start).min().unwrap_or(0);
+        let end = self
+            .jobs
+            .iter()
+            .map(|j| j.span.start + j.span.blocks * j.span.bs)
+            .max()
+            .unwrap_or(0);
+        (start, end)
+    }
+
+    /// Whether any I/O writes.
+    pub fn writes(&self) -> bool {
+        self.spec.rw.read_pct(self.spec.read_pct) < 100
+    }
+
+    /// Whether any I/O reads.
+    pub fn reads(&self) -> bool {
+        self.spec.rw.read_pct(self.spec.read_pct) > 0
+    }
+
+    /// Bytes the run will transfer after the ramp, when size-based.
+    pub fn planned_bytes(&self) -> Option<u64> {
+        self.jobs
+            .iter()
+            .map(|j| j.ios.map(|n| n * self.spec.bs))
+            .sum()
+    }
+}
+
+/// The size to create or extend a file target to, when the spec gives a span.
+pub fn wanted_target_size(spec: &WorkloadSpec) -> Option<u64> {
+    spec.size.map(|s| spec.offset.saturating_add(s))
+}
+
+/// The label-only target of the null backend.
+pub fn null_target(spec: &WorkloadSpec, label: &std::path::Path) -> TargetInfo {
+    let size = wanted_target_size(spec).unwrap_or(spec.offset.saturating_add(NULL_TARGET_SIZE));
+    TargetInfo::none(label, size)
+}
+
+/// Start and length of the span on the target, or the errors that forbid it.
+fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Vec<SpecError>> {
+    let mut errs = Vec::new();
+    let lbs = u64::from(target.logical_block_size);
+    let path = target.path.display();
+    if spec.direct && spec.backend != Backend::Null {
+        if spec.bs % lbs != 0 {
+            errs.push(SpecError::new("bs", spec.bs, format!("not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires")));
+        }
+        if spec.offset % lbs != 0 {
+            errs.push(SpecError::new("offset", spec.offset, format!("not a multiple of the logical block size of {path} ({lbs} B)")));
+        }
+    }
+    if spec.offset >= target.size {
+        errs.push(SpecError::new("offset", spec.offset, format!("at or beyond the end of {path} ({} bytes)", target.size)));
+        return Err(errs);
+    }
+    let len = match spec.size {
+        Some(s) => s,
+        None => target.size - spec.offset,
+    };
+    if spec.offset.saturating_add(len) > target.size {
+        let what = if target.kind == TargetKind::Block { "device" } else { "target" };
+        errs.push(SpecError::new(
+            "size",
+            len,
+            format!("span {}..{} goes beyond the end of the {what} {path} ({} bytes)", spec.offset, spec.offset.saturating_add(len), target.size),
+        ));
+    }
+    if len < spec.bs {
+        errs.push(SpecError::new("size", len, format!("the span must hold at least one block of {} B", spec.bs)));
+    }
+    if errs.is_empty() {
+        Ok((spec.offset, len))
+    } else {
+        Err(errs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::RwMode;
+    use std::path::PathBuf;
+
+    fn block_target(size: u64, lbs: u32) -> TargetInfo {
+        TargetInfo {
+            path: PathBuf::from("/dev/test0"),
+            kind: TargetKind::Block,
+            size,
+            logical_block_size: lbs,
+        }
+    }
+
+    fn plan(edit: impl FnOnce(&mut WorkloadSpec)) -> Result<Plan, Vec<SpecError>> {
+        let mut spec = WorkloadSpec::default();
+        edit(&mut spec);
+        Plan::new(&spec, block_target(1 << 30, 4096))
+    }
+
+    fn err_text(r: Result<Plan, Vec<SpecError>>) -> String {
+        r.expect_err("plan must fail")
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    #[test]
+    fn target_checks_name_the_value() {
+        let e = err_text(plan(|s| s.bs = 512));
+        assert!(e.contains("bs = 512: not a multiple of the logical block size of /dev/test0 (4096 B)"), "{e}");
+        let e = err_text(plan(|s| s.size = Some(2 << 30)));
+        assert!(e.contains("size = 2147483648: span 0..2147483648 goes beyond the end of the device /dev/test0 (1073741824 bytes)"), "{e}");
+        let e = err_text(plan(|s| s.offset = 1 << 30));
+        assert!(e.contains("offset = 1073741824: at or beyond the end"), "{e}");
+        let e = err_text(plan(|s| { s.size = Some(8192); s.jobs = 4 }));
+        assert!(e.contains("jobs = 4: the span holds 2 blocks"), "{e}");
+        // a spec-level error comes through unchanged
+        let e = err_text(plan(|s| s.iodepth = 0));
+        assert!(e.contains("iodepth = 0"), "{e}");
+        assert!(plan(|s| { s.bs = 512; s.direct = false }).is_ok());
+    }
+
+    #[test]
+    fn sequential_jobs_split_the_span_random_jobs_share_it() {
+        let p = plan(|s| { s.jobs = 3; s.size = Some(3 << 20); s.bs = 1 << 20; s.rw = RwMode::Write }).expect("plan");
+        let spans: Vec<(u64, u64)> = p.jobs().iter().map(|j| (j.span.start, j.span.blocks)).collect();
+        assert_eq!(spans, vec![(0, 1), (1 << 20, 1), (2 << 20, 1)]);
+        assert_eq!(p.planned_bytes(), Some(3 << 20));
+
+        let p = plan(|s| { s.jobs = 2; s.rw = RwMode::RandRead; s.io_size = Some(1 << 20) }).expect("plan");
+        assert!(p.jobs().iter().all(|j| j.span.start == 0 && j.span.blocks == (1 << 30) / 4096));
+        assert_eq!(p.jobs().iter().map(|j| j.ios.unwrap_or(0)).sum::<u64>(), 256);
+    }
+
+    #[test]
+    fn time_based_has_no_budget_and_rate_is_split() {
+        let p = plan(|s| {
+            s.runtime_ms = Some(1000);
+            s.jobs = 4;
+            s.rate = Some(Rate::BytesPerSec(4096 * 4000));
+        })
+        .expect("plan");
+        assert!(p.jobs().iter().all(|j| j.ios.is_none()));
+        let cap = p.jobs()[0].rate.as_ref().expect("rate");
+        assert_eq!(cap.due_ns(1000), 1_000_000_000);
+    }
+}

@@ -1,0 +1,20 @@
+//! Wire types shared by the diskscope agent and the dashboard.
+//!
+//! Everything here is plain data with serde derives: the workload a user asks for
+//! ([`WorkloadSpec`]) and its target-independent validation, the per-interval [`Sample`]s an
+//! engine produces, the whole-run [`RunSummary`], and the [`RunReport`] document written by
+//! `diskscope run --json`. The crate compiles for wasm32 as well as native, so it holds no
+//! tokio, no `std::fs` and no threads: the browser validates a spec with the same code as the
+//! agent.
+
+pub mod report;
+pub mod sample;
+pub mod spec;
+pub mod units;
+
+pub use report::{Environment, RunError, RunReport, RunStatus};
+pub use sample::{DirSample, HistogramDump, LatencyStats, RunSummary, Sample};
+pub use spec::{Backend, DataPattern, Rate, RwMode, SpecError, WorkloadSpec};
+
+/// Version of the wire protocol (samples, reports, API messages). Bumped on any breaking change.
+pub const PROTOCOL_VERSION: u32 = 1;

@@ -1,0 +1,112 @@
+//! Per-interval samples and the whole-run summary.
+//!
+//! A [`Sample`] is a true per-interval figure (what happened between `start_ns` and
+//! `end_ns`), not a running average. MB/s is 10^6 bytes per second, as CrystalDiskMark
+//! reports it; MiB/s is given beside it.
+
+use serde::{Deserialize, Serialize};
+
+/// Latency of the I/Os completed in a window, submit → completion, in nanoseconds.
+/// Percentiles come from a log-linear histogram (fio's layout, ≤ 0.8 % relative error).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct LatencyStats {
+    pub min_ns: u64,
+    pub mean_ns: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p99_9_ns: u64,
+    pub p99_99_ns: u64,
+    pub max_ns: u64,
+}
+
+/// One direction (read or write) over a window.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct DirSample {
+    pub bytes: u64,
+    pub ios: u64,
+    /// 10^6 bytes per second.
+    pub mb_s: f64,
+    /// 2^20 bytes per second.
+    pub mib_s: f64,
+    pub iops: f64,
+    pub lat: LatencyStats,
+    /// Bytes in this direction since the run (after ramp) started, this window included.
+    pub cum_bytes: u64,
+}
+
+impl DirSample {
+    /// Fills in the rates from `bytes`, `ios` and the window length.
+    pub fn with_rates(mut self, window_ns: u64) -> Self {
+        let secs = window_ns as f64 / 1e9;
+        if secs > 0.0 {
+            self.mb_s = self.bytes as f64 / 1e6 / secs;
+            self.mib_s = self.bytes as f64 / (1u64 << 20) as f64 / secs;
+            self.iops = self.ios as f64 / secs;
+        }
+        self
+    }
+}
+
+/// What happened on the target in one interval.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Per-run sequence number, from 0.
+    pub seq: u64,
+    /// Window start and end, nanoseconds since the run (after ramp) started.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub read: DirSample,
+    pub write: DirSample,
+    /// Lowest offset touched in the window (bytes), for speed-against-position plots.
+    pub offset_lo: Option<u64>,
+    /// One past the highest byte touched in the window.
+    pub offset_hi: Option<u64>,
+}
+
+impl Sample {
+    pub fn total_bytes(&self) -> u64 {
+        self.read.bytes + self.write.bytes
+    }
+
+    pub fn total_mb_s(&self) -> f64 {
+        self.read.mb_s + self.write.mb_s
+    }
+
+    pub fn total_iops(&self) -> f64 {
+        self.read.iops + self.write.iops
+    }
+}
+
+/// The whole run: the same fields as a sample, over the measured time.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct RunSummary {
+    /// Measured time (ramp excluded), nanoseconds.
+    pub duration_ns: u64,
+    pub read: DirSample,
+    pub write: DirSample,
+    pub samples: u64,
+    /// Time spent in the final fsync (included in `duration_ns`), when `end_fsync` was set.
+    pub fsync_ns: Option<u64>,
+}
+
+/// Non-empty buckets of a latency histogram, for exact re-aggregation and plotting.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct HistogramDump {
+    /// How buckets are laid out, e.g. `fio plat: 64 buckets per power of two, 29 groups`.
+    pub layout: String,
+    /// Relative error bound of a value read back from its bucket.
+    pub max_relative_error: f64,
+    pub read: Vec<HistBucket>,
+    pub write: Vec<HistBucket>,
+}
+
+/// One non-empty bucket: its index in the layout, its lower bound and representative
+/// (midpoint) value in ns, and how many I/Os fell in it.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistBucket {
+    pub index: u32,
+    pub lo_ns: u64,
+    pub ns: u64,
+    pub count: u64,
+}
