@@ -23,7 +23,10 @@ pub enum MeasureError {
 }
 
 fn join(errs: &[SpecError]) -> String {
-    errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    errs.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Validates `spec` on its own (before touching the target) and against the target.

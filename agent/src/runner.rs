@@ -170,7 +170,12 @@ impl Collector {
     fn handle(&mut self, msg: JobMsg, shared: &RunShared, observer: &mut dyn Observer) {
         match msg {
             JobMsg::Interval { job, stats } => self.merger.add(job, stats),
-            JobMsg::Done { job, end_ns, error, fsync_ns } => {
+            JobMsg::Done {
+                job,
+                end_ns,
+                error,
+                fsync_ns,
+            } => {
                 self.merger.finish(job, end_ns);
                 self.running -= 1;
                 if let Some(f) = fsync_ns {

@@ -34,6 +34,9 @@ mod tests {
         let mut spec = shared::WorkloadSpec::default();
         assert!(validate_spec(&spec).is_empty());
         spec.iodepth = 0;
-        assert_eq!(validate_spec(&spec), vec!["iodepth = 0: must be 1..1024".to_string()]);
+        assert_eq!(
+            validate_spec(&spec),
+            vec!["iodepth = 0: must be 1..1024".to_string()]
+        );
     }
 }

@@ -120,7 +120,8 @@ impl fmt::Display for DataPattern {
 impl FromStr for DataPattern {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let err = || format!("invalid pattern '{s}': expected random, zeros or compress:N (N 0..100)");
+        let err =
+            || format!("invalid pattern '{s}': expected random, zeros or compress:N (N 0..100)");
         match s {
             "random" => Ok(DataPattern::Random),
             "zeros" | "zero" => Ok(DataPattern::Zeros),
@@ -168,7 +169,9 @@ impl FromStr for Rate {
         let t = t.strip_suffix("/s").unwrap_or(t);
         crate::units::parse_size(t)
             .map(Rate::BytesPerSec)
-            .map_err(|_| format!("invalid rate '{s}': expected e.g. 200MB (per second) or 5000iops"))
+            .map_err(|_| {
+                format!("invalid rate '{s}': expected e.g. 200MB (per second) or 5000iops")
+            })
     }
 }
 
@@ -209,7 +212,9 @@ impl FromStr for Backend {
             "uring" | "io_uring" => Ok(Backend::Uring),
             "null" => Ok(Backend::Null),
             "sync" | "psync" => Ok(Backend::Sync),
-            _ => Err(format!("invalid backend '{s}': expected uring, null or sync")),
+            _ => Err(format!(
+                "invalid backend '{s}': expected uring, null or sync"
+            )),
         }
     }
 }
@@ -277,7 +282,7 @@ impl Default for WorkloadSpec {
             end_fsync: false,
             interval_ms: 1000,
             backend: Backend::Uring,
-            seed: 0x5eed_d15c_5c09e,
+            seed: 0x0005_eedd_15c5_c09e,
         }
     }
 }
@@ -324,12 +329,20 @@ impl WorkloadSpec {
             errs.push(SpecError::new(field, value, msg))
         };
         if !(MIN_BS..=MAX_BS).contains(&self.bs) {
-            bad("bs", &self.bs, format!("block size must be {MIN_BS} B..64 MiB"));
-        } else if self.direct && self.bs % MIN_BS != 0 {
+            bad(
+                "bs",
+                &self.bs,
+                format!("block size must be {MIN_BS} B..64 MiB"),
+            );
+        } else if self.direct && !self.bs.is_multiple_of(MIN_BS) {
             bad("bs", &self.bs, "with O_DIRECT the block size must be a multiple of 512 (use --buffered for odd sizes)".into());
         }
         if !(1..=MAX_IODEPTH).contains(&self.iodepth) {
-            bad("iodepth", &self.iodepth, format!("must be 1..{MAX_IODEPTH}"));
+            bad(
+                "iodepth",
+                &self.iodepth,
+                format!("must be 1..{MAX_IODEPTH}"),
+            );
         }
         if !(1..=MAX_JOBS).contains(&self.jobs) {
             bad("jobs", &self.jobs, format!("must be 1..{MAX_JOBS}"));
@@ -339,20 +352,36 @@ impl WorkloadSpec {
         }
         if let DataPattern::Compress(n) = self.pattern {
             if n > 100 {
-                bad("pattern", &self.pattern, "compress:N needs N in 0..100".into());
+                bad(
+                    "pattern",
+                    &self.pattern,
+                    "compress:N needs N in 0..100".into(),
+                );
             }
         }
-        if self.direct && self.offset % MIN_BS != 0 {
-            bad("offset", &self.offset, "with O_DIRECT the offset must be a multiple of 512".into());
+        if self.direct && !self.offset.is_multiple_of(MIN_BS) {
+            bad(
+                "offset",
+                &self.offset,
+                "with O_DIRECT the offset must be a multiple of 512".into(),
+            );
         }
         if let Some(size) = self.size {
             if size < self.bs {
-                bad("size", &size, format!("the span must hold at least one block of {} B", self.bs));
+                bad(
+                    "size",
+                    &size,
+                    format!("the span must hold at least one block of {} B", self.bs),
+                );
             }
         }
         if let Some(io) = self.io_size {
             if io < self.bs {
-                bad("io_size", &io, format!("must be at least one block of {} B", self.bs));
+                bad(
+                    "io_size",
+                    &io,
+                    format!("must be at least one block of {} B", self.bs),
+                );
             }
         }
         if self.loops == 0 {
@@ -362,22 +391,42 @@ impl WorkloadSpec {
             bad("runtime_ms", &0, "must be more than 0".into());
         }
         if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&self.interval_ms) {
-            bad("interval_ms", &self.interval_ms, "sample interval must be 100 ms..60 s".into());
+            bad(
+                "interval_ms",
+                &self.interval_ms,
+                "sample interval must be 100 ms..60 s".into(),
+            );
         }
         match self.rate {
-            Some(Rate::BytesPerSec(0)) | Some(Rate::Iops(0)) => {
-                bad("rate", &self.rate.map(|r| r.to_string()).unwrap_or_default(), "a rate cap must be more than 0".into())
-            }
-            Some(Rate::BytesPerSec(b)) if b < self.bs => {
-                bad("rate", &b, format!("a byte rate below one block ({} B) per second cannot be kept", self.bs))
-            }
+            Some(Rate::BytesPerSec(0)) | Some(Rate::Iops(0)) => bad(
+                "rate",
+                &self.rate.map(|r| r.to_string()).unwrap_or_default(),
+                "a rate cap must be more than 0".into(),
+            ),
+            Some(Rate::BytesPerSec(b)) if b < self.bs => bad(
+                "rate",
+                &b,
+                format!(
+                    "a byte rate below one block ({} B) per second cannot be kept",
+                    self.bs
+                ),
+            ),
             _ => {}
         }
         if self.cover_once && !self.rw.is_random() {
-            bad("cover_once", &self.cover_once, format!("only applies to random modes, not {}", self.rw));
+            bad(
+                "cover_once",
+                &self.cover_once,
+                format!("only applies to random modes, not {}", self.rw),
+            );
         }
         if self.backend == Backend::Sync && self.iodepth > 1 {
-            bad("iodepth", &self.iodepth, "the sync backend issues one I/O at a time per job: use iodepth 1 or more jobs".into());
+            bad(
+                "iodepth",
+                &self.iodepth,
+                "the sync backend issues one I/O at a time per job: use iodepth 1 or more jobs"
+                    .into(),
+            );
         }
         let buffers = u64::from(self.iodepth)
             .saturating_mul(self.bs)
@@ -386,7 +435,12 @@ impl WorkloadSpec {
             bad(
                 "iodepth",
                 &self.iodepth,
-                format!("iodepth {} × bs {} needs {} MiB of buffers per job (limit 2048 MiB)", self.iodepth, self.bs, buffers >> 20),
+                format!(
+                    "iodepth {} × bs {} needs {} MiB of buffers per job (limit 2048 MiB)",
+                    self.iodepth,
+                    self.bs,
+                    buffers >> 20
+                ),
             );
         }
         if errs.is_empty() {
@@ -411,7 +465,8 @@ mod tests {
             (Ok(()), None) => {}
             (Err(errs), Some((field, fragment))) => {
                 assert!(
-                    errs.iter().any(|e| e.field == field && e.to_string().contains(fragment)),
+                    errs.iter()
+                        .any(|e| e.field == field && e.to_string().contains(fragment)),
                     "expected {field}: {fragment}, got {errs:?}"
                 );
             }
@@ -424,33 +479,90 @@ mod tests {
         check(|_| {}, None);
         check(|s| s.bs = 1 << 20, None);
         check(|s| s.bs = 64 << 20, None);
-        check(|s| s.bs = 128 << 20, Some(("bs", "bs = 134217728: block size must be 512 B..64 MiB")));
+        check(
+            |s| s.bs = 128 << 20,
+            Some(("bs", "bs = 134217728: block size must be 512 B..64 MiB")),
+        );
         check(|s| s.bs = 256, Some(("bs", "512 B..64 MiB")));
-        check(|s| s.bs = 1000, Some(("bs", "bs = 1000: with O_DIRECT the block size must be a multiple of 512")));
-        check(|s| { s.bs = 1000; s.direct = false }, None);
-        check(|s| s.iodepth = 0, Some(("iodepth", "iodepth = 0: must be 1..1024")));
+        check(
+            |s| s.bs = 1000,
+            Some((
+                "bs",
+                "bs = 1000: with O_DIRECT the block size must be a multiple of 512",
+            )),
+        );
+        check(
+            |s| {
+                s.bs = 1000;
+                s.direct = false
+            },
+            None,
+        );
+        check(
+            |s| s.iodepth = 0,
+            Some(("iodepth", "iodepth = 0: must be 1..1024")),
+        );
         check(|s| s.iodepth = 1025, Some(("iodepth", "1025")));
         check(|s| s.jobs = 65, Some(("jobs", "jobs = 65: must be 1..64")));
         check(|s| s.read_pct = 101, Some(("read_pct", "101")));
         check(|s| s.offset = 100, Some(("offset", "offset = 100")));
         check(|s| s.size = Some(100), Some(("size", "at least one block")));
         check(|s| s.loops = 0, Some(("loops", "loops = 0")));
-        check(|s| s.interval_ms = 50, Some(("interval_ms", "interval_ms = 50: sample interval must be 100 ms..60 s")));
+        check(
+            |s| s.interval_ms = 50,
+            Some((
+                "interval_ms",
+                "interval_ms = 50: sample interval must be 100 ms..60 s",
+            )),
+        );
         check(|s| s.interval_ms = 60_001, Some(("interval_ms", "60001")));
-        check(|s| s.rate = Some(Rate::Iops(0)), Some(("rate", "more than 0")));
-        check(|s| s.rate = Some(Rate::BytesPerSec(100)), Some(("rate", "below one block")));
+        check(
+            |s| s.rate = Some(Rate::Iops(0)),
+            Some(("rate", "more than 0")),
+        );
+        check(
+            |s| s.rate = Some(Rate::BytesPerSec(100)),
+            Some(("rate", "below one block")),
+        );
         check(|s| s.cover_once = true, Some(("cover_once", "not read")));
-        check(|s| { s.cover_once = true; s.rw = RwMode::RandWrite }, None);
-        check(|s| { s.backend = Backend::Sync; s.iodepth = 8 }, Some(("iodepth", "sync backend")));
-        check(|s| { s.bs = 64 << 20; s.iodepth = 64 }, Some(("iodepth", "4096 MiB of buffers")));
-        check(|s| s.runtime_ms = Some(0), Some(("runtime_ms", "more than 0")));
+        check(
+            |s| {
+                s.cover_once = true;
+                s.rw = RwMode::RandWrite
+            },
+            None,
+        );
+        check(
+            |s| {
+                s.backend = Backend::Sync;
+                s.iodepth = 8
+            },
+            Some(("iodepth", "sync backend")),
+        );
+        check(
+            |s| {
+                s.bs = 64 << 20;
+                s.iodepth = 64
+            },
+            Some(("iodepth", "4096 MiB of buffers")),
+        );
+        check(
+            |s| s.runtime_ms = Some(0),
+            Some(("runtime_ms", "more than 0")),
+        );
     }
 
     #[test]
     fn parse_flags() {
         assert_eq!("randrw".parse::<RwMode>(), Ok(RwMode::RandRw));
-        assert!("randomread".parse::<RwMode>().unwrap_err().contains("'randomread'"));
-        assert_eq!("compress:50".parse::<DataPattern>(), Ok(DataPattern::Compress(50)));
+        assert!("randomread"
+            .parse::<RwMode>()
+            .unwrap_err()
+            .contains("'randomread'"));
+        assert_eq!(
+            "compress:50".parse::<DataPattern>(),
+            Ok(DataPattern::Compress(50))
+        );
         assert!("compress:150".parse::<DataPattern>().is_err());
         assert_eq!("200MB".parse::<Rate>(), Ok(Rate::BytesPerSec(200_000_000)));
         assert_eq!("5000iops".parse::<Rate>(), Ok(Rate::Iops(5000)));
@@ -459,8 +571,9 @@ mod tests {
 
     #[test]
     fn serde_rejects_unknown_fields() {
-        let spec: WorkloadSpec = serde_json::from_str(r#"{"rw":"randwrite","bs":8192,"pattern":{"compress":30}}"#)
-            .expect("valid spec");
+        let spec: WorkloadSpec =
+            serde_json::from_str(r#"{"rw":"randwrite","bs":8192,"pattern":{"compress":30}}"#)
+                .expect("valid spec");
         assert_eq!(spec.rw, RwMode::RandWrite);
         assert_eq!(spec.pattern, DataPattern::Compress(30));
         assert_eq!(spec.iodepth, 1);

@@ -15,7 +15,11 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid value '{}': expected {}", self.input, self.expected)
+        write!(
+            f,
+            "invalid value '{}': expected {}",
+            self.input, self.expected
+        )
     }
 }
 

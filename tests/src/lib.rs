@@ -1,2 +1,217 @@
-//! Helpers for diskscope's integration tests: the built CLI binary, temporary targets, loop
-//! devices (when root), capability probes that skip loudly.
+//! Helpers for diskscope's integration tests: the real CLI binary, temporary targets, loop
+//! devices and loop-mounted filesystems (when root), and capability probes that skip loudly.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// Skips the current test with a reason on stderr (never silently).
+#[macro_export]
+macro_rules! skip {
+    ($($arg:tt)*) => {{
+        eprintln!("SKIP {}: {}", module_path!(), format!($($arg)*));
+        return;
+    }};
+}
+
+/// The `diskscope` binary, built once per test process with the same cargo.
+pub fn diskscope_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "-p", "agent", "--bin", "diskscope"])
+            .current_dir(&root)
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "building diskscope failed");
+        let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"));
+        target_dir.join("debug").join("diskscope")
+    })
+}
+
+/// Runs the CLI with `args` and returns its output.
+pub fn diskscope(args: &[&str]) -> Output {
+    Command::new(diskscope_bin())
+        .args(args)
+        .output()
+        .expect("run diskscope")
+}
+
+/// Parses a `--json` report file.
+pub fn read_report(path: &Path) -> shared::RunReport {
+    let text = std::fs::read_to_string(path).expect("read report");
+    serde_json::from_str(&text).expect("parse report")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether this kernel lets us set up an io_uring.
+pub fn io_uring_available() -> bool {
+    agent::engine::uring::build_ring(2).is_ok()
+}
+
+/// Scratch directory on a real block-backed filesystem (not tmpfs), so O_DIRECT and io_uring
+/// behave as on a disk.
+pub fn disk_tempdir() -> tempfile::TempDir {
+    let base = std::env::var_os("DISKSCOPE_TEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp"));
+    tempfile::Builder::new()
+        .prefix("diskscope-test-")
+        .tempdir_in(base)
+        .expect("tempdir")
+}
+
+/// Share of `deflate`-compressed size to raw size (≈1 for random data, ≈0 for zeros).
+pub fn compress_ratio(data: &[u8]) -> f64 {
+    use flate2::write::DeflateEncoder;
+    use flate2::Compression;
+    use std::io::Write;
+    let mut enc = DeflateEncoder::new(Vec::new(), Compression::fast());
+    enc.write_all(data).expect("compress");
+    enc.finish().expect("compress").len() as f64 / data.len() as f64
+}
+
+/// Pages of `path` resident in the page cache, and the total number of pages.
+pub fn cached_pages(path: &Path) -> (usize, usize) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).expect("open");
+    let len = f.metadata().expect("stat").len() as usize;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+    let pages = len.div_ceil(page);
+    // SAFETY: mapping a regular file read-only; checked for MAP_FAILED below and unmapped.
+    let addr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    assert_ne!(addr, libc::MAP_FAILED, "mmap");
+    let mut vec = vec![0u8; pages];
+    // SAFETY: addr/len is the mapping above; vec holds one byte per page.
+    let rc = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+    // SAFETY: unmapping what was mapped above.
+    unsafe { libc::munmap(addr, len) };
+    assert_eq!(rc, 0, "mincore");
+    (vec.iter().filter(|&&b| b & 1 == 1).count(), pages)
+}
+
+/// Drops the page cache of one file (so that reads go to the device).
+pub fn drop_cache(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).expect("open");
+    // SAFETY: advisory call on a valid descriptor.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let o = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if o.status.success() {
+        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "{cmd} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+/// A loop device over a backing file, detached on drop.
+pub struct LoopDevice {
+    pub path: PathBuf,
+    _backing: tempfile::TempDir,
+}
+
+impl LoopDevice {
+    /// A loop device of `size` bytes with the given logical sector size. `Err` says why
+    /// loop devices cannot be used here (the caller skips).
+    pub fn new(size: u64, sector_size: u32) -> Result<Self, String> {
+        if !is_root() {
+            return Err("needs root for losetup".into());
+        }
+        let dir = disk_tempdir();
+        let backing = dir.path().join("backing.img");
+        let f = std::fs::File::create(&backing).map_err(|e| e.to_string())?;
+        f.set_len(size).map_err(|e| e.to_string())?;
+        let ss = sector_size.to_string();
+        let b = backing.to_str().ok_or("non-UTF-8 path")?;
+        let dev = sh(
+            "losetup",
+            &[
+                "--find",
+                "--show",
+                "--direct-io=on",
+                "--sector-size",
+                &ss,
+                b,
+            ],
+        )?;
+        Ok(LoopDevice {
+            path: PathBuf::from(dev),
+            _backing: dir,
+        })
+    }
+
+    pub fn path_str(&self) -> &str {
+        self.path.to_str().unwrap_or_default()
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = sh("losetup", &["-d", self.path_str()]);
+    }
+}
+
+/// A small ext4 filesystem on a loop device, mounted; unmounted and detached on drop.
+pub struct LoopMount {
+    pub mountpoint: tempfile::TempDir,
+    dev: LoopDevice,
+}
+
+impl LoopMount {
+    pub fn new(size: u64) -> Result<Self, String> {
+        let dev = LoopDevice::new(size, 512)?;
+        sh("mkfs.ext4", &["-q", "-F", dev.path_str()])?;
+        let mountpoint = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let mp = mountpoint
+            .path()
+            .to_str()
+            .ok_or("non-UTF-8 path")?
+            .to_string();
+        sh("mount", &[dev.path_str(), &mp])?;
+        Ok(LoopMount { mountpoint, dev })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.mountpoint.path()
+    }
+}
+
+impl Drop for LoopMount {
+    fn drop(&mut self) {
+        let mp = self.mountpoint.path().to_string_lossy().to_string();
+        let _ = sh("umount", &[&mp]);
+        let _ = &self.dev;
+    }
+}

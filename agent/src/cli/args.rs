@@ -6,7 +6,11 @@ use shared::{Backend, DataPattern, Rate, RwMode, WorkloadSpec};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "diskscope", version, about = "Storage benchmark: io_uring workloads with per-interval samples")]
+#[command(
+    name = "diskscope",
+    version,
+    about = "Storage benchmark: io_uring workloads with per-interval samples"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -157,14 +161,35 @@ mod tests {
     #[test]
     fn flags_become_a_spec() {
         let cli = Cli::try_parse_from([
-            "diskscope", "run", "--target", "/tmp/x", "--rw", "randrw", "--read-pct", "70",
-            "--bs", "16K", "--iodepth", "32", "--runtime", "10s", "--rate", "100MB",
-            "--pattern", "compress:50", "--buffered",
+            "diskscope",
+            "run",
+            "--target",
+            "/tmp/x",
+            "--rw",
+            "randrw",
+            "--read-pct",
+            "70",
+            "--bs",
+            "16K",
+            "--iodepth",
+            "32",
+            "--runtime",
+            "10s",
+            "--rate",
+            "100MB",
+            "--pattern",
+            "compress:50",
+            "--buffered",
         ])
         .expect("parse");
-        let Command::Run(a) = cli.command else { panic!("run") };
+        let Command::Run(a) = cli.command else {
+            panic!("run")
+        };
         let s = a.spec();
-        assert_eq!((s.rw, s.read_pct, s.bs, s.iodepth), (RwMode::RandRw, 70, 16384, 32));
+        assert_eq!(
+            (s.rw, s.read_pct, s.bs, s.iodepth),
+            (RwMode::RandRw, 70, 16384, 32)
+        );
         assert_eq!(s.runtime_ms, Some(10_000));
         assert_eq!(s.rate, Some(Rate::BytesPerSec(100_000_000)));
         assert_eq!(s.pattern, DataPattern::Compress(50));
@@ -173,9 +198,11 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        let e = Cli::try_parse_from(["diskscope", "run", "--target", "x", "--bs", "4Q"]).unwrap_err();
+        let e =
+            Cli::try_parse_from(["diskscope", "run", "--target", "x", "--bs", "4Q"]).unwrap_err();
         assert!(e.to_string().contains("'4Q'"), "{e}");
-        let e = Cli::try_parse_from(["diskscope", "run", "--target", "x", "--rw", "sideways"]).unwrap_err();
+        let e = Cli::try_parse_from(["diskscope", "run", "--target", "x", "--rw", "sideways"])
+            .unwrap_err();
         assert!(e.to_string().contains("'sideways'"), "{e}");
     }
 }

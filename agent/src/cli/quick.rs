@@ -25,7 +25,9 @@ pub fn data_dir(flag: Option<&PathBuf>) -> PathBuf {
     if let Some(d) = std::env::var_os("XDG_DATA_HOME") {
         return PathBuf::from(d).join("diskscope");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".local/share/diskscope")
 }
 
@@ -79,23 +81,34 @@ pub fn run(args: &QuickArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     std::fs::write(&out, text).with_context(|| format!("cannot write {}", out.display()))?;
     eprintln!("reports written to {}", out.display());
     let _ = report::table::summary; // the per-run table is in the JSON; the grid is printed
-    if reports.iter().any(|(_, r)| r.status == RunStatus::Stopped) || cancel.load(Ordering::Relaxed) {
+    if reports.iter().any(|(_, r)| r.status == RunStatus::Stopped) || cancel.load(Ordering::Relaxed)
+    {
         return Ok(ExitCode::from(EXIT_STOPPED));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn table(reports: &[(String, RunReport)]) -> String {
-    let mut out = format!("{:<12} {:>12} {:>12} {:>10} {:>10}\n", "test", "read MB/s", "write MB/s", "read IOPS", "write IOPS");
+    let mut out = format!(
+        "{:<12} {:>12} {:>12} {:>10} {:>10}\n",
+        "test", "read MB/s", "write MB/s", "read IOPS", "write IOPS"
+    );
     for pair in reports.chunks(2) {
         let name = &pair[0].0;
         let get = |rw_write: bool| {
             pair.iter()
                 .find(|(_, r)| (r.spec.rw.read_pct(r.spec.read_pct) == 0) == rw_write)
-                .map(|(_, r)| if rw_write { r.summary.write } else { r.summary.read })
+                .map(|(_, r)| {
+                    if rw_write {
+                        r.summary.write
+                    } else {
+                        r.summary.read
+                    }
+                })
         };
         let (rd, wr) = (get(false), get(true));
-        let f = |v: Option<f64>, p: usize| v.map(|v| format!("{v:.p$}")).unwrap_or_else(|| "-".into());
+        let f =
+            |v: Option<f64>, p: usize| v.map(|v| format!("{v:.p$}")).unwrap_or_else(|| "-".into());
         out.push_str(&format!(
             "{:<12} {:>12} {:>12} {:>10} {:>10}\n",
             name,

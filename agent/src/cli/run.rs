@@ -33,7 +33,11 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             ExitCode::from(EXIT_STOPPED)
         }
         RunStatus::Failed => {
-            let msg = report.error.as_ref().map(|e| e.message.as_str()).unwrap_or("run failed");
+            let msg = report
+                .error
+                .as_ref()
+                .map(|e| e.message.as_str())
+                .unwrap_or("run failed");
             eprintln!("diskscope: error: {msg} (results up to the failure were written)");
             ExitCode::FAILURE
         }

@@ -26,7 +26,11 @@ impl Terminal {
             (true, None, Some(ms)) => (Some(bar(ms, "{msg}")), false),
             (true, None, None) => (None, false),
         };
-        Terminal { bar, by_bytes, quiet }
+        Terminal {
+            bar,
+            by_bytes,
+            quiet,
+        }
     }
 
     fn line(&self, text: &str) {

@@ -38,7 +38,10 @@ impl BufferPool {
         // SAFETY: the layout has a non-zero size (stride ≥ ALIGN, count ≥ 1).
         let raw = unsafe { alloc::alloc_zeroed(layout) };
         let ptr = NonNull::new(raw).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::OutOfMemory, format!("cannot allocate {total} bytes of I/O buffers"))
+            io::Error::new(
+                io::ErrorKind::OutOfMemory,
+                format!("cannot allocate {total} bytes of I/O buffers"),
+            )
         })?;
         Ok(BufferPool {
             ptr,

@@ -105,7 +105,10 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     let jp = &plan.jobs()[job];
     let spec = plan.spec();
     let fail = |msg: String| {
-        let _ = tx.send(JobMsg::Ready { job, result: Err(msg) });
+        let _ = tx.send(JobMsg::Ready {
+            job,
+            result: Err(msg),
+        });
     };
     let sets = if jp.split_buffers { 2 } else { 1 };
     let pool = match BufferPool::new(spec.bs as usize, (jp.iodepth * sets) as usize) {
@@ -121,7 +124,15 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         Err(e) => return fail(e.to_string()),
     };
     if spec.backend == Backend::Sync {
-        return drive(&mut SyncBackend::new(file, pool), None, Vec::new(), jp, job, shared, tx);
+        return drive(
+            &mut SyncBackend::new(file, pool),
+            None,
+            Vec::new(),
+            jp,
+            job,
+            shared,
+            tx,
+        );
     }
     match build_ring(jp.iodepth) {
         Ok((mut ring, mut features)) => {
@@ -131,8 +142,17 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
             }
         }
         Err(e) => {
-            let note = format!("io_uring unavailable ({e}): ran pread/pwrite, one I/O at a time per job");
-            drive(&mut SyncBackend::new(file, pool), Some(note), Vec::new(), jp, job, shared, tx)
+            let note =
+                format!("io_uring unavailable ({e}): ran pread/pwrite, one I/O at a time per job");
+            drive(
+                &mut SyncBackend::new(file, pool),
+                Some(note),
+                Vec::new(),
+                jp,
+                job,
+                shared,
+                tx,
+            )
         }
     }
 }
@@ -151,13 +171,26 @@ fn drive<B: IoBackend>(
         note,
         features,
     };
-    let _ = tx.send(JobMsg::Ready { job, result: Ok(setup) });
+    let _ = tx.send(JobMsg::Ready {
+        job,
+        result: Ok(setup),
+    });
     let Some(epoch) = shared.gate.wait() else {
-        let _ = tx.send(JobMsg::Done { job, end_ns: 0, error: None, fsync_ns: None });
+        let _ = tx.send(JobMsg::Done {
+            job,
+            end_ns: 0,
+            error: None,
+            fsync_ns: None,
+        });
         return;
     };
     if shared.stop_requested() {
-        let _ = tx.send(JobMsg::Done { job, end_ns: 0, error: None, fsync_ns: None });
+        let _ = tx.send(JobMsg::Done {
+            job,
+            end_ns: 0,
+            error: None,
+            fsync_ns: None,
+        });
         return;
     }
     let mut l = JobLoop::new(b, jp, job, shared, tx, epoch);
@@ -220,7 +253,10 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             let start = self.boundary - ramp;
             let next = IntervalStats::new(self.cur.index + 1, start, start + interval);
             let done = std::mem::replace(&mut self.cur, next);
-            let _ = self.tx.send(JobMsg::Interval { job: self.job, stats: done });
+            let _ = self.tx.send(JobMsg::Interval {
+                job: self.job,
+                stats: done,
+            });
             self.boundary += interval;
         }
     }
@@ -268,7 +304,14 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if self.recording && !stopping {
                 self.roll(now);
             }
-            let mut wake = if self.recording { self.boundary } else { ramp }.min(deadline);
+            let mut wake = if stopping {
+                // Draining: nothing is due, just wait for completions.
+                now + self.shared.interval_ns
+            } else if self.recording {
+                self.boundary.min(deadline)
+            } else {
+                ramp.min(deadline)
+            };
             if !stopping {
                 while let Some(&slot) = free.last() {
                     if self.remaining == Some(0) {
@@ -297,7 +340,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                         stopping = true;
                         break;
                     }
-                    slots[slot as usize] = Slot { submit_ns: now, offset, is_write };
+                    slots[slot as usize] = Slot {
+                        submit_ns: now,
+                        offset,
+                        is_write,
+                    };
                     inflight += 1;
                     issued += 1;
                     if let Some(r) = &mut self.remaining {
@@ -363,9 +410,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         if self.recording {
             let mut last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
             last.end_ns = end_ns.max(last.start_ns);
-            let _ = self.tx.send(JobMsg::Interval { job: self.job, stats: last });
+            let _ = self.tx.send(JobMsg::Interval {
+                job: self.job,
+                stats: last,
+            });
         }
-        let _ = self.tx.send(JobMsg::Done { job: self.job, end_ns, error, fsync_ns });
+        let _ = self.tx.send(JobMsg::Done {
+            job: self.job,
+            end_ns,
+            error,
+            fsync_ns,
+        });
     }
 }
 
@@ -384,7 +439,10 @@ fn completion_error(dir: Dir, offset: u64, res: i32, bs: u64) -> RunError {
         io_error(dir, offset, &e.to_string(), Some(-res))
     } else {
         RunError {
-            message: format!("short {} at offset {offset}: {res} of {bs} bytes", dir.as_str()),
+            message: format!(
+                "short {} at offset {offset}: {res} of {bs} bytes",
+                dir.as_str()
+            ),
             op: Some(dir.as_str().into()),
             offset: Some(offset),
             errno: None,

@@ -17,7 +17,8 @@ use std::os::fd::{AsRawFd, RawFd};
 pub fn build_ring(depth: u32) -> io::Result<(IoUring, Vec<&'static str>)> {
     let entries = depth.next_power_of_two().max(2);
     let cq = entries * 2;
-    let attempts: [(&[&'static str], fn(&mut io_uring::Builder)); 3] = [
+    type Flags = fn(&mut io_uring::Builder);
+    let attempts: [(&[&'static str], Flags); 3] = [
         (&["single_issuer", "defer_taskrun"], |b| {
             b.setup_single_issuer().setup_defer_taskrun();
         }),
@@ -134,10 +135,28 @@ impl IoBackend for UringBackend<'_> {
         let entry: squeue::Entry = match (dir, self.fixed_file) {
             (Dir::Read, true) => rw_entry!(Fixed(0), fb, ReadFixed, Read, ptr, len, buf, offset),
             (Dir::Read, false) => {
-                rw_entry!(Fd(self.raw_fd()), fb, ReadFixed, Read, ptr, len, buf, offset)
+                rw_entry!(
+                    Fd(self.raw_fd()),
+                    fb,
+                    ReadFixed,
+                    Read,
+                    ptr,
+                    len,
+                    buf,
+                    offset
+                )
             }
             (Dir::Write, true) => {
-                rw_entry!(Fixed(0), fb, WriteFixed, Write, ptr.cast_const(), len, buf, offset)
+                rw_entry!(
+                    Fixed(0),
+                    fb,
+                    WriteFixed,
+                    Write,
+                    ptr.cast_const(),
+                    len,
+                    buf,
+                    offset
+                )
             }
             (Dir::Write, false) => rw_entry!(
                 Fd(self.raw_fd()),
@@ -174,7 +193,14 @@ impl IoBackend for UringBackend<'_> {
         self.sq.sync();
         match r {
             Ok(_) => Ok(()),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
             Err(e) => Err(e),
         }
     }

@@ -5,8 +5,20 @@ use shared::{DirSample, Sample};
 use std::path::Path;
 
 const DIR_COLUMNS: [&str; 14] = [
-    "bytes", "ios", "mb_s", "mib_s", "iops", "lat_min_ns", "lat_mean_ns", "lat_p50_ns",
-    "lat_p90_ns", "lat_p99_ns", "lat_p99_9_ns", "lat_p99_99_ns", "lat_max_ns", "cum_bytes",
+    "bytes",
+    "ios",
+    "mb_s",
+    "mib_s",
+    "iops",
+    "lat_min_ns",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p99_9_ns",
+    "lat_p99_99_ns",
+    "lat_max_ns",
+    "cum_bytes",
 ];
 
 fn dir_values(d: &DirSample) -> [String; 14] {

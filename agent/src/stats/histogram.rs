@@ -178,7 +178,10 @@ mod tests {
         while v < 1 << 33 {
             let back = bucket_value(bucket_index(v));
             let err = (back as f64 - v as f64).abs() / v as f64;
-            assert!(err <= MAX_RELATIVE_ERROR, "value {v} read back as {back} ({err})");
+            assert!(
+                err <= MAX_RELATIVE_ERROR,
+                "value {v} read back as {back} ({err})"
+            );
             v = v * 9 / 8 + 1;
         }
     }

@@ -188,7 +188,10 @@ mod tests {
     fn waits_for_every_job_and_sums() {
         let mut m = Merger::new(2);
         m.add(0, interval(0, 3));
-        assert!(m.take_ready().is_empty(), "job 1 has not reported interval 0");
+        assert!(
+            m.take_ready().is_empty(),
+            "job 1 has not reported interval 0"
+        );
         m.add(1, interval(0, 2));
         m.add(0, interval(1, 1));
         let ready = m.take_ready();

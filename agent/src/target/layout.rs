@@ -28,7 +28,8 @@ pub fn ensure_written(
         return Ok(0);
     }
     let file = target.open(true, direct)?;
-    let holes = holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))?;
+    let holes =
+        holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))?;
     let needed: u64 = holes.iter().map(|(a, b)| b - a).sum();
     if needed == 0 {
         return Ok(0);
@@ -41,7 +42,8 @@ pub fn ensure_written(
             free,
         });
     }
-    let mut pool = BufferPool::new(CHUNK as usize, 1).map_err(|e| TargetError::io("allocate a buffer for", &target.path, e))?;
+    let mut pool = BufferPool::new(CHUNK as usize, 1)
+        .map_err(|e| TargetError::io("allocate a buffer for", &target.path, e))?;
     let mut rng = Rng::new(LAYOUT_SEED, 0);
     let align = u64::from(target.logical_block_size.max(512));
     for (a, b) in holes {
@@ -124,12 +126,21 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("sparse.bin");
         let t = file_target(&p, 8 << 20);
-        assert_eq!(ensure_written(&t, 0, 8 << 20, false).expect("layout"), 8 << 20);
-        assert_eq!(ensure_written(&t, 0, 8 << 20, false).expect("second layout"), 0);
+        assert_eq!(
+            ensure_written(&t, 0, 8 << 20, false).expect("layout"),
+            8 << 20
+        );
+        assert_eq!(
+            ensure_written(&t, 0, 8 << 20, false).expect("second layout"),
+            0
+        );
         let f = File::open(&p).expect("open");
         assert!(holes(&f, 0, 8 << 20).expect("holes").is_empty());
         let mut head = [0u8; 4096];
         f.read_exact_at(&mut head, 4096).expect("read");
-        assert!(head.iter().filter(|&&b| b == 0).count() < 64, "laid-out data is random");
+        assert!(
+            head.iter().filter(|&&b| b == 0).count() < 64,
+            "laid-out data is random"
+        );
     }
 }

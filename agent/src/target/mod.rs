@@ -57,7 +57,11 @@ pub enum TargetError {
         source: io::Error,
     },
     #[error("laying out {path} needs {needed} bytes but its filesystem has {free} bytes free: choose a smaller --size")]
-    NoSpace { path: PathBuf, needed: u64, free: u64 },
+    NoSpace {
+        path: PathBuf,
+        needed: u64,
+        free: u64,
+    },
 }
 
 impl TargetError {

@@ -33,9 +33,17 @@ pub struct OffsetGen {
 
 #[derive(Debug)]
 enum Kind {
-    Sequential { next: u64 },
-    Uniform { rng: Rng },
-    CoverOnce { perm: Permutation, counter: u64, rng: Rng },
+    Sequential {
+        next: u64,
+    },
+    Uniform {
+        rng: Rng,
+    },
+    CoverOnce {
+        perm: Permutation,
+        counter: u64,
+        rng: Rng,
+    },
 }
 
 impl OffsetGen {
@@ -93,7 +101,11 @@ struct Permutation {
 impl Permutation {
     fn new(blocks: u64, rng: &mut Rng) -> Self {
         let bits = 64 - blocks.saturating_sub(1).leading_zeros();
-        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
         Permutation {
             mask,
             shift: (bits / 2).max(1),
@@ -120,7 +132,11 @@ mod tests {
     use super::*;
 
     fn span(blocks: u64) -> Span {
-        Span { start: 8192, blocks, bs: 4096 }
+        Span {
+            start: 8192,
+            blocks,
+            bs: 4096,
+        }
     }
 
     #[test]
@@ -156,7 +172,7 @@ mod tests {
         let mut u = OffsetGen::new(span(100), Order::Uniform, Rng::new(0, 0));
         for _ in 0..10_000 {
             let o = u.next_offset();
-            assert!((8192..8192 + 100 * 4096).contains(&o) && o % 4096 == 0);
+            assert!((8192..8192 + 100 * 4096).contains(&o) && o.is_multiple_of(4096));
         }
     }
 }

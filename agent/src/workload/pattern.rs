@@ -90,7 +90,10 @@ mod tests {
         let before = buf.clone();
         f.refresh(&mut buf);
         assert_ne!(before, buf, "refresh must change the content");
-        assert!((0.49..0.52).contains(&zeros_share(&buf)), "refresh keeps the zero tail");
+        assert!(
+            (0.49..0.52).contains(&zeros_share(&buf)),
+            "refresh keeps the zero tail"
+        );
     }
 
     #[test]

@@ -14,6 +14,9 @@ use shared::{Backend, DataPattern, Rate, SpecError, WorkloadSpec};
 const NULL_TARGET_SIZE: u64 = 1 << 30;
 
 /// One job's share of a run.
+// A private field rather than `#[non_exhaustive]`: the engine lives in this crate, and only
+// this module may build a JobPlan.
+#[allow(clippy::manual_non_exhaustive)]
 #[derive(Clone, Debug)]
 pub struct JobPlan {
     pub index: u32,
@@ -54,7 +57,10 @@ impl Plan {
             return Err(vec![SpecError::new(
                 "jobs",
                 spec.jobs,
-                format!("the span holds {blocks} blocks of {} B: too few to split over {} jobs", spec.bs, spec.jobs),
+                format!(
+                    "the span holds {blocks} blocks of {} B: too few to split over {} jobs",
+                    spec.bs, spec.jobs
+                ),
             )]);
         }
         let order = match (spec.rw.is_random(), spec.cover_once) {
@@ -81,9 +87,17 @@ impl Plan {
                 let span = if split {
                     let first = blocks * j64 / n;
                     let last = blocks * (j64 + 1) / n;
-                    Span { start: start + first * spec.bs, blocks: last - first, bs: spec.bs }
+                    Span {
+                        start: start + first * spec.bs,
+                        blocks: last - first,
+                        bs: spec.bs,
+                    }
                 } else {
-                    Span { start, blocks, bs: spec.bs }
+                    Span {
+                        start,
+                        blocks,
+                        bs: spec.bs,
+                    }
                 };
                 JobPlan {
                     index: j,
@@ -101,7 +115,11 @@ impl Plan {
                 }
             })
             .collect();
-        Ok(Plan { spec: spec.clone(), target, jobs })
+        Ok(Plan {
+            spec: spec.clone(),
+            target,
+            jobs,
+        })
     }
 
     pub fn spec(&self) -> &WorkloadSpec {
@@ -164,15 +182,23 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
     let lbs = u64::from(target.logical_block_size);
     let path = target.path.display();
     if spec.direct && spec.backend != Backend::Null {
-        if spec.bs % lbs != 0 {
+        if !spec.bs.is_multiple_of(lbs) {
             errs.push(SpecError::new("bs", spec.bs, format!("not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires")));
         }
-        if spec.offset % lbs != 0 {
-            errs.push(SpecError::new("offset", spec.offset, format!("not a multiple of the logical block size of {path} ({lbs} B)")));
+        if !spec.offset.is_multiple_of(lbs) {
+            errs.push(SpecError::new(
+                "offset",
+                spec.offset,
+                format!("not a multiple of the logical block size of {path} ({lbs} B)"),
+            ));
         }
     }
     if spec.offset >= target.size {
-        errs.push(SpecError::new("offset", spec.offset, format!("at or beyond the end of {path} ({} bytes)", target.size)));
+        errs.push(SpecError::new(
+            "offset",
+            spec.offset,
+            format!("at or beyond the end of {path} ({} bytes)", target.size),
+        ));
         return Err(errs);
     }
     let len = match spec.size {
@@ -180,15 +206,28 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
         None => target.size - spec.offset,
     };
     if spec.offset.saturating_add(len) > target.size {
-        let what = if target.kind == TargetKind::Block { "device" } else { "target" };
+        let what = if target.kind == TargetKind::Block {
+            "device"
+        } else {
+            "target"
+        };
         errs.push(SpecError::new(
             "size",
             len,
-            format!("span {}..{} goes beyond the end of the {what} {path} ({} bytes)", spec.offset, spec.offset.saturating_add(len), target.size),
+            format!(
+                "span {}..{} goes beyond the end of the {what} {path} ({} bytes)",
+                spec.offset,
+                spec.offset.saturating_add(len),
+                target.size
+            ),
         ));
     }
     if len < spec.bs {
-        errs.push(SpecError::new("size", len, format!("the span must hold at least one block of {} B", spec.bs)));
+        errs.push(SpecError::new(
+            "size",
+            len,
+            format!("the span must hold at least one block of {} B", spec.bs),
+        ));
     }
     if errs.is_empty() {
         Ok((spec.offset, len))
@@ -229,29 +268,63 @@ mod tests {
     #[test]
     fn target_checks_name_the_value() {
         let e = err_text(plan(|s| s.bs = 512));
-        assert!(e.contains("bs = 512: not a multiple of the logical block size of /dev/test0 (4096 B)"), "{e}");
+        assert!(
+            e.contains("bs = 512: not a multiple of the logical block size of /dev/test0 (4096 B)"),
+            "{e}"
+        );
         let e = err_text(plan(|s| s.size = Some(2 << 30)));
         assert!(e.contains("size = 2147483648: span 0..2147483648 goes beyond the end of the device /dev/test0 (1073741824 bytes)"), "{e}");
         let e = err_text(plan(|s| s.offset = 1 << 30));
-        assert!(e.contains("offset = 1073741824: at or beyond the end"), "{e}");
-        let e = err_text(plan(|s| { s.size = Some(8192); s.jobs = 4 }));
+        assert!(
+            e.contains("offset = 1073741824: at or beyond the end"),
+            "{e}"
+        );
+        let e = err_text(plan(|s| {
+            s.size = Some(8192);
+            s.jobs = 4
+        }));
         assert!(e.contains("jobs = 4: the span holds 2 blocks"), "{e}");
         // a spec-level error comes through unchanged
         let e = err_text(plan(|s| s.iodepth = 0));
         assert!(e.contains("iodepth = 0"), "{e}");
-        assert!(plan(|s| { s.bs = 512; s.direct = false }).is_ok());
+        assert!(plan(|s| {
+            s.bs = 512;
+            s.direct = false
+        })
+        .is_ok());
     }
 
     #[test]
     fn sequential_jobs_split_the_span_random_jobs_share_it() {
-        let p = plan(|s| { s.jobs = 3; s.size = Some(3 << 20); s.bs = 1 << 20; s.rw = RwMode::Write }).expect("plan");
-        let spans: Vec<(u64, u64)> = p.jobs().iter().map(|j| (j.span.start, j.span.blocks)).collect();
+        let p = plan(|s| {
+            s.jobs = 3;
+            s.size = Some(3 << 20);
+            s.bs = 1 << 20;
+            s.rw = RwMode::Write
+        })
+        .expect("plan");
+        let spans: Vec<(u64, u64)> = p
+            .jobs()
+            .iter()
+            .map(|j| (j.span.start, j.span.blocks))
+            .collect();
         assert_eq!(spans, vec![(0, 1), (1 << 20, 1), (2 << 20, 1)]);
         assert_eq!(p.planned_bytes(), Some(3 << 20));
 
-        let p = plan(|s| { s.jobs = 2; s.rw = RwMode::RandRead; s.io_size = Some(1 << 20) }).expect("plan");
-        assert!(p.jobs().iter().all(|j| j.span.start == 0 && j.span.blocks == (1 << 30) / 4096));
-        assert_eq!(p.jobs().iter().map(|j| j.ios.unwrap_or(0)).sum::<u64>(), 256);
+        let p = plan(|s| {
+            s.jobs = 2;
+            s.rw = RwMode::RandRead;
+            s.io_size = Some(1 << 20)
+        })
+        .expect("plan");
+        assert!(p
+            .jobs()
+            .iter()
+            .all(|j| j.span.start == 0 && j.span.blocks == (1 << 30) / 4096));
+        assert_eq!(
+            p.jobs().iter().map(|j| j.ios.unwrap_or(0)).sum::<u64>(),
+            256
+        );
     }
 
     #[test]

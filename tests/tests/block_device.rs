@@ -1,0 +1,132 @@
+//! The real CLI against loop devices and loop-mounted filesystems (root only).
+
+use shared::RunStatus;
+use tests::*;
+
+#[test]
+fn loop_device_size_block_size_and_span_checks() {
+    if !io_uring_available() {
+        skip!("io_uring cannot be set up on this kernel");
+    }
+    let dev = match LoopDevice::new(64 << 20, 4096) {
+        Ok(d) => d,
+        Err(e) => skip!("no loop device: {e}"),
+    };
+    let dir = disk_tempdir();
+    let json = dir.path().join("r.json");
+    let o = diskscope(&[
+        "run",
+        "--target",
+        dev.path_str(),
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "4",
+        "--jobs",
+        "4",
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_report(&json);
+    assert_eq!(r.environment.target_kind, "block");
+    assert_eq!(r.environment.target_size, 64 << 20);
+    assert_eq!(r.environment.logical_block_size, 4096);
+    assert_eq!(
+        r.summary.write.bytes,
+        64 << 20,
+        "the whole device, split over 4 jobs"
+    );
+
+    let o = diskscope(&["run", "--target", dev.path_str(), "--bs", "512", "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("bs = 512") && e.contains("(4096 B)"), "{e}");
+
+    let o = diskscope(&["run", "--target", dev.path_str(), "--size", "1G", "-q"]);
+    let e = stderr(&o);
+    assert!(
+        e.contains("size = 1073741824") && e.contains("beyond the end of the device"),
+        "{e}"
+    );
+
+    let o = diskscope(&[
+        "run",
+        "--target",
+        dev.path_str(),
+        "--rw",
+        "randread",
+        "--iodepth",
+        "16",
+        "--runtime",
+        "1s",
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_report(&json);
+    assert_eq!(
+        r.environment.laid_out_bytes, 0,
+        "block devices are never laid out"
+    );
+    assert!(r.summary.read.ios > 100);
+}
+
+#[test]
+fn enospc_stops_with_a_clear_error_and_keeps_partial_results() {
+    if !io_uring_available() {
+        skip!("io_uring cannot be set up on this kernel");
+    }
+    let fs = match LoopMount::new(32 << 20) {
+        Ok(m) => m,
+        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+    };
+    let target = fs.path().join("big.bin");
+    let dir = disk_tempdir();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let o = diskscope(&[
+        "run",
+        "--target",
+        target.to_str().unwrap(),
+        "--size",
+        "64M",
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "4",
+        "--interval-ms",
+        "100",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("No space left on device") && e.contains("at offset"),
+        "{e}"
+    );
+    let r = read_report(&json);
+    assert_eq!(r.status, RunStatus::Failed);
+    let err = r.error.expect("error recorded");
+    assert_eq!(err.errno, Some(libc::ENOSPC));
+    assert_eq!(err.op.as_deref(), Some("write"));
+    let off = err.offset.expect("failing offset");
+    assert!(off > 8 << 20 && off < 64 << 20, "failing offset {off}");
+    assert!(
+        r.summary.write.bytes > 8 << 20,
+        "what was written before the error is kept"
+    );
+    let in_samples: u64 = r.samples.iter().map(|s| s.write.bytes).sum();
+    assert_eq!(in_samples, r.summary.write.bytes);
+    assert!(std::fs::read_to_string(&csv).unwrap().lines().count() > 1);
+}
