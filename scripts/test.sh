@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every check and test: formatting, clippy (warnings are errors), unit tests and the
+# integration tests (real files, loop devices and a loop-mounted ext4 when root, Ctrl-C,
+# ENOSPC, agreement of the histogram layout with fio's json+ bins when fio is installed).
+# Tests that need root, io_uring or fio say SKIP and why when the machine lacks them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+# --nocapture so that every SKIP line (with its reason) shows in the log.
+cargo test --locked --workspace -- --nocapture
