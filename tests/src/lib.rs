@@ -206,6 +206,22 @@ impl LoopMount {
     pub fn path(&self) -> &Path {
         self.mountpoint.path()
     }
+
+    /// Remounts the filesystem read-only.
+    pub fn remount_ro(&self) -> Result<(), String> {
+        let mp = self
+            .mountpoint
+            .path()
+            .to_str()
+            .ok_or("non-UTF-8 path")?
+            .to_string();
+        sh("mount", &["-o", "remount,ro", &mp]).map(drop)
+    }
+
+    /// The loop device the filesystem lives on.
+    pub fn device(&self) -> &Path {
+        &self.dev.path
+    }
 }
 
 impl Drop for LoopMount {
@@ -213,5 +229,61 @@ impl Drop for LoopMount {
         let mp = self.mountpoint.path().to_string_lossy().to_string();
         let _ = sh("umount", &[&mp]);
         let _ = &self.dev;
+    }
+}
+
+/// A device-mapper device whose first `good` bytes map to a loop device and whose remaining
+/// `bad` bytes fail every I/O with EIO (the `error` target). Removed on drop.
+pub struct FailingDevice {
+    pub path: PathBuf,
+    name: String,
+    _lower: LoopDevice,
+}
+
+impl FailingDevice {
+    pub fn new(good: u64, bad: u64) -> Result<Self, String> {
+        if Command::new("dmsetup").arg("version").output().is_err() {
+            return Err("dmsetup is not installed".into());
+        }
+        let lower = LoopDevice::new(good, 512)?;
+        let name = format!("diskscope-test-{}", std::process::id());
+        let table = format!(
+            "0 {} linear {} 0\n{} {} error\n",
+            good / 512,
+            lower.path_str(),
+            good / 512,
+            bad / 512
+        );
+        let mut child = Command::new("dmsetup")
+            .args(["create", &name])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().ok_or("no stdin")?;
+            stdin
+                .write_all(table.as_bytes())
+                .map_err(|e| e.to_string())?;
+        }
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "dmsetup create: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(FailingDevice {
+            path: PathBuf::from(format!("/dev/mapper/{name}")),
+            name,
+            _lower: lower,
+        })
+    }
+}
+
+impl Drop for FailingDevice {
+    fn drop(&mut self) {
+        let _ = sh("dmsetup", &["remove", "--retry", &self.name]);
     }
 }

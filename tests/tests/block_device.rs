@@ -130,3 +130,103 @@ fn enospc_stops_with_a_clear_error_and_keeps_partial_results() {
     assert_eq!(in_samples, r.summary.write.bytes);
     assert!(std::fs::read_to_string(&csv).unwrap().lines().count() > 1);
 }
+
+#[test]
+fn writes_to_a_mounted_device_are_refused_reads_are_not() {
+    if !io_uring_available() {
+        skip!("io_uring cannot be set up on this kernel");
+    }
+    let fs = match LoopMount::new(32 << 20) {
+        Ok(m) => m,
+        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+    };
+    let dev = fs.device().to_str().unwrap().to_string();
+    let o = diskscope(&["run", "--target", &dev, "--rw", "write", "--bs", "1M", "-q"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("refusing to write to {dev}")) && e.contains("is mounted at"),
+        "{e}"
+    );
+    let o = diskscope(&[
+        "run",
+        "--target",
+        &dev,
+        "--rw",
+        "randread",
+        "--runtime",
+        "300ms",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn eio_mid_run_reports_the_failing_offset_and_keeps_what_was_measured() {
+    if !io_uring_available() {
+        skip!("io_uring cannot be set up on this kernel");
+    }
+    let dev = match FailingDevice::new(16 << 20, 16 << 20) {
+        Ok(d) => d,
+        Err(e) => skip!("no device-mapper error target: {e}"),
+    };
+    let dir = disk_tempdir();
+    let json = dir.path().join("r.json");
+    let o = diskscope(&[
+        "run",
+        "--target",
+        dev.path.to_str().unwrap(),
+        "--rw",
+        "read",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "1",
+        "--interval-ms",
+        "100",
+        "--json",
+        json.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("read at offset 16777216 failed: Input/output error"),
+        "{e}"
+    );
+    let r = read_report(&json);
+    assert_eq!(r.status, RunStatus::Failed);
+    let err = r.error.expect("error recorded");
+    assert_eq!((err.errno, err.offset), (Some(libc::EIO), Some(16 << 20)));
+    assert_eq!(
+        r.summary.read.bytes,
+        16 << 20,
+        "every good block was read and counted"
+    );
+}
+
+#[test]
+fn a_read_only_target_gets_an_error_naming_path_and_cause() {
+    let fs = match LoopMount::new(16 << 20) {
+        Ok(m) => m,
+        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+    };
+    let target = fs.path().join("t.bin");
+    std::fs::write(&target, vec![1u8; 1 << 20]).unwrap();
+    fs.remount_ro().unwrap();
+    let o = diskscope(&[
+        "run",
+        "--target",
+        target.to_str().unwrap(),
+        "--rw",
+        "write",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("cannot open for writing {}", target.display()))
+            && e.contains("Read-only file system"),
+        "{e}"
+    );
+}

@@ -4,7 +4,7 @@
 use super::args::QuickArgs;
 use super::terminal::Terminal;
 use super::EXIT_STOPPED;
-use crate::{measure, report};
+use crate::measure;
 use anyhow::Context;
 use shared::units::{format_bytes, format_ns};
 use shared::{RunReport, RunStatus, RwMode, WorkloadSpec};
@@ -80,7 +80,6 @@ pub fn run(args: &QuickArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     let text = serde_json::to_string_pretty(&docs)?;
     std::fs::write(&out, text).with_context(|| format!("cannot write {}", out.display()))?;
     eprintln!("reports written to {}", out.display());
-    let _ = report::table::summary; // the per-run table is in the JSON; the grid is printed
     if reports.iter().any(|(_, r)| r.status == RunStatus::Stopped) || cancel.load(Ordering::Relaxed)
     {
         return Ok(ExitCode::from(EXIT_STOPPED));

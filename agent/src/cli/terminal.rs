@@ -59,9 +59,11 @@ fn bar(len: u64, counter: &str) -> ProgressBar {
 
 impl Observer for Terminal {
     fn layout(&mut self, bytes: u64) {
-        if !self.quiet {
-            eprintln!("laying out real data in {} of the target before reading (skipped where already written)", format_bytes(bytes));
-        }
+        // Said even when quiet: laying out a large target takes a while.
+        eprintln!(
+            "laying out real data in the {} span before reading (holes only)",
+            format_bytes(bytes)
+        );
     }
 
     fn sample(&mut self, s: &Sample) {

@@ -12,6 +12,11 @@ use std::io;
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, RawFd};
 
+/// Longest a wait for a batch of completions holds back the first one (µs). Beyond it the
+/// kernel returns as soon as one completion is ready (`min_wait`, kernel 6.12+). Without
+/// that feature the backend waits for one completion at a time.
+const BATCH_WAIT_US: u32 = 20;
+
 /// Builds a ring for `depth` I/Os in flight, trying the fastest flags first.
 /// Returns the ring and the names of the setup flags that took.
 pub fn build_ring(depth: u32) -> io::Result<(IoUring, Vec<&'static str>)> {
@@ -52,6 +57,7 @@ pub struct UringBackend<'r> {
     fixed_file: bool,
     fixed_bufs: bool,
     ext_arg: bool,
+    min_wait: bool,
     depth: u32,
 }
 
@@ -66,6 +72,7 @@ impl<'r> UringBackend<'r> {
         features: &mut Vec<&'static str>,
     ) -> io::Result<Self> {
         let ext_arg = ring.params().is_feature_ext_arg();
+        let min_wait = ext_arg && ring.params().is_feature_min_timeout();
         let (mut submitter, sq, cq) = ring.split();
         let fixed_file = submitter.register_files(&[file.as_raw_fd()]).is_ok();
         // SAFETY: the iovecs point into `bufs`, which the backend owns and keeps alive (and
@@ -78,6 +85,7 @@ impl<'r> UringBackend<'r> {
             (fixed_bufs, "fixed_buffers"),
             (ring_fd, "registered_ring_fd"),
             (ext_arg, "wait_timeout"),
+            (min_wait, "batch_min_wait"),
         ] {
             if on {
                 features.push(name);
@@ -93,6 +101,7 @@ impl<'r> UringBackend<'r> {
             fixed_file,
             fixed_bufs,
             ext_arg,
+            min_wait,
             depth,
         })
     }
@@ -184,10 +193,16 @@ impl IoBackend for UringBackend<'_> {
             let ts = Timespec::new()
                 .sec(timeout_ns / 1_000_000_000)
                 .nsec((timeout_ns % 1_000_000_000) as u32);
-            let args = SubmitArgs::new().timespec(&ts);
+            let mut args = SubmitArgs::new().timespec(&ts);
+            let want = if self.min_wait && want > 1 {
+                args = args.min_wait_usec(BATCH_WAIT_US);
+                want
+            } else {
+                1
+            };
             self.submitter.submit_with_args(want as usize, &args)
         } else {
-            self.submitter.submit_and_wait(want as usize)
+            self.submitter.submit_and_wait(want.min(1) as usize)
         };
         // The kernel consumed the entries: refresh our view of the queue head.
         self.sq.sync();

@@ -41,7 +41,11 @@ pub fn summary(r: &RunReport) -> String {
         spec.iodepth,
         spec.jobs,
         spec.pattern,
-        if e.direct { "O_DIRECT" } else { "buffered" },
+        match (e.target_kind.as_str(), e.direct) {
+            ("none", _) => "no device",
+            (_, true) => "O_DIRECT",
+            (_, false) => "buffered",
+        },
     );
     let _ = writeln!(
         out,

@@ -2,6 +2,7 @@
 //! files, opening with or without O_DIRECT, and laying out real data before reads.
 
 mod layout;
+mod safety;
 
 pub use layout::ensure_written;
 
@@ -47,6 +48,8 @@ pub enum TargetError {
     Missing { path: PathBuf },
     #[error("target {path} is a {kind}: only regular files and block devices can be measured")]
     UnsupportedKind { path: PathBuf, kind: &'static str },
+    #[error("refusing to write to {path}: {}", .reasons.join("; "))]
+    InUse { path: PathBuf, reasons: Vec<String> },
     #[error("the filesystem holding {path} refuses O_DIRECT: run with --buffered (results will include the page cache)")]
     DirectUnsupported { path: PathBuf },
     #[error("cannot {op} {path}: {source}")]
@@ -146,8 +149,20 @@ impl TargetInfo {
         }
     }
 
-    /// Opens the target for a job.
+    /// Opens the target for a job. Writes to a block device that is mounted, swap or held
+    /// by another device are refused.
     pub fn open(&self, write: bool, direct: bool) -> Result<File, TargetError> {
+        if write && self.kind == TargetKind::Block {
+            let meta = std::fs::metadata(&self.path)
+                .map_err(|e| TargetError::io("stat", &self.path, e))?;
+            let reasons = safety::in_use_reasons(meta.rdev());
+            if !reasons.is_empty() {
+                return Err(TargetError::InUse {
+                    path: self.path.clone(),
+                    reasons,
+                });
+            }
+        }
         let mut opts = OpenOptions::new();
         opts.read(true).write(write);
         if direct {
