@@ -41,6 +41,21 @@ pub fn diskscope(args: &[&str]) -> Output {
         .expect("run diskscope")
 }
 
+/// Runs the CLI with a whitespace-separated command line (test paths hold no spaces).
+pub fn ds(cmdline: &str) -> Output {
+    diskscope(&cmdline.split_whitespace().collect::<Vec<_>>())
+}
+
+/// Skips the test unless this kernel lets us set up an io_uring.
+#[macro_export]
+macro_rules! require_io_uring {
+    () => {
+        if !$crate::io_uring_available() {
+            $crate::skip!("io_uring cannot be set up on this kernel");
+        }
+    };
+}
+
 /// Parses a `--json` report file.
 pub fn read_report(path: &Path) -> shared::RunReport {
     let text = std::fs::read_to_string(path).expect("read report");

@@ -2,6 +2,7 @@
 
 use shared::{RunStatus, Sample};
 use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use tests::*;
 
 fn sum_bytes(samples: &[Sample], write: bool) -> u64 {
@@ -11,7 +12,7 @@ fn sum_bytes(samples: &[Sample], write: bool) -> u64 {
         .sum()
 }
 
-fn read_file(path: &std::path::Path, len: usize) -> Vec<u8> {
+fn read_file(path: &Path, len: usize) -> Vec<u8> {
     drop_cache(path);
     let f = std::fs::File::open(path).expect("open");
     let mut buf = vec![0u8; len];
@@ -19,53 +20,57 @@ fn read_file(path: &std::path::Path, len: usize) -> Vec<u8> {
     buf
 }
 
+/// A temp dir on disk with a target path and report paths in it.
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        Scratch {
+            dir: disk_tempdir(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn p(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+}
+
 #[test]
 fn sequential_write_transfers_the_requested_bytes_and_samples_add_up() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let dir = disk_tempdir();
-    let target = dir.path().join("t.bin");
-    let json = dir.path().join("r.json");
-    let csv = dir.path().join("r.csv");
-    let o = diskscope(&[
-        "run",
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "48M",
-        "--rw",
-        "write",
-        "--bs",
-        "1M",
-        "--iodepth",
-        "8",
-        "--jobs",
-        "2",
-        "--interval-ms",
-        "100",
-        "--json",
-        json.to_str().unwrap(),
-        "--csv",
-        csv.to_str().unwrap(),
-        "-q",
-    ]);
+    require_io_uring!();
+    let s = Scratch::new();
+    let o = ds(&format!(
+        "run --target {} --size 48M --rw write --bs 1M --iodepth 8 --jobs 2 --interval-ms 100 \
+         --json {} --csv {} -q",
+        s.p("t.bin"),
+        s.p("r.json"),
+        s.p("r.csv")
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
-    let r = read_report(&json);
+    let r = read_report(&s.path("r.json"));
     assert_eq!(r.status, RunStatus::Completed);
-    assert_eq!(r.summary.write.bytes, 48 << 20);
-    assert_eq!(r.summary.write.ios, 48);
-    assert_eq!(r.summary.read.ios, 0);
+    assert_eq!(
+        (
+            r.summary.write.bytes,
+            r.summary.write.ios,
+            r.summary.read.ios
+        ),
+        (48 << 20, 48, 0)
+    );
     assert_eq!(
         sum_bytes(&r.samples, true),
         r.summary.write.bytes,
         "samples add up to the summary"
     );
     assert_eq!(r.samples.last().map(|s| s.write.cum_bytes), Some(48 << 20));
-    assert_eq!(
-        r.samples.iter().map(|s| s.seq).collect::<Vec<_>>(),
-        (0..r.samples.len() as u64).collect::<Vec<_>>()
-    );
+    let seqs: Vec<u64> = r.samples.iter().map(|s| s.seq).collect();
+    assert_eq!(seqs, (0..r.samples.len() as u64).collect::<Vec<_>>());
     assert!(r.environment.direct);
     assert_eq!(r.environment.backend, "uring");
     assert!(r
@@ -75,12 +80,9 @@ fn sequential_write_transfers_the_requested_bytes_and_samples_add_up() {
         .any(|f| f == "fixed_buffers"));
     let hist: u64 = r.histogram.write.iter().map(|b| b.count).sum();
     assert_eq!(hist, 48, "the histogram holds every I/O");
-    assert_eq!(
-        std::fs::read_to_string(&csv).unwrap().lines().count(),
-        r.samples.len() + 1
-    );
-    // Written data is incompressible.
-    let data = read_file(&target, 48 << 20);
+    let csv = std::fs::read_to_string(s.path("r.csv")).unwrap();
+    assert_eq!(csv.lines().count(), r.samples.len() + 1);
+    let data = read_file(&s.path("t.bin"), 48 << 20);
     assert!(
         compress_ratio(&data) > 0.98,
         "random data compresses to {}",
@@ -90,32 +92,18 @@ fn sequential_write_transfers_the_requested_bytes_and_samples_add_up() {
 
 #[test]
 fn data_patterns_reach_the_disk() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let dir = disk_tempdir();
+    require_io_uring!();
+    let s = Scratch::new();
     for (pattern, lo, hi) in [
         ("zeros", 0.0, 0.01),
         ("compress:50", 0.45, 0.6),
         ("random", 0.98, 1.1),
     ] {
-        let target = dir.path().join(format!("{pattern}.bin"));
-        let o = diskscope(&[
-            "run",
-            "--target",
-            target.to_str().unwrap(),
-            "--size",
-            "8M",
-            "--rw",
-            "write",
-            "--bs",
-            "64K",
-            "--iodepth",
-            "4",
-            "--pattern",
-            pattern,
-            "-q",
-        ]);
+        let target = s.path(&format!("{pattern}.bin"));
+        let o = ds(&format!(
+            "run --target {} --size 8M --rw write --bs 64K --iodepth 4 --pattern {pattern} -q",
+            target.display()
+        ));
         assert!(o.status.success(), "{}", stderr(&o));
         let ratio = compress_ratio(&read_file(&target, 8 << 20));
         assert!(
@@ -127,31 +115,17 @@ fn data_patterns_reach_the_disk() {
 
 #[test]
 fn o_direct_bypasses_the_page_cache_and_buffered_does_not() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let dir = disk_tempdir();
-    let direct = dir.path().join("direct.bin");
-    let buffered = dir.path().join("buffered.bin");
-    for (path, extra) in [(&direct, None), (&buffered, Some("--buffered"))] {
-        let mut args = vec![
-            "run",
-            "--target",
-            path.to_str().unwrap(),
-            "--size",
-            "32M",
-            "--rw",
-            "write",
-            "--bs",
-            "256K",
-            "-q",
-        ];
-        args.extend(extra);
-        let o = diskscope(&args);
+    require_io_uring!();
+    let s = Scratch::new();
+    for (name, extra) in [("direct.bin", ""), ("buffered.bin", "--buffered")] {
+        let o = ds(&format!(
+            "run --target {} --size 32M --rw write --bs 256K -q {extra}",
+            s.p(name)
+        ));
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    let (d, total) = cached_pages(&direct);
-    let (b, _) = cached_pages(&buffered);
+    let (d, total) = cached_pages(&s.path("direct.bin"));
+    let (b, _) = cached_pages(&s.path("buffered.bin"));
     assert!(d * 100 < total, "O_DIRECT left {d} of {total} pages cached");
     assert!(
         b * 2 > total,
@@ -161,72 +135,42 @@ fn o_direct_bypasses_the_page_cache_and_buffered_does_not() {
 
 #[test]
 fn reads_of_a_new_file_lay_out_real_data_first_and_only_once() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let dir = disk_tempdir();
-    let target = dir.path().join("t.bin");
-    let json = dir.path().join("r.json");
-    let args = [
-        "run",
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "16M",
-        "--rw",
-        "randread",
-        "--iodepth",
-        "16",
-        "--runtime",
-        "1s",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
-    ];
-    assert!(diskscope(&args).status.success());
-    let first = read_report(&json);
+    require_io_uring!();
+    let s = Scratch::new();
+    let cmd = format!(
+        "run --target {} --size 16M --rw randread --iodepth 16 --runtime 1s --json {} -q",
+        s.p("t.bin"),
+        s.p("r.json")
+    );
+    assert!(ds(&cmd).status.success());
+    let first = read_report(&s.path("r.json"));
     assert_eq!(first.environment.laid_out_bytes, 16 << 20);
     assert!(first.summary.read.ios > 0);
+    let data = read_file(&s.path("t.bin"), 16 << 20);
     assert!(
-        compress_ratio(&read_file(&target, 16 << 20)) > 0.98,
+        compress_ratio(&data) > 0.98,
         "laid-out data is real, random data"
     );
-    assert!(diskscope(&args).status.success());
+    assert!(ds(&cmd).status.success());
+    let second = read_report(&s.path("r.json"));
     assert_eq!(
-        read_report(&json).environment.laid_out_bytes,
-        0,
+        second.environment.laid_out_bytes, 0,
         "nothing to lay out the second time"
     );
 }
 
 #[test]
 fn cover_once_writes_every_block_exactly_once() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let dir = disk_tempdir();
-    let target = dir.path().join("t.bin");
-    let json = dir.path().join("r.json");
-    let o = diskscope(&[
-        "run",
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "4M",
-        "--rw",
-        "randwrite",
-        "--cover-once",
-        "--iodepth",
-        "8",
-        "--jobs",
-        "2",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
-    ]);
+    require_io_uring!();
+    let s = Scratch::new();
+    let o = ds(&format!(
+        "run --target {} --size 4M --rw randwrite --cover-once --iodepth 8 --jobs 2 --json {} -q",
+        s.p("t.bin"),
+        s.p("r.json")
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(read_report(&json).summary.write.ios, 1024);
-    let data = read_file(&target, 4 << 20);
+    assert_eq!(read_report(&s.path("r.json")).summary.write.ios, 1024);
+    let data = read_file(&s.path("t.bin"), 4 << 20);
     let untouched = data
         .chunks(4096)
         .filter(|b| b.iter().all(|&x| x == 0))
@@ -236,42 +180,19 @@ fn cover_once_writes_every_block_exactly_once() {
 
 #[test]
 fn time_based_runs_report_true_per_interval_samples() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let dir = disk_tempdir();
-    let target = dir.path().join("t.bin");
-    let json = dir.path().join("r.json");
-    let o = diskscope(&[
-        "run",
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "16M",
-        "--rw",
-        "randwrite",
-        "--iodepth",
-        "4",
-        "--runtime",
-        "1500ms",
-        "--ramp",
-        "300ms",
-        "--interval-ms",
-        "250",
-        "--rate",
-        "2000iops",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
-    ]);
+    require_io_uring!();
+    let s = Scratch::new();
+    let o = ds(&format!(
+        "run --target {} --size 16M --rw randwrite --iodepth 4 --runtime 1500ms --ramp 300ms \
+         --interval-ms 250 --rate 2000iops --json {} -q",
+        s.p("t.bin"),
+        s.p("r.json")
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
-    let r = read_report(&json);
-    assert!(
-        (5..=7).contains(&r.samples.len()),
-        "{} samples for 1.5 s at 250 ms",
-        r.samples.len()
-    );
-    for s in &r.samples[..r.samples.len() - 1] {
+    let r = read_report(&s.path("r.json"));
+    let n = r.samples.len();
+    assert!((5..=7).contains(&n), "{n} samples for 1.5 s at 250 ms");
+    for s in &r.samples[..n - 1] {
         assert_eq!(
             s.end_ns - s.start_ns,
             250_000_000,
@@ -295,95 +216,47 @@ fn time_based_runs_report_true_per_interval_samples() {
 
 #[test]
 fn bad_input_gets_a_one_line_error_naming_the_value() {
-    let dir = disk_tempdir();
-    let missing = dir.path().join("nope.bin");
-    let o = diskscope(&["run", "--target", missing.to_str().unwrap(), "-q"]);
+    let s = Scratch::new();
+    let missing = s.p("nope.bin");
+    let o = ds(&format!("run --target {missing} -q"));
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
-    assert!(
-        e.contains(missing.to_str().unwrap()) && e.contains("give --size"),
-        "{e}"
-    );
+    assert!(e.contains(&missing) && e.contains("give --size"), "{e}");
     assert_eq!(e.trim().lines().count(), 1, "{e}");
 
-    let o = diskscope(&[
-        "run",
-        "--target",
-        missing.to_str().unwrap(),
-        "--size",
-        "1M",
-        "--bs",
-        "1000",
-    ]);
+    let o = ds(&format!("run --target {missing} --size 1M --bs 1000"));
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("bs = 1000"), "{}", stderr(&o));
     assert!(
-        !missing.exists(),
+        !s.path("nope.bin").exists(),
         "a spec error is caught before the target is created"
     );
 
-    let o = diskscope(&[
-        "run",
-        "--target",
-        missing.to_str().unwrap(),
-        "--size",
-        "1M",
-        "--iodepth",
-        "0",
-    ]);
+    let o = ds(&format!("run --target {missing} --size 1M --iodepth 0"));
     assert!(
         stderr(&o).contains("iodepth = 0: must be 1..1024"),
         "{}",
         stderr(&o)
     );
 
-    let o = diskscope(&["run", "--target", "x", "--bs", "12Q"]);
+    let o = ds("run --target x --bs 12Q");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("'12Q'"), "{}", stderr(&o));
-
-    if !is_root() {
-        let ro = dir.path().join("ro.bin");
-        std::fs::write(&ro, vec![0u8; 1 << 20]).unwrap();
-        let mut perm = std::fs::metadata(&ro).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o444);
-        std::fs::set_permissions(&ro, perm).unwrap();
-        let o = diskscope(&["run", "--target", ro.to_str().unwrap(), "--rw", "write"]);
-        assert!(
-            stderr(&o).contains("cannot open for writing"),
-            "{}",
-            stderr(&o)
-        );
-    }
 }
 
 #[test]
 fn ctrl_c_stops_within_an_interval_and_keeps_partial_results() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let dir = disk_tempdir();
-    let target = dir.path().join("t.bin");
-    let json = dir.path().join("r.json");
-    let csv = dir.path().join("r.csv");
+    require_io_uring!();
+    let s = Scratch::new();
+    let cmd = format!(
+        "run --target {} --size 16M --rw randwrite --runtime 60s --interval-ms 200 --json {} \
+         --csv {} -q",
+        s.p("t.bin"),
+        s.p("r.json"),
+        s.p("r.csv")
+    );
     let mut child = std::process::Command::new(diskscope_bin())
-        .args([
-            "run",
-            "--target",
-            target.to_str().unwrap(),
-            "--size",
-            "16M",
-            "--rw",
-            "randwrite",
-            "--runtime",
-            "60s",
-            "--interval-ms",
-            "200",
-            "--json",
-            json.to_str().unwrap(),
-            "--csv",
-            csv.to_str().unwrap(),
-            "-q",
-        ])
+        .args(cmd.split_whitespace())
         .spawn()
         .expect("spawn");
     std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -391,13 +264,10 @@ fn ctrl_c_stops_within_an_interval_and_keeps_partial_results() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = std::time::Instant::now();
     let status = child.wait().expect("wait");
-    assert!(
-        t.elapsed().as_millis() < 1500,
-        "stopped {} ms after SIGINT",
-        t.elapsed().as_millis()
-    );
+    let ms = t.elapsed().as_millis();
+    assert!(ms < 1500, "stopped {ms} ms after SIGINT");
     assert_eq!(status.code(), Some(130));
-    let r = read_report(&json);
+    let r = read_report(&s.path("r.json"));
     assert_eq!(r.status, RunStatus::Stopped);
     assert!(r.samples.len() >= 3, "{} samples", r.samples.len());
     assert!(r.summary.write.ios > 0);
@@ -406,79 +276,48 @@ fn ctrl_c_stops_within_an_interval_and_keeps_partial_results() {
 
 #[test]
 fn tmpfs_punts_to_kernel_workers_and_the_report_says_so() {
-    if !io_uring_available() {
-        skip!("io_uring cannot be set up on this kernel");
-    }
-    let shm = std::path::Path::new("/dev/shm");
+    require_io_uring!();
+    let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
         skip!("no /dev/shm tmpfs");
     }
     let dir = tempfile::tempdir_in(shm).unwrap();
-    let target = dir.path().join("t.bin");
     let json = dir.path().join("r.json");
-    let o = diskscope(&[
-        "run",
-        "--target",
-        target.to_str().unwrap(),
-        "--size",
-        "16M",
-        "--rw",
-        "randwrite",
-        "--buffered",
-        "--iodepth",
-        "8",
-        "--runtime",
-        "1s",
-        "--interval-ms",
-        "200",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
-    ]);
+    let o = ds(&format!(
+        "run --target {} --size 16M --rw randwrite --buffered --iodepth 8 --runtime 1s \
+         --interval-ms 200 --json {} -q",
+        dir.path().join("t.bin").display(),
+        json.display()
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let r = read_report(&json);
     assert!(
         r.environment.io_workers_seen > 0,
         "expected iou-wrk threads on tmpfs"
     );
-    assert!(
-        r.environment
-            .warnings
-            .iter()
-            .any(|w| w.contains("not comparable")),
-        "{:?}",
-        r.environment.warnings
-    );
+    let warned = r
+        .environment
+        .warnings
+        .iter()
+        .any(|w| w.contains("not comparable"));
+    assert!(warned, "{:?}", r.environment.warnings);
 }
 
 #[test]
 fn null_backend_opens_nothing() {
-    let dir = disk_tempdir();
-    let label = dir.path().join("not-created");
-    let json = dir.path().join("r.json");
-    let o = diskscope(&[
-        "run",
-        "--target",
-        label.to_str().unwrap(),
-        "--backend",
-        "null",
-        "--rw",
-        "randrw",
-        "--iodepth",
-        "32",
-        "--runtime",
-        "500ms",
-        "--interval-ms",
-        "100",
-        "--json",
-        json.to_str().unwrap(),
-        "-q",
-    ]);
+    let s = Scratch::new();
+    let o = ds(&format!(
+        "run --target {} --backend null --rw randrw --iodepth 32 --runtime 500ms \
+         --interval-ms 100 --json {} -q",
+        s.p("not-created"),
+        s.p("r.json")
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(!label.exists());
-    let r = read_report(&json);
+    assert!(!s.path("not-created").exists());
+    let r = read_report(&s.path("r.json"));
     assert_eq!(r.environment.target_kind, "none");
-    assert!(r.summary.read.ios > 10_000 && r.summary.write.ios > 10_000);
-    let share = r.summary.read.ios as f64 / (r.summary.read.ios + r.summary.write.ios) as f64;
+    let (rd, wr) = (r.summary.read.ios, r.summary.write.ios);
+    assert!(rd > 10_000 && wr > 10_000);
+    let share = rd as f64 / (rd + wr) as f64;
     assert!((0.49..0.51).contains(&share), "50/50 mix gave {share}");
 }
