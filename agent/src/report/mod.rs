@@ -17,7 +17,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
     let mut warnings = Vec::new();
     if outcome.io_workers_seen > 0 {
         warnings.push(format!(
-            "io_uring handed I/O to {} kernel worker thread(s) (iou-wrk) instead of issuing it inline, as it does on tmpfs: these figures are not comparable with inline submission",
+            "io_uring handed I/O to {} kernel worker thread(s) (iou-wrk) instead of issuing it inline (it does on tmpfs, and for O_DIRECT writes that allocate blocks in a new or sparse file): these figures include that hand-off and are not comparable with inline submission",
             outcome.io_workers_seen
         ));
     }
