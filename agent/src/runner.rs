@@ -43,7 +43,7 @@ pub enum StartError {
 /// Receives progress while a run goes on.
 pub trait Observer {
     /// About to lay out `bytes` of real data before the run (file targets with holes).
-    fn layout(&mut self, _bytes_hint: u64) {}
+    fn layout(&mut self, _bytes: u64) {}
     /// One merged sample, as soon as every job has reported its interval.
     fn sample(&mut self, sample: &Sample);
 }
@@ -62,8 +62,10 @@ pub fn run(
         drop(target.open(plan.writes(), spec.direct)?);
         if plan.reads() && target.kind == TargetKind::File {
             let (start, end) = plan.span_bytes();
-            observer.layout(end - start);
-            laid_out_bytes = target::ensure_written(target, start, end, spec.direct)?;
+            laid_out_bytes =
+                target::ensure_written(target, start, end, spec.direct, &mut |bytes| {
+                    observer.layout(bytes)
+                })?;
         }
     }
     let n = plan.jobs().len();

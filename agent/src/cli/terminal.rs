@@ -61,7 +61,7 @@ impl Observer for Terminal {
     fn layout(&mut self, bytes: u64) {
         // Said even when quiet: laying out a large target takes a while.
         eprintln!(
-            "laying out real data in the {} span before reading (holes only)",
+            "laying out {} of real data in the target's holes before reading",
             format_bytes(bytes)
         );
     }

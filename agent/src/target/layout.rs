@@ -17,12 +17,14 @@ const CHUNK: u64 = 1 << 20;
 const LAYOUT_SEED: u64 = 0x1a70_0d47a;
 
 /// Fills every hole in `[start, end)` of a file target with random data; returns the bytes
-/// written. Block devices and label targets are left alone.
+/// written. `on_start` hears how many bytes are about to be laid out (only when some are).
+/// Block devices and label targets are left alone.
 pub fn ensure_written(
     target: &TargetInfo,
     start: u64,
     end: u64,
     direct: bool,
+    on_start: &mut dyn FnMut(u64),
 ) -> Result<u64, TargetError> {
     if target.kind != TargetKind::File {
         return Ok(0);
@@ -34,6 +36,7 @@ pub fn ensure_written(
     if needed == 0 {
         return Ok(0);
     }
+    on_start(needed);
     let free = free_bytes(&file).unwrap_or(u64::MAX);
     if needed > free {
         return Err(TargetError::NoSpace {
@@ -127,11 +130,11 @@ mod tests {
         let p = dir.path().join("sparse.bin");
         let t = file_target(&p, 8 << 20);
         assert_eq!(
-            ensure_written(&t, 0, 8 << 20, false).expect("layout"),
+            ensure_written(&t, 0, 8 << 20, false, &mut |_| {}).expect("layout"),
             8 << 20
         );
         assert_eq!(
-            ensure_written(&t, 0, 8 << 20, false).expect("second layout"),
+            ensure_written(&t, 0, 8 << 20, false, &mut |_| {}).expect("second layout"),
             0
         );
         let f = File::open(&p).expect("open");
