@@ -12,5 +12,6 @@ pub mod measure;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod store;
 pub mod target;
 pub mod workload;

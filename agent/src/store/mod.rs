@@ -1,0 +1,441 @@
+//! Run history in an embedded SQLite file (`diskscope.db` in the data directory).
+//!
+//! WAL mode; migrations are the versioned SQL files in `migrations/`, applied in order and
+//! recorded in `PRAGMA user_version`. A run's samples are written as they arrive, one
+//! transaction per interval, so killing the agent loses at most the interval in progress;
+//! [`Store::interrupt_leftovers`] marks runs left `running` by a dead agent as `interrupted`.
+//! Deleting a run deletes its samples, histogram and snapshots (foreign keys cascade). The
+//! schema is documented in `docs/database.md`.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::de::DeserializeOwned;
+use shared::api::{RunInfo, RunState};
+use shared::{Environment, HistogramDump, RunError, RunSummary, Sample, WorkloadSpec};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("corrupt JSON in the database: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("the database {path} has schema version {found}, newer than this diskscope knows ({known})")]
+    TooNew { path: String, found: i64, known: i64 },
+}
+
+pub type RunId = i64;
+
+/// A run about to start.
+#[derive(Debug)]
+pub struct NewRun<'a> {
+    pub name: Option<&'a str>,
+    pub target: &'a str,
+    pub preset: Option<&'a str>,
+    pub spec: &'a WorkloadSpec,
+    pub created_ms: u64,
+}
+
+/// How a run ended, as stored.
+#[derive(Debug)]
+pub struct RunEnd<'a> {
+    pub state: RunState,
+    pub ended_ms: u64,
+    pub environment: Option<&'a Environment>,
+    pub summary: Option<&'a RunSummary>,
+    pub error: Option<&'a RunError>,
+    pub histogram: Option<&'a HistogramDump>,
+}
+
+/// Filters and paging for the run list.
+#[derive(Debug, Default, Clone)]
+pub struct RunQuery {
+    pub target: Option<String>,
+    pub preset: Option<String>,
+    pub state: Option<RunState>,
+    /// Created at or after / before (Unix ms).
+    pub since_ms: Option<u64>,
+    pub until_ms: Option<u64>,
+    pub page: u32,
+    pub per_page: u32,
+}
+
+#[derive(Debug)]
+pub struct Store {
+    conn: Mutex<Connection>,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrate(&conn, &path.display().to_string())?;
+        Ok(Store {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn create_run(&self, r: &NewRun<'_>) -> Result<RunId, StoreError> {
+        let spec = serde_json::to_string(r.spec)?;
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO runs (name, target, preset, state, created_ms, spec_json)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5)",
+            params![r.name, r.target, r.preset, r.created_ms as i64, spec],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// Appends one sample in its own transaction.
+    pub fn append_sample(&self, run: RunId, s: &Sample) -> Result<(), StoreError> {
+        let json = serde_json::to_string(s)?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "INSERT INTO samples (run_id, seq, start_ns, end_ns, read_bytes, read_mb_s, read_iops,
+                 read_p99_ns, write_bytes, write_mb_s, write_iops, write_p99_ns, offset_lo,
+                 offset_hi, sample_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            params![
+                run,
+                s.seq as i64,
+                s.start_ns as i64,
+                s.end_ns as i64,
+                s.read.bytes as i64,
+                s.read.mb_s,
+                s.read.iops,
+                s.read.lat.p99_ns as i64,
+                s.write.bytes as i64,
+                s.write.mb_s,
+                s.write.iops,
+                s.write.lat.p99_ns as i64,
+                s.offset_lo.map(|v| v as i64),
+                s.offset_hi.map(|v| v as i64),
+                json
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn finish_run(&self, run: RunId, end: &RunEnd<'_>) -> Result<(), StoreError> {
+        let env = end.environment.map(serde_json::to_string).transpose()?;
+        let summary = end.summary.map(serde_json::to_string).transpose()?;
+        let error = end.error.map(serde_json::to_string).transpose()?;
+        let hist = end.histogram.map(serde_json::to_string).transpose()?;
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        tx.execute(
+            "UPDATE runs SET state = ?2, ended_ms = ?3, environment_json = ?4, summary_json = ?5,
+                 error_json = ?6 WHERE id = ?1",
+            params![run, end.state.as_str(), end.ended_ms as i64, env, summary, error],
+        )?;
+        if let Some(h) = hist {
+            tx.execute(
+                "INSERT OR REPLACE INTO histograms (run_id, dump_json) VALUES (?1, ?2)",
+                params![run, h],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Marks runs left `running` (by an agent that died) as `interrupted`; returns how many.
+    pub fn interrupt_leftovers(&self) -> Result<usize, StoreError> {
+        Ok(self.conn().execute(
+            "UPDATE runs SET state = 'interrupted',
+                 ended_ms = COALESCE((SELECT MAX(end_ns) FROM samples WHERE run_id = runs.id) / 1000000
+                                     + created_ms, created_ms)
+             WHERE state = 'running'",
+            [],
+        )?)
+    }
+
+    pub fn get_run(&self, run: RunId) -> Result<Option<RunInfo>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(&format!("{RUN_COLUMNS} WHERE id = ?1"))?;
+        let row = stmt.query_row([run], raw_run).optional()?;
+        row.map(RawRun::into_info).transpose()
+    }
+
+    /// Runs matching `q`, newest first, and the total that match.
+    pub fn list_runs(&self, q: &RunQuery) -> Result<(Vec<RunInfo>, u64), StoreError> {
+        let mut clauses = Vec::new();
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        if let Some(t) = &q.target {
+            clauses.push("target = ?");
+            args.push(t.clone().into());
+        }
+        if let Some(p) = &q.preset {
+            clauses.push("preset = ?");
+            args.push(p.clone().into());
+        }
+        if let Some(s) = q.state {
+            clauses.push("state = ?");
+            args.push(s.as_str().to_string().into());
+        }
+        if let Some(t) = q.since_ms {
+            clauses.push("created_ms >= ?");
+            args.push((t as i64).into());
+        }
+        if let Some(t) = q.until_ms {
+            clauses.push("created_ms < ?");
+            args.push((t as i64).into());
+        }
+        let filter = if clauses.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", clauses.join(" AND "))
+        };
+        let conn = self.conn();
+        let total: i64 = conn.query_row(
+            &format!("SELECT COUNT(*) FROM runs{filter}"),
+            rusqlite::params_from_iter(args.iter()),
+            |r| r.get(0),
+        )?;
+        let per_page = q.per_page.clamp(1, 500);
+        let offset = i64::from(q.page.saturating_sub(1)) * i64::from(per_page);
+        let mut page_args = args.clone();
+        page_args.push(i64::from(per_page).into());
+        page_args.push(offset.into());
+        let mut stmt = conn.prepare(&format!(
+            "{RUN_COLUMNS}{filter} ORDER BY created_ms DESC, id DESC LIMIT ? OFFSET ?"
+        ))?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(page_args.iter()), raw_run)?
+            .collect::<Result<Vec<_>, _>>()?;
+        let runs = rows
+            .into_iter()
+            .map(RawRun::into_info)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((runs, total as u64))
+    }
+
+    /// Samples with `seq > after` (all when `None`), in order, at most `limit`.
+    pub fn samples_after(
+        &self,
+        run: RunId,
+        after: Option<u64>,
+        limit: u32,
+    ) -> Result<Vec<Sample>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare(
+            "SELECT sample_json FROM samples WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )?;
+        let after = after.map_or(-1, |a| a as i64);
+        let rows = stmt
+            .query_map(params![run, after, i64::from(limit)], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.iter()
+            .map(|j| serde_json::from_str(j).map_err(StoreError::from))
+            .collect()
+    }
+
+    pub fn histogram(&self, run: RunId) -> Result<Option<HistogramDump>, StoreError> {
+        let json: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT dump_json FROM histograms WHERE run_id = ?1",
+                [run],
+                |r| r.get(0),
+            )
+            .optional()?;
+        json.map(|j| serde_json::from_str(&j).map_err(StoreError::from))
+            .transpose()
+    }
+
+    /// Deletes a run and everything recorded with it. Returns whether it existed.
+    pub fn delete_run(&self, run: RunId) -> Result<bool, StoreError> {
+        Ok(self.conn().execute("DELETE FROM runs WHERE id = ?1", [run])? > 0)
+    }
+
+    /// Counts of runs by state, for metrics.
+    pub fn count_by_state(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare("SELECT state, COUNT(*) FROM runs GROUP BY state")?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+}
+
+fn migrate(conn: &Connection, path: &str) -> Result<(), StoreError> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let known = MIGRATIONS.len() as i64;
+    if version > known {
+        return Err(StoreError::TooNew {
+            path: path.to_string(),
+            found: version,
+            known,
+        });
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        conn.execute_batch(&format!(
+            "BEGIN; {sql}\nPRAGMA user_version = {}; COMMIT;",
+            i + 1
+        ))?;
+    }
+    Ok(())
+}
+
+const RUN_COLUMNS: &str = "SELECT id, name, target, preset, state, created_ms, ended_ms, spec_json,
+    environment_json, summary_json, error_json FROM runs";
+
+struct RawRun {
+    id: i64,
+    name: Option<String>,
+    target: String,
+    preset: Option<String>,
+    state: String,
+    created_ms: i64,
+    ended_ms: Option<i64>,
+    spec: String,
+    environment: Option<String>,
+    summary: Option<String>,
+    error: Option<String>,
+}
+
+fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
+    Ok(RawRun {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        target: r.get(2)?,
+        preset: r.get(3)?,
+        state: r.get(4)?,
+        created_ms: r.get(5)?,
+        ended_ms: r.get(6)?,
+        spec: r.get(7)?,
+        environment: r.get(8)?,
+        summary: r.get(9)?,
+        error: r.get(10)?,
+    })
+}
+
+fn parse_opt<T: DeserializeOwned>(s: Option<String>) -> Result<Option<T>, StoreError> {
+    s.map(|j| serde_json::from_str(&j).map_err(StoreError::from))
+        .transpose()
+}
+
+impl RawRun {
+    fn into_info(self) -> Result<RunInfo, StoreError> {
+        Ok(RunInfo {
+            id: self.id,
+            name: self.name,
+            target: self.target,
+            preset: self.preset,
+            state: RunState::parse(&self.state).unwrap_or(RunState::Interrupted),
+            created_ms: self.created_ms as u64,
+            ended_ms: self.ended_ms.map(|v| v as u64),
+            spec: serde_json::from_str(&self.spec)?,
+            environment: parse_opt(self.environment)?,
+            summary: parse_opt(self.summary)?,
+            error: parse_opt(self.error)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = Store::open(&dir.path().join("t.db")).expect("open");
+        (dir, s)
+    }
+
+    fn new_run<'a>(spec: &'a WorkloadSpec, target: &'a str, at: u64) -> NewRun<'a> {
+        NewRun {
+            name: None,
+            target,
+            preset: None,
+            spec,
+            created_ms: at,
+        }
+    }
+
+    #[test]
+    fn samples_round_trip_in_order_and_resume_after_a_seq() {
+        let (_d, s) = store();
+        let spec = WorkloadSpec::default();
+        let id = s.create_run(&new_run(&spec, "/t", 1)).expect("create");
+        for seq in 0..5 {
+            let sample = Sample {
+                seq,
+                end_ns: (seq + 1) * 1_000_000_000,
+                ..Sample::default()
+            };
+            s.append_sample(id, &sample).expect("append");
+        }
+        let all = s.samples_after(id, None, 100).expect("all");
+        assert_eq!(all.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+        let rest = s.samples_after(id, Some(2), 100).expect("rest");
+        assert_eq!(rest.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![3, 4]);
+        assert!(s.append_sample(id, &all[0]).is_err(), "a duplicate seq is refused");
+    }
+
+    #[test]
+    fn leftovers_become_interrupted_and_delete_cascades() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.db");
+        let spec = WorkloadSpec::default();
+        let id = {
+            let s = Store::open(&path).expect("open");
+            let id = s.create_run(&new_run(&spec, "/t", 1000)).expect("create");
+            s.append_sample(id, &Sample::default()).expect("append");
+            id
+        };
+        let s = Store::open(&path).expect("reopen");
+        assert_eq!(s.interrupt_leftovers().expect("interrupt"), 1);
+        let run = s.get_run(id).expect("get").expect("exists");
+        assert_eq!(run.state, RunState::Interrupted);
+        assert_eq!(s.samples_after(id, None, 10).expect("samples").len(), 1);
+        assert!(s.delete_run(id).expect("delete"));
+        assert!(s.get_run(id).expect("get").is_none());
+        let n: i64 = s
+            .conn()
+            .query_row("SELECT COUNT(*) FROM samples", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(n, 0, "samples go with their run");
+    }
+
+    #[test]
+    fn list_filters_and_pages() {
+        let (_d, s) = store();
+        let spec = WorkloadSpec::default();
+        for i in 0..7u64 {
+            let target = if i % 2 == 0 { "/a" } else { "/b" };
+            s.create_run(&new_run(&spec, target, 1000 + i)).expect("create");
+        }
+        let q = RunQuery {
+            target: Some("/a".into()),
+            page: 1,
+            per_page: 3,
+            ..RunQuery::default()
+        };
+        let (runs, total) = s.list_runs(&q).expect("list");
+        assert_eq!((runs.len(), total), (3, 4));
+        assert!(runs.windows(2).all(|w| w[0].created_ms > w[1].created_ms), "newest first");
+        let (runs, _) = s.list_runs(&RunQuery { page: 2, ..q }).expect("page 2");
+        assert_eq!(runs.len(), 1);
+        let (_, total) = s
+            .list_runs(&RunQuery {
+                since_ms: Some(1005),
+                per_page: 10,
+                ..RunQuery::default()
+            })
+            .expect("since");
+        assert_eq!(total, 2);
+    }
+}

@@ -1,0 +1,195 @@
+//! HTTP API bodies (`/api/v1/...`) and the WebSocket messages of the live stream.
+
+use crate::report::{Environment, RunError};
+use crate::sample::{RunSummary, Sample};
+use crate::spec::WorkloadSpec;
+use serde::{Deserialize, Serialize};
+
+/// Who a token belongs to.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Reads and streams (kiosks, dashboards on the LAN).
+    Viewer,
+    /// Also starts, stops and deletes runs.
+    Operator,
+}
+
+/// Where a run is in its life.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    Running,
+    Completed,
+    Stopped,
+    Failed,
+    /// The agent went away while the run was going; its samples up to then are kept.
+    Interrupted,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Running => "running",
+            RunState::Completed => "completed",
+            RunState::Stopped => "stopped",
+            RunState::Failed => "failed",
+            RunState::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunState> {
+        [
+            RunState::Running,
+            RunState::Completed,
+            RunState::Stopped,
+            RunState::Failed,
+            RunState::Interrupted,
+        ]
+        .into_iter()
+        .find(|r| r.as_str() == s)
+    }
+}
+
+/// Error body of every failed API call.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct ApiErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Health {
+    pub status: String,
+    pub version: String,
+    pub protocol_version: u32,
+}
+
+/// `POST /api/v1/runs`: a target and either a spec or a preset name.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CreateRun {
+    pub target: String,
+    #[serde(default)]
+    pub spec: Option<WorkloadSpec>,
+    #[serde(default)]
+    pub preset: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct Created {
+    pub id: i64,
+}
+
+/// A run as the API shows it (samples are fetched separately).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RunInfo {
+    pub id: i64,
+    pub name: Option<String>,
+    pub target: String,
+    pub preset: Option<String>,
+    pub state: RunState,
+    pub created_ms: u64,
+    pub ended_ms: Option<u64>,
+    pub spec: WorkloadSpec,
+    pub environment: Option<Environment>,
+    pub summary: Option<RunSummary>,
+    pub error: Option<RunError>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RunList {
+    pub runs: Vec<RunInfo>,
+    pub total: u64,
+    pub page: u32,
+    pub per_page: u32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SampleList {
+    pub run_id: i64,
+    pub samples: Vec<Sample>,
+}
+
+/// A target the agent may use, with what it knows of it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TargetView {
+    pub path: String,
+    /// `file`, `block`, `directory` (files under it are allowed) or `missing`.
+    pub kind: String,
+    pub size: Option<u64>,
+    /// The agent's default scratch file.
+    pub scratch: bool,
+    /// A run is going on it.
+    pub busy: bool,
+    /// Why writes would be refused (mounted, swap, holders, signatures), empty when free.
+    pub in_use: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Preset {
+    pub name: String,
+    pub description: String,
+    pub spec: WorkloadSpec,
+}
+
+/// What happened to a run, as streamed to subscribers.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunEvent {
+    Started,
+    Completed,
+    Stopped,
+    Failed,
+}
+
+/// Client → agent over `/api/v1/ws`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ClientMsg {
+    /// First message, when the token was not sent as an `Authorization` header.
+    Auth { token: String },
+    /// Samples of one run, from `after_seq + 1` (or the first) on: history first, then live.
+    Subscribe {
+        run_id: i64,
+        #[serde(default)]
+        after_seq: Option<u64>,
+    },
+    /// Whatever run starts next on this agent (and the one going on now, if any).
+    SubscribeActive,
+    Unsubscribe,
+}
+
+/// Agent → client over `/api/v1/ws`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMsg {
+    Hello {
+        protocol_version: u32,
+        version: String,
+        role: Role,
+    },
+    Subscribed {
+        run_id: Option<i64>,
+    },
+    Sample {
+        run_id: i64,
+        sample: Sample,
+    },
+    Run {
+        run_id: i64,
+        event: RunEvent,
+        error: Option<RunError>,
+    },
+    /// The client fell behind; the agent catches it up from the database after `after_seq`.
+    Resync {
+        run_id: i64,
+        after_seq: Option<u64>,
+    },
+    Error {
+        code: String,
+        message: String,
+    },
+}
