@@ -57,9 +57,14 @@ pub fn run(
     let spec = plan.spec();
     let target = plan.target();
     let mut laid_out_bytes = 0;
+    // Held until the run ends: an exclusive claim on a block device being written.
+    let mut claim = None;
     if target.kind != TargetKind::None {
         // Surface open errors (missing permission, O_DIRECT refused) before any thread starts.
         drop(target.open(plan.writes(), spec.direct)?);
+        if plan.writes() {
+            claim = target.claim()?;
+        }
         if plan.reads() && target.kind == TargetKind::File {
             let (start, end) = plan.span_bytes();
             laid_out_bytes =
@@ -127,6 +132,7 @@ pub fn run(
         }
     }
     handles.into_iter().for_each(|h| drop(h.join()));
+    drop(claim);
     let cancelled = shared.cancel.load(Ordering::Relaxed);
     Ok(out.finish(cancelled, laid_out_bytes))
 }

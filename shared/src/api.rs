@@ -1,6 +1,6 @@
 //! HTTP API bodies (`/api/v1/...`) and the WebSocket messages of the live stream.
 
-use crate::report::{Environment, RunError};
+use crate::report::{Environment, RunError, RunStatus};
 use crate::sample::{RunSummary, Sample};
 use crate::spec::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -13,42 +13,6 @@ pub enum Role {
     Viewer,
     /// Also starts, stops and deletes runs.
     Operator,
-}
-
-/// Where a run is in its life.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum RunState {
-    Running,
-    Completed,
-    Stopped,
-    Failed,
-    /// The agent went away while the run was going; its samples up to then are kept.
-    Interrupted,
-}
-
-impl RunState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunState::Running => "running",
-            RunState::Completed => "completed",
-            RunState::Stopped => "stopped",
-            RunState::Failed => "failed",
-            RunState::Interrupted => "interrupted",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<RunState> {
-        [
-            RunState::Running,
-            RunState::Completed,
-            RunState::Stopped,
-            RunState::Failed,
-            RunState::Interrupted,
-        ]
-        .into_iter()
-        .find(|r| r.as_str() == s)
-    }
 }
 
 /// Error body of every failed API call.
@@ -90,7 +54,7 @@ pub struct RunInfo {
     pub name: Option<String>,
     pub target: String,
     pub preset: Option<String>,
-    pub state: RunState,
+    pub status: RunStatus,
     pub created_ms: u64,
     pub ended_ms: Option<u64>,
     pub spec: WorkloadSpec,
@@ -150,7 +114,9 @@ pub enum RunEvent {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientMsg {
     /// First message, when the token was not sent as an `Authorization` header.
-    Auth { token: String },
+    Auth {
+        token: String,
+    },
     /// Samples of one run, from `after_seq + 1` (or the first) on: history first, then live.
     Subscribe {
         run_id: i64,
@@ -162,7 +128,9 @@ pub enum ClientMsg {
     Unsubscribe,
 }
 
-/// Agent → client over `/api/v1/ws`.
+/// Agent → client over `/api/v1/ws`. (Samples dominate the stream, so the enum is as large
+/// as a sample; boxing it would only add an allocation per message.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMsg {

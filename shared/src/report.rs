@@ -4,15 +4,42 @@ use crate::sample::{HistogramDump, RunSummary, Sample};
 use crate::spec::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 
-/// How a run ended.
+/// Where a run is in its life, and how it ended.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
+    Running,
     Completed,
     /// Stopped by the user (Ctrl-C, stop button); results up to the stop are kept.
     Stopped,
     /// Ended by an error (ENOSPC, EIO, ...); results up to the error are kept.
     Failed,
+    /// The agent went away while the run was going; its samples up to then are kept.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub const ALL: [RunStatus; 5] = [
+        RunStatus::Running,
+        RunStatus::Completed,
+        RunStatus::Stopped,
+        RunStatus::Failed,
+        RunStatus::Interrupted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|r| r.as_str() == s)
+    }
 }
 
 /// Why a run failed, with where it failed when an I/O failed.

@@ -23,6 +23,27 @@ pub enum Command {
     /// The default benchmark (sequential 1 MiB and random 4 KiB, read and write) on a
     /// scratch file in the data directory.
     Quick(QuickArgs),
+    /// Serve the API, the live stream and the dashboard.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub listen: std::net::SocketAddr,
+    /// Where the database, tokens and scratch file live (default: $XDG_DATA_HOME/diskscope or
+    /// ~/.local/share/diskscope; also DISKSCOPE_DATA_DIR).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// A directory, file or block device runs may use (repeatable); the scratch file in the
+    /// data directory is always allowed.
+    #[arg(long)]
+    pub allow: Vec<PathBuf>,
+    /// A block device that may be overwritten although it carries a partition table or
+    /// filesystem signature (repeatable). Mounted, swap or held devices stay refused.
+    #[arg(long)]
+    pub allow_destructive: Vec<PathBuf>,
 }
 
 fn size(s: &str) -> Result<u64, String> {

@@ -5,9 +5,10 @@
 mod args;
 mod quick;
 mod run;
+mod serve;
 mod terminal;
 
-pub use args::{Cli, Command};
+pub use args::{Cli, Command, ServeArgs};
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,10 @@ pub const EXIT_STOPPED: u8 = 130;
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> ExitCode {
+    if let Command::Serve(args) = &cli.command {
+        // The server handles its own signals (graceful shutdown).
+        return finish(serve::run(args));
+    }
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
     if let Err(e) = ctrlc::set_handler(move || {
@@ -31,7 +36,12 @@ pub fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::run(&args, cancel),
         Command::Quick(args) => quick::run(&args, cancel),
+        Command::Serve(args) => serve::run(&args),
     };
+    finish(result)
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {

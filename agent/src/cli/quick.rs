@@ -8,28 +8,9 @@ use crate::measure;
 use anyhow::Context;
 use shared::units::{format_bytes, format_ns};
 use shared::{RunReport, RunStatus, RwMode, WorkloadSpec};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// The data directory: `--data-dir`, `DISKSCOPE_DATA_DIR`, `$XDG_DATA_HOME/diskscope`, or
-/// `~/.local/share/diskscope`.
-pub fn data_dir(flag: Option<&PathBuf>) -> PathBuf {
-    if let Some(d) = flag {
-        return d.clone();
-    }
-    if let Some(d) = std::env::var_os("DISKSCOPE_DATA_DIR") {
-        return PathBuf::from(d);
-    }
-    if let Some(d) = std::env::var_os("XDG_DATA_HOME") {
-        return PathBuf::from(d).join("diskscope");
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    home.join(".local/share/diskscope")
-}
 
 const TESTS: [(&str, RwMode, u64, u32); 6] = [
     ("SEQ1M Q8T1", RwMode::Read, 1 << 20, 8),
@@ -41,7 +22,7 @@ const TESTS: [(&str, RwMode, u64, u32); 6] = [
 ];
 
 pub fn run(args: &QuickArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
-    let dir = data_dir(args.data_dir.as_ref());
+    let dir = crate::service::data_dir(args.data_dir.as_ref());
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create data directory {}", dir.display()))?;
     let target = dir.join("scratch.bin");

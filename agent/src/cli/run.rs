@@ -32,7 +32,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             eprintln!("diskscope: stopped by user; partial results kept");
             ExitCode::from(EXIT_STOPPED)
         }
-        RunStatus::Failed => {
+        RunStatus::Failed | RunStatus::Running | RunStatus::Interrupted => {
             let msg = report
                 .error
                 .as_ref()

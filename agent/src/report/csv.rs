@@ -63,9 +63,14 @@ fn record(s: &Sample) -> Vec<String> {
     r
 }
 
-/// Writes the header and one row per sample.
+/// Writes the header and one row per sample to a file.
 pub fn write(path: &Path, samples: &[Sample]) -> Result<(), ::csv::Error> {
-    let mut w = ::csv::Writer::from_path(path)?;
+    write_to(std::fs::File::create(path)?, samples)
+}
+
+/// Writes the header and one row per sample to any writer.
+pub fn write_to<W: std::io::Write>(out: W, samples: &[Sample]) -> Result<(), ::csv::Error> {
+    let mut w = ::csv::Writer::from_writer(out);
     w.write_record(header())?;
     for s in samples {
         w.write_record(record(s))?;

@@ -29,9 +29,8 @@ pub fn summary(r: &RunReport) -> String {
         out,
         "{} on {} ({}, {}): {} bs={} iodepth={} jobs={} pattern={} {}",
         match r.status {
-            RunStatus::Completed => "completed",
-            RunStatus::Stopped => "STOPPED",
-            RunStatus::Failed => "FAILED",
+            RunStatus::Completed => "completed".to_string(),
+            other => other.as_str().to_uppercase(),
         },
         e.target,
         e.target_kind,

@@ -9,8 +9,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
-use shared::api::{RunInfo, RunState};
-use shared::{Environment, HistogramDump, RunError, RunSummary, Sample, WorkloadSpec};
+use shared::api::RunInfo;
+use shared::{Environment, HistogramDump, RunError, RunStatus, RunSummary, Sample, WorkloadSpec};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
@@ -22,8 +22,14 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("corrupt JSON in the database: {0}")]
     Json(#[from] serde_json::Error),
-    #[error("the database {path} has schema version {found}, newer than this diskscope knows ({known})")]
-    TooNew { path: String, found: i64, known: i64 },
+    #[error(
+        "the database {path} has schema version {found}, newer than this diskscope knows ({known})"
+    )]
+    TooNew {
+        path: String,
+        found: i64,
+        known: i64,
+    },
 }
 
 pub type RunId = i64;
@@ -41,7 +47,7 @@ pub struct NewRun<'a> {
 /// How a run ended, as stored.
 #[derive(Debug)]
 pub struct RunEnd<'a> {
-    pub state: RunState,
+    pub state: RunStatus,
     pub ended_ms: u64,
     pub environment: Option<&'a Environment>,
     pub summary: Option<&'a RunSummary>,
@@ -54,7 +60,7 @@ pub struct RunEnd<'a> {
 pub struct RunQuery {
     pub target: Option<String>,
     pub preset: Option<String>,
-    pub state: Option<RunState>,
+    pub state: Option<RunStatus>,
     /// Created at or after / before (Unix ms).
     pub since_ms: Option<u64>,
     pub until_ms: Option<u64>,
@@ -138,7 +144,14 @@ impl Store {
         tx.execute(
             "UPDATE runs SET state = ?2, ended_ms = ?3, environment_json = ?4, summary_json = ?5,
                  error_json = ?6 WHERE id = ?1",
-            params![run, end.state.as_str(), end.ended_ms as i64, env, summary, error],
+            params![
+                run,
+                end.state.as_str(),
+                end.ended_ms as i64,
+                env,
+                summary,
+                error
+            ],
         )?;
         if let Some(h) = hist {
             tx.execute(
@@ -234,11 +247,27 @@ impl Store {
         )?;
         let after = after.map_or(-1, |a| a as i64);
         let rows = stmt
-            .query_map(params![run, after, i64::from(limit)], |r| r.get::<_, String>(0))?
+            .query_map(params![run, after, i64::from(limit)], |r| {
+                r.get::<_, String>(0)
+            })?
             .collect::<Result<Vec<_>, _>>()?;
         rows.iter()
             .map(|j| serde_json::from_str(j).map_err(StoreError::from))
             .collect()
+    }
+
+    /// The newest sample of a run.
+    pub fn last_sample(&self, run: RunId) -> Result<Option<Sample>, StoreError> {
+        let json: Option<String> = self
+            .conn()
+            .query_row(
+                "SELECT sample_json FROM samples WHERE run_id = ?1 ORDER BY seq DESC LIMIT 1",
+                [run],
+                |r| r.get(0),
+            )
+            .optional()?;
+        json.map(|j| serde_json::from_str(&j).map_err(StoreError::from))
+            .transpose()
     }
 
     pub fn histogram(&self, run: RunId) -> Result<Option<HistogramDump>, StoreError> {
@@ -256,7 +285,10 @@ impl Store {
 
     /// Deletes a run and everything recorded with it. Returns whether it existed.
     pub fn delete_run(&self, run: RunId) -> Result<bool, StoreError> {
-        Ok(self.conn().execute("DELETE FROM runs WHERE id = ?1", [run])? > 0)
+        Ok(self
+            .conn()
+            .execute("DELETE FROM runs WHERE id = ?1", [run])?
+            > 0)
     }
 
     /// Counts of runs by state, for metrics.
@@ -264,7 +296,9 @@ impl Store {
         let conn = self.conn();
         let mut stmt = conn.prepare("SELECT state, COUNT(*) FROM runs GROUP BY state")?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))?
+            .query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+            })?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(rows)
     }
@@ -334,7 +368,7 @@ impl RawRun {
             name: self.name,
             target: self.target,
             preset: self.preset,
-            state: RunState::parse(&self.state).unwrap_or(RunState::Interrupted),
+            status: RunStatus::parse(&self.state).unwrap_or(RunStatus::Interrupted),
             created_ms: self.created_ms as u64,
             ended_ms: self.ended_ms.map(|v| v as u64),
             spec: serde_json::from_str(&self.spec)?,
@@ -379,10 +413,16 @@ mod tests {
             s.append_sample(id, &sample).expect("append");
         }
         let all = s.samples_after(id, None, 100).expect("all");
-        assert_eq!(all.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4]);
+        assert_eq!(
+            all.iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
         let rest = s.samples_after(id, Some(2), 100).expect("rest");
         assert_eq!(rest.iter().map(|x| x.seq).collect::<Vec<_>>(), vec![3, 4]);
-        assert!(s.append_sample(id, &all[0]).is_err(), "a duplicate seq is refused");
+        assert!(
+            s.append_sample(id, &all[0]).is_err(),
+            "a duplicate seq is refused"
+        );
     }
 
     #[test]
@@ -399,7 +439,7 @@ mod tests {
         let s = Store::open(&path).expect("reopen");
         assert_eq!(s.interrupt_leftovers().expect("interrupt"), 1);
         let run = s.get_run(id).expect("get").expect("exists");
-        assert_eq!(run.state, RunState::Interrupted);
+        assert_eq!(run.status, RunStatus::Interrupted);
         assert_eq!(s.samples_after(id, None, 10).expect("samples").len(), 1);
         assert!(s.delete_run(id).expect("delete"));
         assert!(s.get_run(id).expect("get").is_none());
@@ -416,7 +456,8 @@ mod tests {
         let spec = WorkloadSpec::default();
         for i in 0..7u64 {
             let target = if i % 2 == 0 { "/a" } else { "/b" };
-            s.create_run(&new_run(&spec, target, 1000 + i)).expect("create");
+            s.create_run(&new_run(&spec, target, 1000 + i))
+                .expect("create");
         }
         let q = RunQuery {
             target: Some("/a".into()),
@@ -426,7 +467,10 @@ mod tests {
         };
         let (runs, total) = s.list_runs(&q).expect("list");
         assert_eq!((runs.len(), total), (3, 4));
-        assert!(runs.windows(2).all(|w| w[0].created_ms > w[1].created_ms), "newest first");
+        assert!(
+            runs.windows(2).all(|w| w[0].created_ms > w[1].created_ms),
+            "newest first"
+        );
         let (runs, _) = s.list_runs(&RunQuery { page: 2, ..q }).expect("page 2");
         assert_eq!(runs.len(), 1);
         let (_, total) = s

@@ -2,7 +2,7 @@
 //! files, opening with or without O_DIRECT, and laying out real data before reads.
 
 mod layout;
-mod safety;
+pub mod safety;
 
 pub use layout::ensure_written;
 
@@ -147,6 +147,55 @@ impl TargetInfo {
                 kind,
             })
         }
+    }
+
+    /// Filesystem or partition-table signatures at the start of a block device (empty for
+    /// files and for blank devices).
+    pub fn signatures(&self) -> Result<Vec<&'static str>, TargetError> {
+        if self.kind != TargetKind::Block {
+            return Ok(Vec::new());
+        }
+        use std::os::unix::fs::FileExt;
+        let f = File::open(&self.path).map_err(|e| TargetError::io("open", &self.path, e))?;
+        let mut head = vec![0u8; safety::SIGNATURE_SPAN.min(self.size as usize)];
+        f.read_exact_at(&mut head, 0)
+            .map_err(|e| TargetError::io("read the start of", &self.path, e))?;
+        Ok(safety::signatures(&head))
+    }
+
+    /// Why writes to this target would be refused because something uses it.
+    pub fn in_use(&self) -> Vec<String> {
+        match (self.kind, std::fs::metadata(&self.path)) {
+            (TargetKind::Block, Ok(meta)) => safety::in_use_reasons(meta.rdev()),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Claims a block device exclusively (`O_EXCL`) for the length of a writing run: fails
+    /// with a clear error while the kernel (a mount, a holder) or another program holds it,
+    /// and keeps them out until the returned handle is dropped. `None` for files.
+    pub fn claim(&self) -> Result<Option<File>, TargetError> {
+        if self.kind != TargetKind::Block {
+            return Ok(None);
+        }
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&self.path)
+            .map(Some)
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::EBUSY) {
+                    TargetError::InUse {
+                        path: self.path.clone(),
+                        reasons: vec![
+                            "another program or the kernel holds it open exclusively (EBUSY)"
+                                .into(),
+                        ],
+                    }
+                } else {
+                    TargetError::io("claim", &self.path, e)
+                }
+            })
     }
 
     /// Opens the target for a job. Writes to a block device that is mounted, swap or held

@@ -1,6 +1,8 @@
 //! Refuses writes to block devices that something else is using: mounted (itself or one of
-//! its partitions), used as swap, or held by another device (LVM, MD, dm-crypt). Reads are
-//! always allowed. Reasons are collected so the error says exactly why.
+//! its partitions), used as swap, or held by another device (LVM, MD, dm-crypt); and finds
+//! partition tables and filesystem signatures, which the service refuses to overwrite unless
+//! the operator armed the device. Reads are always allowed. Reasons are collected so the
+//! error says exactly why.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
@@ -77,4 +79,60 @@ pub fn in_use_reasons(rdev: u64) -> Vec<String> {
         }
     }
     reasons
+}
+
+/// Known on-disk signatures: (byte offset, magic, what it means).
+const SIGNATURES: &[(u64, &[u8], &str)] = &[
+    (510, &[0x55, 0xAA], "an MBR partition table or boot sector"),
+    (512, b"EFI PART", "a GPT partition table"),
+    (4096, b"EFI PART", "a GPT partition table (4K sectors)"),
+    (1080, &[0x53, 0xEF], "an ext2/3/4 filesystem"),
+    (0, b"XFSB", "an XFS filesystem"),
+    (65600, b"_BHRfS_M", "a btrfs filesystem"),
+    (3, b"NTFS    ", "an NTFS filesystem"),
+    (82, b"FAT32   ", "a FAT32 filesystem"),
+    (54, b"FAT1", "a FAT filesystem"),
+    (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
+    (536, b"LVM2 001", "an LVM physical volume"),
+    (4086, b"SWAPSPACE2", "a swap area"),
+    (32769, b"CD001", "an ISO 9660 filesystem"),
+    (3, b"EXFAT   ", "an exFAT filesystem"),
+    (0, b"ZFS", "a ZFS label"),
+];
+
+/// Which signatures the first bytes of a device carry.
+pub fn signatures(head: &[u8]) -> Vec<&'static str> {
+    let mut found: Vec<&'static str> = SIGNATURES
+        .iter()
+        .filter(|(off, magic, _)| {
+            let off = *off as usize;
+            head.get(off..off + magic.len()) == Some(*magic)
+        })
+        .map(|(_, _, what)| *what)
+        .collect();
+    found.dedup();
+    found
+}
+
+/// Bytes to read from the start of a device to see every signature above.
+pub const SIGNATURE_SPAN: usize = 65600 + 8;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_signatures_at_their_offsets() {
+        let mut head = vec![0u8; SIGNATURE_SPAN];
+        assert!(signatures(&head).is_empty());
+        head[1080] = 0x53;
+        head[1081] = 0xEF;
+        assert_eq!(signatures(&head), vec!["an ext2/3/4 filesystem"]);
+        head[512..520].copy_from_slice(b"EFI PART");
+        assert_eq!(signatures(&head).len(), 2);
+        assert!(
+            signatures(&head[..100]).is_empty(),
+            "a short read finds nothing it cannot see"
+        );
+    }
 }

@@ -1,0 +1,123 @@
+//! The one mapping from errors to HTTP responses: `{ "code": ..., "message": ... }` with the
+//! status that fits. User errors quote the bad value; internal details are logged, not sent.
+
+use crate::measure::MeasureError;
+use crate::service::access::AccessError;
+use crate::service::manager::ServiceError;
+use crate::store::StoreError;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use shared::api::ApiErrorBody;
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    fn internal(e: &dyn std::fmt::Display) -> Self {
+        tracing::error!("internal error: {e}");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error (details are in the agent's log)",
+        )
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ApiErrorBody {
+            code: self.code.to_string(),
+            message: self.message,
+        };
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        let status = r.status();
+        let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            "too_large"
+        } else {
+            "bad_json"
+        };
+        ApiError::new(status, code, r.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_query", r.body_text())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        ApiError::internal(&e)
+    }
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        use StatusCode as S;
+        let msg = e.to_string();
+        match e {
+            ServiceError::Measure(MeasureError::Spec(_)) => {
+                ApiError::new(S::BAD_REQUEST, "invalid_spec", msg)
+            }
+            ServiceError::Measure(MeasureError::Target(_)) => {
+                ApiError::new(S::BAD_REQUEST, "target_error", msg)
+            }
+            ServiceError::Measure(MeasureError::Start(_)) => {
+                ApiError::new(S::INTERNAL_SERVER_ERROR, "start_failed", msg)
+            }
+            ServiceError::Access(AccessError::InUse { .. } | AccessError::Signature { .. }) => {
+                ApiError::new(S::FORBIDDEN, "target_in_use", msg)
+            }
+            ServiceError::Access(_) => ApiError::new(S::FORBIDDEN, "target_not_allowed", msg),
+            ServiceError::Busy { .. } => ApiError::new(S::CONFLICT, "target_busy", msg),
+            ServiceError::StillRunning(_) | ServiceError::NotRunning(_) => {
+                ApiError::new(S::CONFLICT, "run_state", msg)
+            }
+            ServiceError::SpecOrPreset(_) | ServiceError::UnknownPreset(_) => {
+                ApiError::new(S::BAD_REQUEST, "invalid_request", msg)
+            }
+            ServiceError::NotFound(_) => ApiError::new(S::NOT_FOUND, "not_found", msg),
+            ServiceError::ShuttingDown => {
+                ApiError::new(S::SERVICE_UNAVAILABLE, "shutting_down", msg)
+            }
+            ServiceError::Store(e) => ApiError::internal(&e),
+            ServiceError::Thread(e) => ApiError::internal(&e),
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The HTTP API (`/api/v1`, JSON), the live WebSocket stream, Prometheus metrics and the
+//! embedded dashboard. Handlers are thin: they authenticate, call the run manager or the
+//! store off the async threads, and map errors once (`error.rs`).
+
+pub mod assets;
+pub mod auth;
+pub mod error;
+pub mod metrics;
+pub mod runs;
+pub mod targets;
+pub mod ws;
+
+use crate::service::manager::Manager;
+use crate::service::tokens::Tokens;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{any, get, post};
+use axum::Router;
+use error::ApiError;
+use std::sync::Arc;
+
+/// Largest request body accepted (a workload spec is well under 2 KiB).
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub manager: Arc<Manager>,
+    pub tokens: Arc<Tokens>,
+}
+
+async fn api_not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no API endpoint {}", uri.path()))
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/api/v1/health", get(targets::health))
+        .route("/api/v1/targets", get(targets::list))
+        .route("/api/v1/presets", get(targets::presets))
+        .route("/api/v1/runs", get(runs::list).post(runs::create))
+        .route("/api/v1/runs/{id}", get(runs::get).delete(runs::delete))
+        .route("/api/v1/runs/{id}/samples", get(runs::samples))
+        .route("/api/v1/runs/{id}/stop", post(runs::stop))
+        .route("/api/v1/runs/{id}/export", get(runs::export))
+        .route("/api/v1/ws", get(ws::handler))
+        .route("/metrics", get(metrics::metrics))
+        .route("/api/{*rest}", any(api_not_found))
+        .fallback(assets::serve)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+}

@@ -1,0 +1,65 @@
+//! `/api/v1/targets`, `/api/v1/presets`, `/api/v1/health`.
+
+use super::auth::Viewer;
+use super::error::ApiError;
+use super::AppState;
+use crate::target::{TargetInfo, TargetKind};
+use axum::extract::State;
+use axum::Json;
+use shared::api::{Health, Preset, TargetView};
+use std::path::Path;
+
+pub async fn health() -> Json<Health> {
+    Json(Health {
+        status: "ok".into(),
+        version: crate::env::VERSION.into(),
+        protocol_version: shared::PROTOCOL_VERSION,
+    })
+}
+
+pub async fn presets(_: Viewer) -> Json<Vec<Preset>> {
+    Json(crate::service::presets::all())
+}
+
+fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
+    let (kind, size, in_use) = if path.is_dir() {
+        ("directory".to_string(), None, Vec::new())
+    } else {
+        match TargetInfo::probe(path, None) {
+            Ok(t) => (t.kind.as_str().to_string(), Some(t.size), t.in_use()),
+            Err(_) if !path.exists() => ("missing".to_string(), None, Vec::new()),
+            Err(e) => ("unusable".to_string(), None, vec![e.to_string()]),
+        }
+    };
+    let kind = if kind == TargetKind::None.as_str() {
+        "missing".into()
+    } else {
+        kind
+    };
+    TargetView {
+        path: path.display().to_string(),
+        kind,
+        size,
+        scratch,
+        busy,
+        in_use,
+    }
+}
+
+pub async fn list(
+    State(st): State<AppState>,
+    _: Viewer,
+) -> Result<Json<Vec<TargetView>>, ApiError> {
+    let manager = st.manager.clone();
+    let views = tokio::task::spawn_blocking(move || {
+        let access = manager.access();
+        let scratch = access.scratch().to_path_buf();
+        std::iter::once((scratch, true))
+            .chain(access.allowed().iter().map(|p| (p.clone(), false)))
+            .map(|(p, is_scratch)| view(&p, is_scratch, manager.busy_with(&p).is_some()))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    Ok(Json(views))
+}

@@ -1,0 +1,289 @@
+//! `GET /api/v1/ws`: the live stream.
+//!
+//! Authentication: an `Authorization: Bearer` header on the upgrade request, or (browsers
+//! cannot set headers on WebSockets) an `{"type":"auth","token":...}` first message within
+//! 10 s. The agent then says `hello` with the protocol version and the client's role.
+//!
+//! A client subscribes to one run (`subscribe`, optionally `after_seq`) or to whatever runs
+//! (`subscribe_active`). It first gets the run's stored samples after `after_seq`, then the
+//! live ones; each sample's `seq` is checked against the last one sent, so a reconnecting
+//! client sees no gap and no duplicate. A client that falls behind the fan-out channel is
+//! sent `resync` and caught up from the database; it never slows the engine or other clients.
+
+use super::auth::bearer;
+use super::AppState;
+use crate::service::manager::Event;
+use crate::store::RunId;
+use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::http::request::Parts;
+use axum::response::Response;
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use shared::api::{ClientMsg, Role, RunEvent, ServerMsg};
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+
+const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
+const PING_EVERY: Duration = Duration::from_secs(15);
+/// A client that does not take a message for this long is dropped.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+const CATCH_UP_BATCH: u32 = 1000;
+
+pub async fn handler(State(st): State<AppState>, ws: WebSocketUpgrade, parts: Parts) -> Response {
+    let role = bearer(&parts).and_then(|t| st.tokens.role_of(t));
+    ws.on_upgrade(move |socket| async move {
+        let (tx, rx) = socket.split();
+        let mut c = Client {
+            tx,
+            rx,
+            st,
+            follow: Follow::None,
+        };
+        if let Err(e) = c.serve(role).await {
+            tracing::debug!("websocket client gone: {e}");
+        }
+    })
+}
+
+/// What the client follows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Follow {
+    None,
+    /// One run; `last` is the last seq sent.
+    Run {
+        id: RunId,
+        last: Option<u64>,
+    },
+    /// Whatever runs on this agent: the current run, then the next.
+    Active {
+        current: Option<(RunId, Option<u64>)>,
+    },
+}
+
+struct Client {
+    tx: SplitSink<WebSocket, Message>,
+    rx: SplitStream<WebSocket>,
+    st: AppState,
+    follow: Follow,
+}
+
+type WsResult = Result<(), String>;
+
+impl Client {
+    async fn send(&mut self, msg: &ServerMsg) -> WsResult {
+        let text = serde_json::to_string(msg).map_err(|e| e.to_string())?;
+        match tokio::time::timeout(
+            SEND_TIMEOUT,
+            self.tx.send(Message::Text(Utf8Bytes::from(text))),
+        )
+        .await
+        {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(_) => Err("client did not read for 10 s".into()),
+        }
+    }
+
+    async fn error(&mut self, code: &str, message: String) -> WsResult {
+        self.send(&ServerMsg::Error {
+            code: code.into(),
+            message,
+        })
+        .await
+    }
+
+    async fn authenticate(&mut self, header_role: Option<Role>) -> Result<Role, String> {
+        if let Some(r) = header_role {
+            return Ok(r);
+        }
+        let first = tokio::time::timeout(AUTH_TIMEOUT, self.rx.next()).await;
+        let token = match first {
+            Ok(Some(Ok(Message::Text(t)))) => match serde_json::from_str::<ClientMsg>(&t) {
+                Ok(ClientMsg::Auth { token }) => token,
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        match self.st.tokens.role_of(&token) {
+            Some(r) => Ok(r),
+            None => {
+                let _ = self
+                    .error("unauthorized", "send {\"type\":\"auth\",\"token\":...} first, or an Authorization: Bearer header".into())
+                    .await;
+                Err("unauthorized".into())
+            }
+        }
+    }
+
+    async fn serve(&mut self, header_role: Option<Role>) -> WsResult {
+        let role = self.authenticate(header_role).await?;
+        let mut events = self.st.manager.subscribe();
+        self.send(&ServerMsg::Hello {
+            protocol_version: shared::PROTOCOL_VERSION,
+            version: crate::env::VERSION.into(),
+            role,
+        })
+        .await?;
+        let mut ping = tokio::time::interval(PING_EVERY);
+        ping.tick().await;
+        loop {
+            tokio::select! {
+                msg = self.rx.next() => match msg {
+                    Some(Ok(Message::Text(t))) => self.on_client(&t).await?,
+                    Some(Ok(Message::Close(_))) | None => return Ok(()),
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(e.to_string()),
+                },
+                ev = events.recv() => match ev {
+                    Ok(ev) => self.on_event(ev).await?,
+                    Err(RecvError::Lagged(_)) => self.resync().await?,
+                    Err(RecvError::Closed) => return Ok(()),
+                },
+                _ = ping.tick() => {
+                    self.tx.send(Message::Ping(Default::default())).await.map_err(|e| e.to_string())?;
+                }
+            }
+        }
+    }
+
+    async fn on_client(&mut self, text: &str) -> WsResult {
+        let msg = match serde_json::from_str::<ClientMsg>(text) {
+            Ok(m) => m,
+            Err(e) => {
+                return self
+                    .error("bad_message", format!("cannot read message {text:?}: {e}"))
+                    .await
+            }
+        };
+        match msg {
+            ClientMsg::Auth { .. } => Ok(()),
+            ClientMsg::Unsubscribe => {
+                self.follow = Follow::None;
+                self.send(&ServerMsg::Subscribed { run_id: None }).await
+            }
+            ClientMsg::Subscribe { run_id, after_seq } => {
+                let store = self.st.manager.store().clone();
+                let exists = tokio::task::spawn_blocking(move || store.get_run(run_id))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?;
+                if exists.is_none() {
+                    return self
+                        .error("not_found", format!("run {run_id} not found"))
+                        .await;
+                }
+                self.follow = Follow::Run {
+                    id: run_id,
+                    last: after_seq,
+                };
+                self.send(&ServerMsg::Subscribed {
+                    run_id: Some(run_id),
+                })
+                .await?;
+                self.catch_up().await
+            }
+            ClientMsg::SubscribeActive => {
+                let current = self.st.manager.current_run().map(|id| (id, None));
+                self.follow = Follow::Active { current };
+                self.send(&ServerMsg::Subscribed {
+                    run_id: current.map(|c| c.0),
+                })
+                .await?;
+                self.catch_up().await
+            }
+        }
+    }
+
+    /// The run followed now and the last seq sent for it.
+    fn followed(&self) -> Option<(RunId, Option<u64>)> {
+        match self.follow {
+            Follow::Run { id, last } => Some((id, last)),
+            Follow::Active { current } => current,
+            Follow::None => None,
+        }
+    }
+
+    fn set_last(&mut self, seq: u64) {
+        match &mut self.follow {
+            Follow::Run { last, .. }
+            | Follow::Active {
+                current: Some((_, last)),
+            } => *last = Some(seq),
+            _ => {}
+        }
+    }
+
+    /// Sends every stored sample after the last one sent.
+    async fn catch_up(&mut self) -> WsResult {
+        while let Some((id, last)) = self.followed() {
+            let store = self.st.manager.store().clone();
+            let batch =
+                tokio::task::spawn_blocking(move || store.samples_after(id, last, CATCH_UP_BATCH))
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?;
+            let n = batch.len();
+            for sample in batch {
+                let seq = sample.seq;
+                self.send(&ServerMsg::Sample { run_id: id, sample }).await?;
+                self.set_last(seq);
+            }
+            if n < CATCH_UP_BATCH as usize {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    async fn resync(&mut self) -> WsResult {
+        if let Some((run_id, after_seq)) = self.followed() {
+            self.send(&ServerMsg::Resync { run_id, after_seq }).await?;
+            self.catch_up().await?;
+        }
+        Ok(())
+    }
+
+    async fn on_event(&mut self, ev: Event) -> WsResult {
+        match ev {
+            Event::Sample { run_id, sample } => {
+                let Some((id, last)) = self.followed() else {
+                    return Ok(());
+                };
+                if id != run_id || last.is_some_and(|l| sample.seq <= l) {
+                    return Ok(());
+                }
+                let expected = last.map_or(0, |l| l + 1);
+                if sample.seq != expected {
+                    // A gap (e.g. subscribed between a store write and its broadcast): the
+                    // store has everything up to this sample.
+                    return self.catch_up().await;
+                }
+                self.send(&ServerMsg::Sample {
+                    run_id,
+                    sample: (*sample).clone(),
+                })
+                .await?;
+                self.set_last(sample.seq);
+                Ok(())
+            }
+            Event::Lifecycle {
+                run_id,
+                event,
+                error,
+            } => {
+                if let (Follow::Active { current }, RunEvent::Started) = (&mut self.follow, event) {
+                    *current = Some((run_id, None));
+                }
+                if self.followed().map(|f| f.0) == Some(run_id) {
+                    self.send(&ServerMsg::Run {
+                        run_id,
+                        event,
+                        error,
+                    })
+                    .await?;
+                }
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! `diskscope serve`: the agent as a service for browsers on the LAN, kiosks and remote
+//! operators. Opens the history database and the tokens in the data directory, marks runs
+//! a dead agent left `running` as `interrupted`, serves the API and the embedded dashboard,
+//! and on SIGINT/SIGTERM stops any run within one interval (recorded as `stopped`).
+
+use super::args::ServeArgs;
+use crate::api::{self, AppState};
+use crate::service::access::AccessPolicy;
+use crate::service::manager::Manager;
+use crate::service::tokens::{Origin, Tokens};
+use crate::service::{data_dir, SCRATCH_NAME};
+use crate::store::Store;
+use anyhow::Context;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let dir = data_dir(args.data_dir.as_ref());
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create data directory {}", dir.display()))?;
+    let db = dir.join("diskscope.db");
+    let store =
+        Arc::new(Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?);
+    let interrupted = store.interrupt_leftovers()?;
+    if interrupted > 0 {
+        eprintln!("diskscope: marked {interrupted} run(s) left running by a previous agent as interrupted");
+    }
+    let (tokens, origin) = Tokens::load(&dir)
+        .with_context(|| format!("cannot read or create tokens in {}", dir.display()))?;
+    let access = AccessPolicy::new(dir.join(SCRATCH_NAME), &args.allow, &args.allow_destructive);
+    let manager = Manager::new(store, access);
+    let state = AppState {
+        manager: Arc::clone(&manager),
+        tokens: Arc::new(tokens.clone()),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let addr = listener.local_addr()?;
+        announce(&addr, &dir, &tokens, &origin);
+        let shutdown_manager = Arc::clone(&manager);
+        axum::serve(listener, api::router(state))
+            .with_graceful_shutdown(async move {
+                shutdown_signal().await;
+                eprintln!("diskscope: shutting down: stopping runs");
+                let _ = tokio::task::spawn_blocking(move || shutdown_manager.shutdown()).await;
+            })
+            .await
+            .context("server failed")
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn announce(addr: &std::net::SocketAddr, dir: &std::path::Path, tokens: &Tokens, origin: &Origin) {
+    // The first line is machine-readable: tests and scripts read the address from it.
+    println!("listening on http://{addr}");
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    let url = format!("http://{host}:{}/", addr.port());
+    match origin {
+        Origin::Generated => {
+            println!("dashboard: {url}?token={}", tokens.operator);
+            println!("operator token: {}", tokens.operator);
+            println!(
+                "viewer token:   {} (kiosks: {url}kiosk?token={})",
+                tokens.viewer, tokens.viewer
+            );
+            println!(
+                "tokens stored in {} (mode 0600); they are printed only this once",
+                dir.join("tokens.json").display()
+            );
+        }
+        Origin::File if addr.ip().is_loopback() => {
+            println!("dashboard: {url}?token={}", tokens.operator);
+        }
+        Origin::File => println!(
+            "dashboard: {url} (tokens in {})",
+            dir.join("tokens.json").display()
+        ),
+        Origin::Environment => println!("dashboard: {url} (tokens from the environment)"),
+    }
+    println!("data directory: {}", dir.display());
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

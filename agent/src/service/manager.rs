@@ -1,0 +1,322 @@
+//! The run manager: at most one run per target, each on its own thread; every sample is
+//! written to the store (one transaction per interval) and then broadcast to subscribers.
+//!
+//! The broadcast channel is bounded and never blocks the sender: a subscriber that falls
+//! behind misses messages (it is told to resync and catches up from the store), while the
+//! engine and the other subscribers go on. Because a sample is stored before it is
+//! broadcast, the store always holds everything a subscriber may have missed.
+
+use super::access::{AccessError, AccessPolicy};
+use super::presets;
+use crate::measure::{self, MeasureError};
+use crate::runner::Observer;
+use crate::store::{NewRun, RunEnd, RunId, Store, StoreError};
+use shared::api::{CreateRun, RunEvent};
+use shared::{RunError, RunStatus, Sample, WorkloadSpec};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use tokio::sync::broadcast;
+
+/// Messages fanned out to subscribers.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Sample {
+        run_id: RunId,
+        sample: Arc<Sample>,
+    },
+    Lifecycle {
+        run_id: RunId,
+        event: RunEvent,
+        error: Option<RunError>,
+    },
+}
+
+/// Capacity of the fan-out channel; a subscriber this far behind must resync.
+const EVENT_CAPACITY: usize = 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Measure(#[from] MeasureError),
+    #[error(transparent)]
+    Access(#[from] AccessError),
+    #[error("target {target} is busy with run {run_id}")]
+    Busy { target: String, run_id: RunId },
+    #[error("give either \"spec\" or \"preset\", not {0}")]
+    SpecOrPreset(&'static str),
+    #[error("unknown preset '{0}'")]
+    UnknownPreset(String),
+    #[error("run {0} not found")]
+    NotFound(RunId),
+    #[error("run {0} is not running")]
+    NotRunning(RunId),
+    #[error("run {0} is still running: stop it first")]
+    StillRunning(RunId),
+    #[error("the agent is shutting down")]
+    ShuttingDown,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot start the run thread: {0}")]
+    Thread(std::io::Error),
+}
+
+#[derive(Debug)]
+struct Active {
+    id: RunId,
+    target: PathBuf,
+    cancel: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug)]
+pub struct Manager {
+    store: Arc<Store>,
+    access: AccessPolicy,
+    active: Mutex<HashMap<RunId, Active>>,
+    events: broadcast::Sender<Event>,
+    shutting_down: AtomicBool,
+}
+
+impl Manager {
+    pub fn new(store: Arc<Store>, access: AccessPolicy) -> Arc<Manager> {
+        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        Arc::new(Manager {
+            store,
+            access,
+            active: Mutex::new(HashMap::new()),
+            events,
+            shutting_down: AtomicBool::new(false),
+        })
+    }
+
+    fn active(&self) -> MutexGuard<'_, HashMap<RunId, Active>> {
+        self.active.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub fn access(&self) -> &AccessPolicy {
+        &self.access
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    /// The most recently started run still going, if any.
+    pub fn current_run(&self) -> Option<RunId> {
+        self.active().keys().max().copied()
+    }
+
+    /// The run going on `target`, if any.
+    pub fn busy_with(&self, target: &std::path::Path) -> Option<RunId> {
+        self.active()
+            .values()
+            .find(|a| a.target == target)
+            .map(|a| a.id)
+    }
+
+    /// Validates, checks access and starts a run. Blocking (probes and may create the target).
+    pub fn start(self: &Arc<Self>, req: &CreateRun) -> Result<RunId, ServiceError> {
+        if self.shutting_down.load(Ordering::Relaxed) {
+            return Err(ServiceError::ShuttingDown);
+        }
+        let spec: WorkloadSpec = match (&req.spec, &req.preset) {
+            (Some(s), None) => s.clone(),
+            (None, Some(name)) => {
+                presets::find(name)
+                    .ok_or_else(|| ServiceError::UnknownPreset(name.clone()))?
+                    .spec
+            }
+            (Some(_), Some(_)) => return Err(ServiceError::SpecOrPreset("both")),
+            (None, None) => return Err(ServiceError::SpecOrPreset("neither")),
+        };
+        let path = self.access.resolve_target(&req.target)?;
+        spec.validate()
+            .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
+        // Hold the lock from the busy check to the insert: one run per target.
+        let mut active = self.active();
+        if let Some(a) = active.values().find(|a| a.target == path) {
+            return Err(ServiceError::Busy {
+                target: path.display().to_string(),
+                run_id: a.id,
+            });
+        }
+        if path == self.access.scratch() && !path.exists() {
+            create_scratch(&path)?;
+        }
+        let plan = measure::plan(&spec, &path)?;
+        if plan.writes() {
+            self.access.check_write(plan.target())?;
+        }
+        let id = self.store.create_run(&NewRun {
+            name: req.name.as_deref(),
+            target: &path.display().to_string(),
+            preset: req.preset.as_deref(),
+            spec: &spec,
+            created_ms: crate::env::unix_ms(),
+        })?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        let me = Arc::clone(self);
+        let run_cancel = Arc::clone(&cancel);
+        let thread = std::thread::Builder::new()
+            .name(format!("ds-run-{id}"))
+            .spawn(move || me.run_thread(id, plan, run_cancel))
+            .map_err(ServiceError::Thread)?;
+        active.insert(
+            id,
+            Active {
+                id,
+                target: path,
+                cancel,
+                thread: Some(thread),
+            },
+        );
+        drop(active);
+        let _ = self.events.send(Event::Lifecycle {
+            run_id: id,
+            event: RunEvent::Started,
+            error: None,
+        });
+        Ok(id)
+    }
+
+    fn run_thread(
+        self: Arc<Self>,
+        id: RunId,
+        plan: crate::workload::Plan,
+        cancel: Arc<AtomicBool>,
+    ) {
+        let mut persist = Persist {
+            store: &self.store,
+            events: &self.events,
+            run_id: id,
+        };
+        let (state, end_error) = match measure::run(plan, cancel, &mut persist) {
+            Ok(report) => {
+                let state = report.status;
+                let end = RunEnd {
+                    state,
+                    ended_ms: crate::env::unix_ms(),
+                    environment: Some(&report.environment),
+                    summary: Some(&report.summary),
+                    error: report.error.as_ref(),
+                    histogram: Some(&report.histogram),
+                };
+                if let Err(e) = self.store.finish_run(id, &end) {
+                    tracing::error!(run = id, "cannot record the end of the run: {e}");
+                }
+                (state, report.error.clone())
+            }
+            Err(e) => {
+                let err = RunError {
+                    message: e.to_string(),
+                    op: None,
+                    offset: None,
+                    errno: None,
+                };
+                let end = RunEnd {
+                    state: RunStatus::Failed,
+                    ended_ms: crate::env::unix_ms(),
+                    environment: None,
+                    summary: None,
+                    error: Some(&err),
+                    histogram: None,
+                };
+                if let Err(e) = self.store.finish_run(id, &end) {
+                    tracing::error!(run = id, "cannot record the failure of the run: {e}");
+                }
+                (RunStatus::Failed, Some(err))
+            }
+        };
+        self.active().remove(&id);
+        let event = match state {
+            RunStatus::Completed => RunEvent::Completed,
+            RunStatus::Stopped | RunStatus::Interrupted => RunEvent::Stopped,
+            RunStatus::Failed | RunStatus::Running => RunEvent::Failed,
+        };
+        let _ = self.events.send(Event::Lifecycle {
+            run_id: id,
+            event,
+            error: end_error,
+        });
+    }
+
+    /// Asks a running run to stop (within one interval).
+    pub fn stop(&self, id: RunId) -> Result<(), ServiceError> {
+        match self.active().get(&id) {
+            Some(a) => {
+                a.cancel.store(true, Ordering::SeqCst);
+                Ok(())
+            }
+            None => match self.store.get_run(id)? {
+                Some(_) => Err(ServiceError::NotRunning(id)),
+                None => Err(ServiceError::NotFound(id)),
+            },
+        }
+    }
+
+    /// Deletes a finished run and all it recorded.
+    pub fn delete(&self, id: RunId) -> Result<(), ServiceError> {
+        if self.active().contains_key(&id) {
+            return Err(ServiceError::StillRunning(id));
+        }
+        if self.store.delete_run(id)? {
+            Ok(())
+        } else {
+            Err(ServiceError::NotFound(id))
+        }
+    }
+
+    /// Stops every run and waits for each to record how it ended. No new run starts after.
+    pub fn shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        let threads: Vec<JoinHandle<()>> = {
+            let mut active = self.active();
+            active
+                .values_mut()
+                .filter_map(|a| {
+                    a.cancel.store(true, Ordering::SeqCst);
+                    a.thread.take()
+                })
+                .collect()
+        };
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+fn create_scratch(path: &std::path::Path) -> Result<(), ServiceError> {
+    crate::target::TargetInfo::probe(path, Some(super::SCRATCH_SIZE))
+        .map(drop)
+        .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))
+}
+
+/// Persists every sample, then broadcasts it.
+struct Persist<'a> {
+    store: &'a Store,
+    events: &'a broadcast::Sender<Event>,
+    run_id: RunId,
+}
+
+impl Observer for Persist<'_> {
+    fn sample(&mut self, sample: &Sample) {
+        if let Err(e) = self.store.append_sample(self.run_id, sample) {
+            tracing::error!(
+                run = self.run_id,
+                seq = sample.seq,
+                "cannot store a sample: {e}"
+            );
+        }
+        let _ = self.events.send(Event::Sample {
+            run_id: self.run_id,
+            sample: Arc::new(sample.clone()),
+        });
+    }
+}
