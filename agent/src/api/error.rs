@@ -65,11 +65,14 @@ impl IntoResponse for ApiError {
 
 impl From<JsonRejection> for ApiError {
     fn from(r: JsonRejection) -> Self {
-        let status = r.status();
-        let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            "too_large"
-        } else {
-            "bad_json"
+        // One status for every body the agent cannot use (axum says 422 for well-formed JSON
+        // of the wrong shape); too large and wrong content type keep theirs.
+        let (status, code) = match r.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => (StatusCode::PAYLOAD_TOO_LARGE, "too_large"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "bad_content_type")
+            }
+            _ => (StatusCode::BAD_REQUEST, "bad_json"),
         };
         ApiError::new(status, code, r.body_text())
     }

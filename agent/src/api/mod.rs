@@ -10,6 +10,9 @@ pub mod runs;
 pub mod targets;
 pub mod ws;
 
+#[cfg(test)]
+mod tests;
+
 use crate::service::manager::Manager;
 use crate::service::tokens::Tokens;
 use axum::extract::DefaultBodyLimit;
