@@ -1,6 +1,8 @@
 //! Helpers for diskscope's integration tests: the real CLI binary, temporary targets, loop
 //! devices and loop-mounted filesystems (when root), and capability probes that skip loudly.
 
+pub mod server;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;

@@ -11,6 +11,7 @@ use crate::service::tokens::{Origin, Tokens};
 use crate::service::{data_dir, SCRATCH_NAME};
 use crate::store::Store;
 use anyhow::Context;
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -57,9 +58,17 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints where to connect. Written with `writeln!` and errors ignored: a closed stdout
+/// must not take the server down.
 fn announce(addr: &std::net::SocketAddr, dir: &std::path::Path, tokens: &Tokens, origin: &Origin) {
+    let mut out = std::io::stdout().lock();
+    macro_rules! say {
+        ($($arg:tt)*) => {{
+            let _ = writeln!(out, $($arg)*);
+        }};
+    }
     // The first line is machine-readable: tests and scripts read the address from it.
-    println!("listening on http://{addr}");
+    say!("listening on http://{addr}");
     let host = if addr.ip().is_unspecified() {
         "127.0.0.1".to_string()
     } else {
@@ -68,27 +77,28 @@ fn announce(addr: &std::net::SocketAddr, dir: &std::path::Path, tokens: &Tokens,
     let url = format!("http://{host}:{}/", addr.port());
     match origin {
         Origin::Generated => {
-            println!("dashboard: {url}?token={}", tokens.operator);
-            println!("operator token: {}", tokens.operator);
-            println!(
+            say!("dashboard: {url}?token={}", tokens.operator);
+            say!("operator token: {}", tokens.operator);
+            say!(
                 "viewer token:   {} (kiosks: {url}kiosk?token={})",
-                tokens.viewer, tokens.viewer
+                tokens.viewer,
+                tokens.viewer
             );
-            println!(
+            say!(
                 "tokens stored in {} (mode 0600); they are printed only this once",
                 dir.join("tokens.json").display()
             );
         }
         Origin::File if addr.ip().is_loopback() => {
-            println!("dashboard: {url}?token={}", tokens.operator);
+            say!("dashboard: {url}?token={}", tokens.operator);
         }
-        Origin::File => println!(
+        Origin::File => say!(
             "dashboard: {url} (tokens in {})",
             dir.join("tokens.json").display()
         ),
-        Origin::Environment => println!("dashboard: {url} (tokens from the environment)"),
+        Origin::Environment => say!("dashboard: {url} (tokens from the environment)"),
     }
-    println!("data directory: {}", dir.display());
+    say!("data directory: {}", dir.display());
 }
 
 async fn shutdown_signal() {

@@ -1,0 +1,236 @@
+//! A real `diskscope serve` process, a real SQLite file and real WebSocket clients.
+
+use serde_json::json;
+use shared::api::{ClientMsg, RunEvent, ServerMsg};
+use tests::server::{Server, WsClient, OP, VIEW};
+use tests::*;
+
+fn contiguous(seqs: &[u64]) -> bool {
+    seqs.iter().enumerate().all(|(i, &s)| s == i as u64)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_delivers_samples_in_order_and_resumes_without_gap_or_duplicate() {
+    require_io_uring!();
+    let data = disk_tempdir();
+    let targets = disk_tempdir();
+    let server = Server::start(data.path(), &[targets.path()]);
+    let target = targets.path().join("t.bin").display().to_string();
+    let id = server.start_run(&json!({"target": target, "name": "resume", "spec": {
+        "rw": "randwrite", "size": 16 << 20, "iodepth": 4, "runtime_ms": 3000, "interval_ms": 100}}));
+    let (status, busy) = server.post(
+        "/api/v1/runs",
+        OP,
+        &json!({"target": target, "preset": "quick"}),
+    );
+    assert_eq!(status, 409, "a second run on a busy target: {busy}");
+
+    // First connection (header auth): take a few samples, then drop the connection.
+    let mut a = WsClient::connect(&server, VIEW, true).await;
+    a.send(&ClientMsg::Subscribe {
+        run_id: id,
+        after_seq: None,
+    })
+    .await;
+    let mut seqs = Vec::new();
+    while seqs.len() < 5 {
+        if let Some(ServerMsg::Sample { sample, .. }) = a.next().await {
+            seqs.push(sample.seq);
+        }
+    }
+    drop(a);
+    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+
+    // Reconnect (auth message) with the last seq seen: the rest, no gap, no duplicate.
+    let mut b = WsClient::connect(&server, VIEW, false).await;
+    b.send(&ClientMsg::Subscribe {
+        run_id: id,
+        after_seq: seqs.last().copied(),
+    })
+    .await;
+    let (rest, end) = b.collect_until_end(id).await;
+    assert_eq!(end, RunEvent::Completed);
+    seqs.extend(rest);
+    assert!(
+        contiguous(&seqs),
+        "seqs with a gap or a duplicate: {seqs:?}"
+    );
+    let (_, stored) = server.get(&format!("/api/v1/runs/{id}/samples"), VIEW);
+    assert_eq!(
+        seqs.len(),
+        stored["samples"].as_array().unwrap().len(),
+        "every stored sample was streamed"
+    );
+    assert!(
+        seqs.len() >= 25,
+        "3 s at 100 ms gave {} samples",
+        seqs.len()
+    );
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_clients_get_every_sample_while_one_never_reads() {
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[data.path()]);
+    let mut clients = Vec::new();
+    for i in 0..20 {
+        let mut c = WsClient::connect(&server, VIEW, i % 2 == 0).await;
+        c.send(&ClientMsg::SubscribeActive).await;
+        assert!(matches!(c.next().await, Some(ServerMsg::Subscribed { .. })));
+        clients.push(c);
+    }
+    let mut stalled = WsClient::connect(&server, VIEW, true).await;
+    stalled.send(&ClientMsg::SubscribeActive).await;
+    let id = server.start_run(
+        &json!({"target": data.path().join("label").display().to_string(), "spec": {
+        "backend": "null", "rw": "randrw", "iodepth": 16, "runtime_ms": 3000, "interval_ms": 100}}),
+    );
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|mut c| tokio::spawn(async move { c.collect_until_end(id).await }))
+        .collect();
+    let mut counts = Vec::new();
+    for t in tasks {
+        let (seqs, end) = t.await.expect("client task");
+        assert_eq!(end, RunEvent::Completed);
+        assert!(contiguous(&seqs), "{seqs:?}");
+        counts.push(seqs.len());
+    }
+    let (_, run) = server.get(&format!("/api/v1/runs/{id}"), VIEW);
+    let stored = run["summary"]["samples"].as_u64().unwrap() as usize;
+    assert!(
+        counts.iter().all(|&n| n == stored),
+        "every client got all {stored} samples: {counts:?}"
+    );
+    assert!(stored >= 28, "{stored} samples for 3 s at 100 ms");
+    drop(stalled);
+}
+
+#[test]
+fn kill_9_mid_run_leaves_an_interrupted_run_with_its_samples() {
+    let data = disk_tempdir();
+    let mut server = Server::start(data.path(), &[data.path()]);
+    let id = server.start_run(
+        &json!({"target": data.path().join("label").display().to_string(), "spec": {
+        "backend": "null", "runtime_ms": 60000, "interval_ms": 100}}),
+    );
+    server.wait_samples(id, 5);
+    server.kill9();
+    let server = Server::start(data.path(), &[data.path()]);
+    let run = server.wait_status(id, "interrupted");
+    assert!(run["ended_ms"].as_u64().is_some());
+    let (_, s) = server.get(&format!("/api/v1/runs/{id}/samples"), VIEW);
+    let seqs: Vec<u64> = s["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["seq"].as_u64().unwrap())
+        .collect();
+    assert!(seqs.len() >= 5 && contiguous(&seqs), "{seqs:?}");
+}
+
+#[test]
+fn sigterm_stops_the_run_within_an_interval_and_records_it() {
+    let data = disk_tempdir();
+    let mut server = Server::start(data.path(), &[data.path()]);
+    let id = server.start_run(
+        &json!({"target": data.path().join("label").display().to_string(), "spec": {
+        "backend": "null", "runtime_ms": 60000, "interval_ms": 200}}),
+    );
+    server.wait_samples(id, 3);
+    let t = std::time::Instant::now();
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        t.elapsed().as_millis() < 2000,
+        "shut down in {} ms",
+        t.elapsed().as_millis()
+    );
+    let store = agent::store::Store::open(&data.path().join("diskscope.db")).expect("db");
+    let run = store.get_run(id).expect("query").expect("run");
+    assert_eq!(run.status, shared::RunStatus::Stopped);
+    assert!(run.summary.expect("summary").read.ios > 0);
+}
+
+#[test]
+fn targets_outside_the_allow_list_or_escaping_it_are_refused() {
+    let data = disk_tempdir();
+    let allowed = disk_tempdir();
+    let outside = disk_tempdir();
+    std::os::unix::fs::symlink(outside.path(), allowed.path().join("escape")).unwrap();
+    let server = Server::start(data.path(), &[allowed.path()]);
+    let spec = json!({"rw": "write", "size": 1 << 20, "runtime_ms": 200});
+    let outside_file = outside.path().join("x.bin").display().to_string();
+    let (status, body) = server.post(
+        "/api/v1/runs",
+        OP,
+        &json!({"target": outside_file, "spec": spec}),
+    );
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("target_not_allowed")),
+        "{body}"
+    );
+    assert!(
+        body["message"].as_str().unwrap().contains(&outside_file),
+        "{body}"
+    );
+    let link = allowed.path().join("escape/y.bin").display().to_string();
+    let (status, body) = server.post("/api/v1/runs", OP, &json!({"target": link, "spec": spec}));
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("resolves to"),
+        "{body}"
+    );
+    assert!(
+        !outside.path().join("y.bin").exists(),
+        "nothing was created outside"
+    );
+    let (_, targets) = server.get("/api/v1/targets", VIEW);
+    let listed: Vec<&str> = targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed.len(),
+        2,
+        "scratch file and the allowed folder: {listed:?}"
+    );
+}
+
+#[test]
+fn writes_to_a_mounted_loop_device_are_refused_by_the_service() {
+    let fs = match LoopMount::new(16 << 20) {
+        Ok(m) => m,
+        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+    };
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[fs.device()]);
+    let dev = fs.device().display().to_string();
+    let (status, body) = server.post(
+        "/api/v1/runs",
+        OP,
+        &json!({"target": dev, "spec": {"rw": "write", "bs": 1 << 20}}),
+    );
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("target_in_use")),
+        "{body}"
+    );
+    assert!(
+        body["message"].as_str().unwrap().contains("is mounted at"),
+        "{body}"
+    );
+    let (_, targets) = server.get("/api/v1/targets", VIEW);
+    let t = targets
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == dev)
+        .expect("listed");
+    assert_eq!(t["kind"], "block");
+    assert!(!t["in_use"].as_array().unwrap().is_empty());
+}
