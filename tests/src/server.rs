@@ -23,6 +23,11 @@ pub struct Server {
 impl Server {
     /// Starts the agent with `data_dir` and `--allow` for each of `allow`.
     pub fn start(data_dir: &Path, allow: &[&Path]) -> Server {
+        Self::start_with(data_dir, allow, &[])
+    }
+
+    /// Like [`Server::start`], plus `--allow-destructive` for each of `armed`.
+    pub fn start_with(data_dir: &Path, allow: &[&Path], armed: &[&Path]) -> Server {
         let mut cmd = Command::new(crate::diskscope_bin());
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
@@ -32,6 +37,9 @@ impl Server {
             .stderr(Stdio::inherit());
         for a in allow {
             cmd.arg("--allow").arg(a);
+        }
+        for a in armed {
+            cmd.arg("--allow-destructive").arg(a);
         }
         let mut child = cmd.spawn().expect("start diskscope serve");
         let stdout = child.stdout.take().expect("stdout");

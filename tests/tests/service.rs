@@ -234,3 +234,43 @@ fn writes_to_a_mounted_loop_device_are_refused_by_the_service() {
     assert_eq!(t["kind"], "block");
     assert!(!t["in_use"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn a_device_with_a_filesystem_is_written_only_when_armed() {
+    let dev = match LoopDevice::new(16 << 20, 512) {
+        Ok(d) => d,
+        Err(e) => skip!("no loop device: {e}"),
+    };
+    let mkfs = std::process::Command::new("mkfs.ext4")
+        .args(["-q", "-F", dev.path_str()])
+        .status();
+    if !mkfs.map(|s| s.success()).unwrap_or(false) {
+        skip!("mkfs.ext4 is not available");
+    }
+    let data = disk_tempdir();
+    let body =
+        json!({"target": dev.path_str(), "spec": {"rw": "write", "bs": 1 << 20, "size": 4 << 20}});
+    {
+        let server = Server::start(data.path(), &[dev.path.as_path()]);
+        let (status, v) = server.post("/api/v1/runs", OP, &body);
+        assert_eq!(
+            (status, v["code"].as_str()),
+            (403, Some("target_in_use")),
+            "{v}"
+        );
+        let msg = v["message"].as_str().unwrap();
+        assert!(
+            msg.contains("an ext2/3/4 filesystem") && msg.contains("--allow-destructive"),
+            "{v}"
+        );
+        let (status, _) = server.post(
+            "/api/v1/runs",
+            OP,
+            &json!({"target": dev.path_str(), "spec": {"rw": "read", "runtime_ms": 200}}),
+        );
+        assert_eq!(status, 201, "reads are always allowed");
+    }
+    let server = Server::start_with(data.path(), &[dev.path.as_path()], &[dev.path.as_path()]);
+    let id = server.start_run(&body);
+    server.wait_status(id, "completed");
+}
