@@ -5,7 +5,7 @@ use crate::measure::MeasureError;
 use crate::service::access::AccessError;
 use crate::service::manager::ServiceError;
 use crate::store::StoreError;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -75,6 +75,12 @@ impl From<JsonRejection> for ApiError {
             _ => (StatusCode::BAD_REQUEST, "bad_json"),
         };
         ApiError::new(status, code, r.body_text())
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_path", r.body_text())
     }
 }
 

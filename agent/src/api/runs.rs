@@ -3,7 +3,7 @@
 use super::auth::{Operator, Viewer};
 use super::error::ApiError;
 use super::AppState;
-use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -95,8 +95,9 @@ async fn load(st: &AppState, id: i64) -> Result<RunInfo, ApiError> {
 pub async fn get(
     State(st): State<AppState>,
     _: Viewer,
-    Path(id): Path<i64>,
+    id: Result<Path<i64>, PathRejection>,
 ) -> Result<Json<RunInfo>, ApiError> {
+    let Path(id) = id?;
     load(&st, id).await.map(Json)
 }
 
@@ -110,9 +111,10 @@ pub struct SamplesQuery {
 pub async fn samples(
     State(st): State<AppState>,
     _: Viewer,
-    Path(id): Path<i64>,
+    id: Result<Path<i64>, PathRejection>,
     q: Result<Query<SamplesQuery>, QueryRejection>,
 ) -> Result<Json<SampleList>, ApiError> {
+    let Path(id) = id?;
     let Query(q) = q?;
     load(&st, id).await?;
     let store = st.manager.store().clone();
@@ -135,8 +137,9 @@ pub async fn samples(
 pub async fn stop(
     State(st): State<AppState>,
     _: Operator,
-    Path(id): Path<i64>,
+    id: Result<Path<i64>, PathRejection>,
 ) -> Result<StatusCode, ApiError> {
+    let Path(id) = id?;
     let manager = st.manager.clone();
     blocking(move || manager.stop(id).map_err(ApiError::from)).await?;
     Ok(StatusCode::ACCEPTED)
@@ -145,8 +148,9 @@ pub async fn stop(
 pub async fn delete(
     State(st): State<AppState>,
     _: Operator,
-    Path(id): Path<i64>,
+    id: Result<Path<i64>, PathRejection>,
 ) -> Result<StatusCode, ApiError> {
+    let Path(id) = id?;
     let manager = st.manager.clone();
     blocking(move || manager.delete(id).map_err(ApiError::from)).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -162,9 +166,10 @@ pub struct ExportQuery {
 pub async fn export(
     State(st): State<AppState>,
     _: Viewer,
-    Path(id): Path<i64>,
+    id: Result<Path<i64>, PathRejection>,
     q: Result<Query<ExportQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
+    let Path(id) = id?;
     let Query(q) = q?;
     let format = q.format.unwrap_or_else(|| "json".into());
     if format != "json" && format != "csv" {
