@@ -274,3 +274,73 @@ fn a_device_with_a_filesystem_is_written_only_when_armed() {
     let id = server.start_run(&body);
     server.wait_status(id, "completed");
 }
+
+#[test]
+fn tls_serves_https_with_the_given_certificate() {
+    let dir = disk_tempdir();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output();
+    if !made.map(|o| o.status.success()).unwrap_or(false) {
+        skip!("openssl cannot make a test certificate here");
+    }
+    if std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip!("curl is not installed");
+    }
+    let mut child = std::process::Command::new(diskscope_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .env("DISKSCOPE_OPERATOR_TOKEN", OP)
+        .env("DISKSCOPE_VIEWER_TOKEN", VIEW)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    assert!(url.starts_with("https://"), "{url}");
+    let curl = |path: &str, token: Option<&str>| {
+        let mut c = std::process::Command::new("curl");
+        c.args(["-sk", &format!("{url}{path}")]);
+        if let Some(t) = token {
+            c.args(["-H", &format!("Authorization: Bearer {t}")]);
+        }
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    assert!(curl("/api/v1/health", None).contains("\"status\":\"ok\""));
+    assert!(curl("/api/v1/presets", Some(VIEW)).contains("quick"));
+    assert!(curl("/api/v1/presets", None).contains("unauthorized"));
+    let _ = child.kill();
+    let _ = child.wait();
+}

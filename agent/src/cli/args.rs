@@ -44,6 +44,12 @@ pub struct ServeArgs {
     /// filesystem signature (repeatable). Mounted, swap or held devices stay refused.
     #[arg(long)]
     pub allow_destructive: Vec<PathBuf>,
+    /// Serve HTTPS/WSS with this PEM certificate (chain) ...
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// ... and this PEM private key.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 fn size(s: &str) -> Result<u64, String> {

@@ -1,7 +1,8 @@
 //! `diskscope serve`: the agent as a service for browsers on the LAN, kiosks and remote
 //! operators. Opens the history database and the tokens in the data directory, marks runs
 //! a dead agent left `running` as `interrupted`, serves the API and the embedded dashboard,
-//! and on SIGINT/SIGTERM stops any run within one interval (recorded as `stopped`).
+//! over HTTP or, with `--tls-cert`/`--tls-key`, HTTPS (rustls), and on SIGINT/SIGTERM stops
+//! any run within one interval (recorded as `stopped`).
 
 use super::args::ServeArgs;
 use crate::api::{self, AppState};
@@ -40,27 +41,64 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
+        let listener = std::net::TcpListener::bind(args.listen)
             .with_context(|| format!("cannot listen on {}", args.listen))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        announce(&addr, &dir, &tokens, &origin);
+        let app = api::router(state);
         let shutdown_manager = Arc::clone(&manager);
-        axum::serve(listener, api::router(state))
-            .with_graceful_shutdown(async move {
-                shutdown_signal().await;
-                eprintln!("diskscope: shutting down: stopping runs");
-                let _ = tokio::task::spawn_blocking(move || shutdown_manager.shutdown()).await;
-            })
-            .await
-            .context("server failed")
+        let stopped = async move {
+            shutdown_signal().await;
+            eprintln!("diskscope: shutting down: stopping runs");
+            let _ = tokio::task::spawn_blocking(move || shutdown_manager.shutdown()).await;
+        };
+        match (&args.tls_cert, &args.tls_key) {
+            (Some(cert), Some(key)) => {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let config = axum_server::tls_rustls::RustlsConfig::from_pem_file(cert, key)
+                    .await
+                    .with_context(|| {
+                        format!(
+                            "cannot load TLS certificate {} and key {}",
+                            cert.display(),
+                            key.display()
+                        )
+                    })?;
+                announce("https", &addr, &dir, &tokens, &origin);
+                let handle = axum_server::Handle::new();
+                let h = handle.clone();
+                tokio::spawn(async move {
+                    stopped.await;
+                    h.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
+                });
+                axum_server::from_tcp_rustls(listener, config)?
+                    .handle(handle)
+                    .serve(app.into_make_service())
+                    .await
+                    .context("server failed")
+            }
+            _ => {
+                announce("http", &addr, &dir, &tokens, &origin);
+                let listener = tokio::net::TcpListener::from_std(listener)?;
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await
+                    .context("server failed")
+            }
+        }
     })?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Prints where to connect. Written with `writeln!` and errors ignored: a closed stdout
 /// must not take the server down.
-fn announce(addr: &std::net::SocketAddr, dir: &std::path::Path, tokens: &Tokens, origin: &Origin) {
+fn announce(
+    scheme: &str,
+    addr: &std::net::SocketAddr,
+    dir: &std::path::Path,
+    tokens: &Tokens,
+    origin: &Origin,
+) {
     let mut out = std::io::stdout().lock();
     macro_rules! say {
         ($($arg:tt)*) => {{
@@ -68,13 +106,13 @@ fn announce(addr: &std::net::SocketAddr, dir: &std::path::Path, tokens: &Tokens,
         }};
     }
     // The first line is machine-readable: tests and scripts read the address from it.
-    say!("listening on http://{addr}");
+    say!("listening on {scheme}://{addr}");
     let host = if addr.ip().is_unspecified() {
         "127.0.0.1".to_string()
     } else {
         addr.ip().to_string()
     };
-    let url = format!("http://{host}:{}/", addr.port());
+    let url = format!("{scheme}://{host}:{}/", addr.port());
     match origin {
         Origin::Generated => {
             say!("dashboard: {url}?token={}", tokens.operator);
