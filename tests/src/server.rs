@@ -28,7 +28,18 @@ impl Server {
 
     /// Like [`Server::start`], plus `--allow-destructive` for each of `armed`.
     pub fn start_with(data_dir: &Path, allow: &[&Path], armed: &[&Path]) -> Server {
+        Self::start_env(data_dir, allow, armed, &[])
+    }
+
+    /// Like [`Server::start_with`], with extra environment variables.
+    pub fn start_env(
+        data_dir: &Path,
+        allow: &[&Path],
+        armed: &[&Path],
+        env: &[(&str, &str)],
+    ) -> Server {
         let mut cmd = Command::new(crate::diskscope_bin());
+        cmd.envs(env.iter().copied());
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
             .env("DISKSCOPE_OPERATOR_TOKEN", OP)
@@ -184,6 +195,27 @@ impl WsClient {
             }) => assert_eq!(protocol_version, shared::PROTOCOL_VERSION),
             other => panic!("expected hello, got {other:?}"),
         }
+        c
+    }
+
+    /// Connects (header auth) over a socket with a tiny receive buffer, so that the agent's
+    /// sends block as soon as this client stops reading.
+    pub async fn connect_small_buffer(server: &Server, token: &str) -> WsClient {
+        let addr: std::net::SocketAddr = server.addr.parse().expect("address");
+        let sock = tokio::net::TcpSocket::new_v4().expect("socket");
+        sock.set_recv_buffer_size(2048).expect("SO_RCVBUF");
+        let stream = sock.connect(addr).await.expect("connect");
+        let mut req = server.ws_url().into_client_request().expect("request");
+        req.headers_mut().insert(
+            "Authorization",
+            format!("Bearer {token}").parse().expect("header"),
+        );
+        let (socket, _) =
+            tokio_tungstenite::client_async(req, tokio_tungstenite::MaybeTlsStream::Plain(stream))
+                .await
+                .expect("handshake");
+        let mut c = WsClient { socket };
+        assert!(matches!(c.next().await, Some(ServerMsg::Hello { .. })));
         c
     }
 

@@ -344,3 +344,45 @@ fn tls_serves_https_with_the_given_certificate() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_falls_behind_is_resynced_from_the_database() {
+    let data = disk_tempdir();
+    // A fan-out channel of 2 messages: any client that stops reading falls behind at once.
+    let env = [
+        ("DISKSCOPE_EVENT_CAPACITY", "2"),
+        ("DISKSCOPE_CLIENT_SNDBUF", "4096"),
+    ];
+    let server = Server::start_env(data.path(), &[data.path()], &[], &env);
+    let mut slow = WsClient::connect_small_buffer(&server, VIEW).await;
+    let id = server.start_run(
+        &json!({"target": data.path().join("label").display().to_string(), "spec": {
+        "backend": "null", "rw": "randread", "runtime_ms": 6000, "interval_ms": 100}}),
+    );
+    slow.send(&ClientMsg::Subscribe {
+        run_id: id,
+        after_seq: None,
+    })
+    .await;
+    // Do not read for 4 s (~40 samples, more than the small socket buffers hold): the agent's
+    // sends block and its receiver lags behind the channel.
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let mut seqs = Vec::new();
+    let mut resyncs = 0;
+    loop {
+        match slow.next().await {
+            Some(ServerMsg::Sample { sample, .. }) => seqs.push(sample.seq),
+            Some(ServerMsg::Resync { .. }) => resyncs += 1,
+            Some(ServerMsg::Run { event, .. }) if event != RunEvent::Started => break,
+            Some(_) => {}
+            None => panic!("closed"),
+        }
+    }
+    assert!(resyncs > 0, "the slow client was never told to resync");
+    assert!(contiguous(&seqs), "after the resync: {seqs:?}");
+    let (_, run) = server.get(&format!("/api/v1/runs/{id}"), VIEW);
+    assert_eq!(
+        seqs.len() as u64,
+        run["summary"]["samples"].as_u64().unwrap()
+    );
+}

@@ -12,6 +12,7 @@ use crate::service::tokens::{Origin, Tokens};
 use crate::service::{data_dir, SCRATCH_NAME};
 use crate::store::Store;
 use anyhow::Context;
+use axum::serve::ListenerExt;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -79,7 +80,11 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             }
             _ => {
                 announce("http", &addr, &dir, &tokens, &origin);
-                let listener = tokio::net::TcpListener::from_std(listener)?;
+                let sndbuf = client_send_buffer();
+                let listener = tokio::net::TcpListener::from_std(listener)?.tap_io(move |tcp| {
+                    let _ = tcp.set_nodelay(true);
+                    bound_send_buffer(tcp, sndbuf);
+                });
                 axum::serve(listener, app)
                     .with_graceful_shutdown(stopped)
                     .await
@@ -137,6 +142,34 @@ fn announce(
         Origin::Environment => say!("dashboard: {url} (tokens from the environment)"),
     }
     say!("data directory: {}", dir.display());
+}
+
+/// Kernel send buffer per client connection, bytes: bounds what a client that stops reading
+/// can pile up (then its stream falls behind and is resynced from the database).
+/// `DISKSCOPE_CLIENT_SNDBUF` overrides the default.
+const CLIENT_SNDBUF: usize = 256 * 1024;
+
+fn client_send_buffer() -> usize {
+    std::env::var("DISKSCOPE_CLIENT_SNDBUF")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(CLIENT_SNDBUF)
+}
+
+fn bound_send_buffer(tcp: &tokio::net::TcpStream, bytes: usize) {
+    use std::os::fd::AsRawFd;
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: setsockopt on a live socket with a pointer to a c_int and its size.
+    unsafe {
+        libc::setsockopt(
+            tcp.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 async fn shutdown_signal() {

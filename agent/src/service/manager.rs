@@ -35,7 +35,16 @@ pub enum Event {
 }
 
 /// Capacity of the fan-out channel; a subscriber this far behind must resync.
+/// `DISKSCOPE_EVENT_CAPACITY` overrides it (tests use a tiny one to force resyncs).
 const EVENT_CAPACITY: usize = 1024;
+
+fn event_capacity() -> usize {
+    std::env::var("DISKSCOPE_EVENT_CAPACITY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(EVENT_CAPACITY)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -82,7 +91,7 @@ pub struct Manager {
 
 impl Manager {
     pub fn new(store: Arc<Store>, access: AccessPolicy) -> Arc<Manager> {
-        let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let (events, _) = broadcast::channel(event_capacity());
         Arc::new(Manager {
             store,
             access,
