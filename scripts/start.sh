@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs diskscope's main job on this machine.
-# For now: the quick default benchmark (SEQ1M Q8T1, RND4K Q32T1, RND4K Q1T1; read and write)
-# against a 1 GiB scratch file in the data directory (DISKSCOPE_DATA_DIR, $XDG_DATA_HOME/diskscope
-# or ~/.local/share/diskscope). Extra arguments go to `diskscope quick` (e.g. --runtime 10s).
+# Sets up, builds and starts diskscope's main job: `diskscope serve` with the dashboard, on the
+# default scratch target and database in the data directory (DISKSCOPE_DATA_DIR,
+# $XDG_DATA_HOME/diskscope or ~/.local/share/diskscope). Prints the URL with the token.
+# Extra arguments go to `diskscope serve` (e.g. --listen 0.0.0.0:7878 --allow /data).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +14,10 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
   fi
 fi
+if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm
+fi
 
+./scripts/build-frontend.sh
 cargo build --release --locked -p agent --bin diskscope
-exec target/release/diskscope quick "$@"
+exec target/release/diskscope serve "$@"

@@ -1,12 +1,20 @@
-//! diskscope dashboard (Leptos, client-side rendered).
+//! diskscope dashboard (Leptos, client-side rendered, compiled to wasm32).
 //!
-//! For now a single page that states the protocol version it speaks; the pages (connect,
-//! targets, new test, live run, results, history, compare, kiosk) arrive with the dashboard
-//! issue. It depends on `shared` so the browser validates specs with the agent's validator.
+//! Connects with a token, follows the agent's active run over the WebSocket stream, charts
+//! throughput live (plotters on a canvas), and lets operators start and stop runs. The kiosk
+//! (`/kiosk?token=VIEWER`) shows the same live view, dark and without controls. Pure logic
+//! (downsampling, the stream reducer, chart drawing to SVG) is tested natively.
 
-use leptos::prelude::*;
+pub mod api;
+pub mod app;
+pub mod chart;
+pub mod downsample;
+pub mod live;
+pub mod session;
 
-/// The workload form's validation, as the browser will run it: same code as the agent.
+pub use app::App;
+
+/// The workload form's validation, as the browser runs it: the agent's own validator.
 pub fn validate_spec(spec: &shared::WorkloadSpec) -> Vec<String> {
     match spec.validate() {
         Ok(()) => Vec::new(),
@@ -14,15 +22,11 @@ pub fn validate_spec(spec: &shared::WorkloadSpec) -> Vec<String> {
     }
 }
 
-/// Root component.
-#[component]
-pub fn App() -> impl IntoView {
-    view! {
-        <main>
-            <h1>"diskscope"</h1>
-            <p>"Protocol version " {shared::PROTOCOL_VERSION}</p>
-        </main>
-    }
+/// Entry point of the wasm module.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
+pub fn start() {
+    leptos::mount::mount_to_body(App);
 }
 
 #[cfg(test)]

@@ -1,0 +1,77 @@
+//! HTTP calls to the agent. Errors come back as the agent's message, verbatim.
+
+use gloo_net::http::{Request, Response};
+use serde::de::DeserializeOwned;
+use shared::api::{ApiErrorBody, CreateRun, Created, Preset, RunList};
+
+async fn read<T: DeserializeOwned>(r: Response) -> Result<T, String> {
+    if r.ok() {
+        return r.json::<T>().await.map_err(|e| e.to_string());
+    }
+    let status = r.status();
+    match r.json::<ApiErrorBody>().await {
+        Ok(e) => Err(format!("{status} {}: {}", e.code, e.message)),
+        Err(_) => Err(format!("HTTP {status}")),
+    }
+}
+
+fn auth(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
+    let r = Request::get("/api/v1/presets")
+        .header("Authorization", &auth(token))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    read(r).await
+}
+
+pub async fn runs(token: &str) -> Result<RunList, String> {
+    let r = Request::get("/api/v1/runs?per_page=20")
+        .header("Authorization", &auth(token))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    read(r).await
+}
+
+pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {
+    let r = Request::post("/api/v1/runs")
+        .header("Authorization", &auth(token))
+        .json(body)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    read(r).await
+}
+
+pub async fn stop(token: &str, id: i64) -> Result<(), String> {
+    let r = Request::post(&format!("/api/v1/runs/{id}/stop"))
+        .header("Authorization", &auth(token))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    if r.ok() {
+        Ok(())
+    } else {
+        read::<serde_json::Value>(r).await.map(drop)
+    }
+}
+
+/// The scratch target's path, from the target list.
+pub async fn scratch_target(token: &str) -> Result<String, String> {
+    let r = Request::get("/api/v1/targets")
+        .header("Authorization", &auth(token))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let targets: Vec<shared::api::TargetView> = read(r).await?;
+    targets
+        .into_iter()
+        .find(|t| t.scratch)
+        .map(|t| t.path)
+        .ok_or_else(|| "the agent lists no scratch target".into())
+}

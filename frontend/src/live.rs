@@ -1,0 +1,168 @@
+//! The live stream: a reducer over the agent's WebSocket messages (plain Rust, tested
+//! natively) and, in the browser, the connection loop that feeds it and reconnects with
+//! backoff after agent restarts or network drops.
+
+use shared::api::{Role, RunEvent, ServerMsg};
+use shared::Sample;
+
+/// What the page knows of the run it follows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiveState {
+    pub connected: bool,
+    pub role: Option<Role>,
+    pub run_id: Option<i64>,
+    /// `running`, `completed`, `stopped`, `failed`, or empty before any run.
+    pub status: String,
+    pub samples: Vec<Sample>,
+    pub error: Option<String>,
+}
+
+impl LiveState {
+    fn follow(&mut self, run_id: i64) {
+        if self.run_id != Some(run_id) {
+            self.run_id = Some(run_id);
+            self.samples.clear();
+            self.status = "running".into();
+        }
+    }
+
+    /// Applies one message. Samples are kept in `seq` order without duplicates, whatever
+    /// the server resends after a reconnect.
+    pub fn apply(&mut self, msg: ServerMsg) {
+        match msg {
+            ServerMsg::Hello { role, .. } => {
+                self.role = Some(role);
+                self.connected = true;
+                self.error = None;
+            }
+            ServerMsg::Subscribed { run_id: Some(id) } => self.follow(id),
+            ServerMsg::Subscribed { run_id: None } => {}
+            ServerMsg::Sample { run_id, sample } => {
+                self.follow(run_id);
+                let next = self.samples.last().map_or(0, |s| s.seq + 1);
+                if sample.seq == next {
+                    self.samples.push(sample);
+                }
+            }
+            ServerMsg::Run {
+                run_id,
+                event,
+                error,
+            } => {
+                if event == RunEvent::Started {
+                    self.run_id = None;
+                    self.follow(run_id);
+                } else if self.run_id == Some(run_id) {
+                    self.status = match event {
+                        RunEvent::Completed => "completed",
+                        RunEvent::Stopped => "stopped",
+                        RunEvent::Failed => "failed",
+                        RunEvent::Started => "running",
+                    }
+                    .into();
+                    self.error = error.map(|e| e.message);
+                }
+            }
+            ServerMsg::Resync { .. } => {}
+            ServerMsg::Error { code, message } => self.error = Some(format!("{code}: {message}")),
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+pub use browser::connect;
+
+#[cfg(target_arch = "wasm32")]
+mod browser {
+    use super::LiveState;
+    use futures_util::{SinkExt, StreamExt};
+    use gloo_net::websocket::{futures::WebSocket, Message};
+    use leptos::prelude::*;
+    use shared::api::{ClientMsg, ServerMsg};
+
+    /// Keeps a stream open for as long as the page lives, following the agent's active run.
+    pub fn connect(token: String, state: RwSignal<LiveState>) {
+        leptos::task::spawn_local(async move {
+            let mut backoff_ms = 500u32;
+            loop {
+                if let Err(e) = session(&token, state).await {
+                    state.update(|s| {
+                        s.connected = false;
+                        s.error = Some(format!("connection to the agent lost ({e}); retrying"));
+                    });
+                }
+                gloo_timers::future::TimeoutFuture::new(backoff_ms).await;
+                backoff_ms = (backoff_ms * 2).min(8000);
+            }
+        });
+    }
+
+    async fn session(token: &str, state: RwSignal<LiveState>) -> Result<(), String> {
+        let ws = WebSocket::open(&crate::session::ws_url()).map_err(|e| e.to_string())?;
+        let (mut tx, mut rx) = ws.split();
+        for msg in [
+            ClientMsg::Auth {
+                token: token.into(),
+            },
+            ClientMsg::SubscribeActive,
+        ] {
+            let text = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
+            tx.send(Message::Text(text))
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        while let Some(m) = rx.next().await {
+            match m.map_err(|e| e.to_string())? {
+                Message::Text(t) => {
+                    if let Ok(msg) = serde_json::from_str::<ServerMsg>(&t) {
+                        state.update(|s| s.apply(msg));
+                    }
+                }
+                Message::Bytes(_) => {}
+            }
+        }
+        Err("closed".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(seq: u64) -> ServerMsg {
+        ServerMsg::Sample {
+            run_id: 7,
+            sample: Sample {
+                seq,
+                ..Sample::default()
+            },
+        }
+    }
+
+    #[test]
+    fn resent_samples_are_not_duplicated_and_a_new_run_starts_clean() {
+        let mut s = LiveState::default();
+        for seq in [0, 1, 2, 0, 1, 2, 3] {
+            s.apply(sample(seq));
+        }
+        assert_eq!(
+            s.samples.iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
+        s.apply(ServerMsg::Run {
+            run_id: 7,
+            event: RunEvent::Completed,
+            error: None,
+        });
+        assert_eq!(s.status, "completed");
+        s.apply(ServerMsg::Run {
+            run_id: 8,
+            event: RunEvent::Started,
+            error: None,
+        });
+        assert_eq!(
+            (s.run_id, s.samples.len(), s.status.as_str()),
+            (Some(8), 0, "running")
+        );
+    }
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Builds the dashboard (the `frontend` crate) into static/pkg, which the agent embeds:
+# wasm32 build -> wasm-bindgen (--target web, CLI version = the crate's) -> wasm-opt -Oz.
+# Toolchain: rustup's wasm32 target when it is installed or can be added; otherwise Debian's
+# rustc-web + rust-web-src with -Zbuild-std (installed with apt when missing). wasm-opt comes
+# from npm's binaryen 132 (Debian's binaryen 108 breaks wasm-bindgen's output).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=static/pkg
+WASM=target-wasm/wasm32-unknown-unknown/wasm-release/frontend.wasm
+WB_VERSION=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
+
+if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown ||
+   timeout 180 rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+  cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
+    --profile wasm-release --target-dir target-wasm
+else
+  echo "build-frontend: rustup has no wasm32 target here; using Debian's rustc-web with build-std" >&2
+  if [ ! -x /usr/bin/wasm-ld-19 ] || ! dpkg -s rust-web-src >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rustc-web cargo-web rust-web-src lld-19
+  fi
+  RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
+  CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=/usr/bin/wasm-ld-19 \
+    /usr/bin/cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
+      --profile wasm-release --target-dir target-wasm -Zbuild-std=std,panic_abort
+fi
+
+if ! command -v wasm-bindgen >/dev/null 2>&1 ||
+   [ "$(wasm-bindgen --version | awk '{print $2}')" != "$WB_VERSION" ]; then
+  echo "build-frontend: installing wasm-bindgen-cli $WB_VERSION (a few minutes, once)" >&2
+  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT"
+wasm-bindgen --target web --no-typescript --out-dir "$OUT" --out-name frontend "$WASM"
+
+if [ ! -x .tools/node_modules/.bin/wasm-opt ]; then
+  npm install --prefix .tools --no-audit --no-fund binaryen@132 >/dev/null
+fi
+.tools/node_modules/.bin/wasm-opt -Oz --all-features "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
+echo "build-frontend: $(du -b "$OUT/frontend_bg.wasm" | cut -f1) bytes of wasm, $(gzip -c "$OUT/frontend_bg.wasm" | wc -c) gzipped" >&2
