@@ -39,5 +39,5 @@ wasm-bindgen --target web --no-typescript --out-dir "$OUT" --out-name frontend "
 if [ ! -x .tools/node_modules/.bin/wasm-opt ]; then
   npm install --prefix .tools --no-audit --no-fund binaryen@132 >/dev/null
 fi
-.tools/node_modules/.bin/wasm-opt -Oz --all-features "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
+.tools/node_modules/.bin/wasm-opt -Oz "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
 echo "build-frontend: $(du -b "$OUT/frontend_bg.wasm" | cut -f1) bytes of wasm, $(gzip -c "$OUT/frontend_bg.wasm" | wc -c) gzipped" >&2

@@ -40,7 +40,7 @@ pub fn draw<DB: DrawingBackend>(
         .margin(10)
         .caption(title, ("sans-serif", 16).into_font().color(&fg))
         .x_label_area_size(30)
-        .y_label_area_size(60)
+        .y_label_area_size(72)
         .build_cartesian_2d(0f64..x_max, 0f64..y_max)
         .map_err(|e| e.to_string())?;
     chart
