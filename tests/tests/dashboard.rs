@@ -1,0 +1,53 @@
+//! The dashboard in headless Chromium against a real `diskscope serve`: operator login,
+//! starting the quick preset on the scratch target, the live chart growing, the kiosk with
+//! the viewer token, no controls for viewers, stopping, and a wrong token's message. The
+//! browser steps are in `tests/e2e/dashboard.mjs` (playwright-core with Debian's Chromium);
+//! a failure leaves a screenshot in the printed folder.
+
+use std::path::Path;
+use tests::server::{Server, OP, VIEW};
+use tests::*;
+
+#[test]
+fn dashboard_end_to_end_in_headless_chromium() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    if !root.join("static/pkg/frontend_bg.wasm").exists() {
+        skip!("the dashboard is not built (run scripts/build-frontend.sh)");
+    }
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !Path::new(&chromium).exists() {
+        skip!("no Chromium at {chromium} (apt-get install chromium)");
+    }
+    let e2e = root.join("tests/e2e");
+    if !e2e.join("node_modules/playwright-core").exists() {
+        skip!("playwright-core is not installed (cd tests/e2e && npm ci)");
+    }
+    require_io_uring!();
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[]);
+    let shots = tempfile::Builder::new()
+        .prefix("diskscope-e2e-")
+        .tempdir()
+        .unwrap()
+        .keep();
+    let out = std::process::Command::new("node")
+        .arg(e2e.join("dashboard.mjs"))
+        .arg(format!("http://{}", server.addr))
+        .args([OP, VIEW])
+        .arg(&shots)
+        .env("CHROMIUM", &chromium)
+        .output()
+        .expect("run node");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{text}");
+    assert!(
+        out.status.success(),
+        "browser test failed (screenshots in {}): {text}",
+        shots.display()
+    );
+    assert!(shots.join("live.png").exists() && shots.join("kiosk.png").exists());
+}
