@@ -108,7 +108,56 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
             </Show>
             <RunStatusLine live=live/>
             <LiveChart live=live dark=kiosk/>
+            {(!kiosk).then(|| view! { <History token=tok live=live/> })}
         </main>
+    }
+}
+
+/// The latest runs, reloaded whenever the followed run changes state.
+#[component]
+fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoView {
+    let runs = RwSignal::new(None::<Result<Vec<shared::api::RunInfo>, String>>);
+    Effect::new(move |_| {
+        live.with(|s| (s.run_id, s.status.clone()));
+        let t = token.get_value();
+        leptos::task::spawn_local(async move {
+            runs.set(Some(crate::api::runs(&t).await.map(|l| l.runs)));
+        });
+    });
+    let row = |r: shared::api::RunInfo| {
+        let s = r.summary.unwrap_or_default();
+        let spec = r.spec;
+        view! {
+            <tr>
+                <td>{r.id}</td>
+                <td>{r.name.or(r.preset).unwrap_or_default()}</td>
+                <td class="path">{r.target}</td>
+                <td class="status">{r.status.as_str()}</td>
+                <td>{format!("{} {} QD{}×{}", spec.rw, format_bytes(spec.bs), spec.iodepth, spec.jobs)}</td>
+                <td class="num">{format!("{:.1}", s.read.mb_s)}</td>
+                <td class="num">{format!("{:.1}", s.write.mb_s)}</td>
+                <td class="num">{format!("{:.0}", s.read.iops + s.write.iops)}</td>
+            </tr>
+        }
+    };
+    view! {
+        <section class="history">
+            <h2>"Recent runs"</h2>
+            {move || match runs.get() {
+                None => view! { <p class="status empty">"Loading…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="banner error" role="alert">{e}</p> }.into_any(),
+                Some(Ok(list)) if list.is_empty() => view! { <p class="status empty">"No runs yet."</p> }.into_any(),
+                Some(Ok(list)) => view! {
+                    <table id="history">
+                        <thead><tr>
+                            <th>"run"</th><th>"name"</th><th>"target"</th><th>"status"</th><th>"workload"</th>
+                            <th>"read MB/s"</th><th>"write MB/s"</th><th>"IOPS"</th>
+                        </tr></thead>
+                        <tbody>{list.into_iter().map(row).collect_view()}</tbody>
+                    </table>
+                }.into_any(),
+            }}
+        </section>
     }
 }
 

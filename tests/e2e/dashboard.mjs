@@ -62,6 +62,9 @@ try {
   await page.locator('.state', { hasText: 'stopped' }).waitFor({ timeout: 15000 });
   await kiosk.locator('.state', { hasText: 'stopped' }).waitFor({ timeout: 15000 });
 
+  step = 'the stopped run is in the history';
+  await page.locator('#history tr', { hasText: 'stopped' }).first().waitFor({ timeout: 15000 });
+
   step = 'a wrong token gets a clear message';
   const w = await browser.newPage();
   await w.goto(`${base}/`);
