@@ -150,11 +150,7 @@ fn announce(
 const CLIENT_SNDBUF: usize = 256 * 1024;
 
 fn client_send_buffer() -> usize {
-    std::env::var("DISKSCOPE_CLIENT_SNDBUF")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(CLIENT_SNDBUF)
+    crate::service::env_usize("DISKSCOPE_CLIENT_SNDBUF", CLIENT_SNDBUF)
 }
 
 fn bound_send_buffer(tcp: &tokio::net::TcpStream, bytes: usize) {

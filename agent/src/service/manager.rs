@@ -39,11 +39,7 @@ pub enum Event {
 const EVENT_CAPACITY: usize = 1024;
 
 fn event_capacity() -> usize {
-    std::env::var("DISKSCOPE_EVENT_CAPACITY")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or(EVENT_CAPACITY)
+    super::env_usize("DISKSCOPE_EVENT_CAPACITY", EVENT_CAPACITY)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -30,3 +30,12 @@ pub fn data_dir(flag: Option<&PathBuf>) -> PathBuf {
 /// Size of the default scratch target created in the data directory on first use.
 pub const SCRATCH_SIZE: u64 = 1 << 30;
 pub const SCRATCH_NAME: &str = "scratch.bin";
+
+/// A positive size from environment variable `name` (a tuning knob), else `default`.
+pub fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(default)
+}

@@ -256,31 +256,26 @@ impl Store {
             .collect()
     }
 
+    /// Parses the JSON in the first column of the one row `sql` selects for `run`, if any.
+    fn json_row<T: DeserializeOwned>(
+        &self,
+        sql: &str,
+        run: RunId,
+    ) -> Result<Option<T>, StoreError> {
+        let json: Option<String> = self.conn().query_row(sql, [run], |r| r.get(0)).optional()?;
+        parse_opt(json)
+    }
+
     /// The newest sample of a run.
     pub fn last_sample(&self, run: RunId) -> Result<Option<Sample>, StoreError> {
-        let json: Option<String> = self
-            .conn()
-            .query_row(
-                "SELECT sample_json FROM samples WHERE run_id = ?1 ORDER BY seq DESC LIMIT 1",
-                [run],
-                |r| r.get(0),
-            )
-            .optional()?;
-        json.map(|j| serde_json::from_str(&j).map_err(StoreError::from))
-            .transpose()
+        self.json_row(
+            "SELECT sample_json FROM samples WHERE run_id = ?1 ORDER BY seq DESC LIMIT 1",
+            run,
+        )
     }
 
     pub fn histogram(&self, run: RunId) -> Result<Option<HistogramDump>, StoreError> {
-        let json: Option<String> = self
-            .conn()
-            .query_row(
-                "SELECT dump_json FROM histograms WHERE run_id = ?1",
-                [run],
-                |r| r.get(0),
-            )
-            .optional()?;
-        json.map(|j| serde_json::from_str(&j).map_err(StoreError::from))
-            .transpose()
+        self.json_row("SELECT dump_json FROM histograms WHERE run_id = ?1", run)
     }
 
     /// Deletes a run and everything recorded with it. Returns whether it existed.
