@@ -107,7 +107,11 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
                 </div>
             </Show>
             <RunStatusLine live=live/>
-            <LiveChart live=live dark=kiosk/>
+            <div class="charts">
+                <LiveChart live=live dark=kiosk id="throughput" title="Throughput" y_desc="MB/s" log=false pick=throughput/>
+                <LiveChart live=live dark=kiosk id="iops" title="IOPS" y_desc="I/O per second" log=false pick=iops/>
+                <LiveChart live=live dark=kiosk id="latency" title="Latency (log scale)" y_desc="µs" log=true pick=latency/>
+            </div>
             {(!kiosk).then(|| view! { <History token=tok live=live/> })}
         </main>
     }
@@ -197,58 +201,104 @@ fn RunStatusLine(live: RwSignal<LiveState>) -> impl IntoView {
     }
 }
 
+/// One live chart: the series `pick` takes from the samples, redrawn on every sample.
 #[component]
-fn LiveChart(live: RwSignal<LiveState>, dark: bool) -> impl IntoView {
+fn LiveChart(
+    live: RwSignal<LiveState>,
+    dark: bool,
+    id: &'static str,
+    title: &'static str,
+    y_desc: &'static str,
+    log: bool,
+    pick: fn(&LiveState) -> Vec<Line>,
+) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     Effect::new(move |_| {
-        let (read, write) = live.with(|s| {
-            let pt = |f: fn(&shared::Sample) -> f64| -> Vec<(f64, f64)> {
-                s.samples
-                    .iter()
-                    .map(|x| (x.end_ns as f64 / 1e9, f(x)))
-                    .collect()
-            };
-            (pt(|x| x.read.mb_s), pt(|x| x.write.mb_s))
-        });
+        let lines = live.with(pick);
         if let Some(el) = canvas.get() {
-            draw_throughput(&el, read, write, dark);
+            draw_chart(&el, title, y_desc, log, lines, dark);
         }
     });
-    view! { <canvas node_ref=canvas id="throughput" width="960" height="320"></canvas> }
+    view! { <canvas node_ref=canvas id=id width="960" height="300"></canvas> }
+}
+
+type Line = (&'static str, (u8, u8, u8), Vec<(f64, f64)>);
+
+fn over_time(s: &LiveState, f: impl Fn(&shared::Sample) -> f64) -> Vec<(f64, f64)> {
+    s.samples
+        .iter()
+        .map(|x| (x.end_ns as f64 / 1e9, f(x)))
+        .collect()
+}
+
+const READ: (u8, u8, u8) = (52, 120, 246);
+const WRITE: (u8, u8, u8) = (230, 80, 60);
+
+fn throughput(s: &LiveState) -> Vec<Line> {
+    vec![
+        ("read", READ, over_time(s, |x| x.read.mb_s)),
+        ("write", WRITE, over_time(s, |x| x.write.mb_s)),
+    ]
+}
+
+fn iops(s: &LiveState) -> Vec<Line> {
+    vec![
+        ("read", READ, over_time(s, |x| x.read.iops)),
+        ("write", WRITE, over_time(s, |x| x.write.iops)),
+    ]
+}
+
+/// p50, p99 and max of whichever directions ran, in µs.
+fn latency(s: &LiveState) -> Vec<Line> {
+    let us = |ns: u64| ns as f64 / 1e3;
+    let both = |x: &shared::Sample, f: fn(&shared::LatencyStats) -> u64| {
+        us(f(&x.read.lat).max(f(&x.write.lat)))
+    };
+    vec![
+        (
+            "p50",
+            (60, 160, 90),
+            over_time(s, |x| both(x, |l| l.p50_ns)),
+        ),
+        (
+            "p99",
+            (240, 160, 40),
+            over_time(s, |x| both(x, |l| l.p99_ns)),
+        ),
+        (
+            "max",
+            (200, 60, 60),
+            over_time(s, |x| both(x, |l| l.max_ns)),
+        ),
+    ]
 }
 
 #[cfg(target_arch = "wasm32")]
-fn draw_throughput(
+fn draw_chart(
     el: &web_sys::HtmlCanvasElement,
-    read: Vec<(f64, f64)>,
-    write: Vec<(f64, f64)>,
+    title: &str,
+    y_desc: &str,
+    log: bool,
+    lines: Vec<Line>,
     dark: bool,
 ) {
+    use crate::chart::{Series, YAxis};
     use plotters::prelude::*;
     let Some(backend) = plotters_canvas::CanvasBackend::with_canvas_object(el.clone()) else {
         return;
     };
     let root = backend.into_drawing_area();
-    let series = [
-        crate::chart::Series {
-            name: "read",
-            color: RGBColor(52, 120, 246),
-            points: read,
-        },
-        crate::chart::Series {
-            name: "write",
-            color: RGBColor(230, 80, 60),
-            points: write,
-        },
-    ];
-    let _ = crate::chart::draw(&root, "Throughput", "MB/s", &series, dark);
+    let series: Vec<Series<'_>> = lines
+        .into_iter()
+        .map(|(name, (r, g, b), points)| Series {
+            name,
+            color: RGBColor(r, g, b),
+            points,
+        })
+        .collect();
+    let axis = if log { YAxis::Log } else { YAxis::Linear };
+    let _ = crate::chart::draw(&root, title, y_desc, &series, axis, dark);
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn draw_throughput(
-    _: &web_sys::HtmlCanvasElement,
-    _: Vec<(f64, f64)>,
-    _: Vec<(f64, f64)>,
-    _: bool,
-) {
-}
+fn draw_chart(_: &web_sys::HtmlCanvasElement, _: &str, _: &str, _: bool, _: Vec<Line>, _: bool) {}

@@ -386,3 +386,22 @@ async fn a_client_that_falls_behind_is_resynced_from_the_database() {
         run["summary"]["samples"].as_u64().unwrap()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn between_runs_subscribe_active_shows_the_last_result() {
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[data.path()]);
+    let id = server.start_run(
+        &json!({"target": data.path().join("label").display().to_string(), "spec": {
+        "backend": "null", "runtime_ms": 500, "interval_ms": 100}}),
+    );
+    server.wait_status(id, "completed");
+    let mut kiosk = WsClient::connect(&server, VIEW, false).await;
+    kiosk.send(&ClientMsg::SubscribeActive).await;
+    assert!(
+        matches!(kiosk.next().await, Some(ServerMsg::Subscribed { run_id: Some(r) }) if r == id)
+    );
+    let (seqs, end) = kiosk.collect_until_end(id).await;
+    assert_eq!(end, RunEvent::Completed);
+    assert!(seqs.len() >= 4 && contiguous(&seqs), "{seqs:?}");
+}

@@ -183,15 +183,55 @@ impl Client {
                 self.catch_up().await
             }
             ClientMsg::SubscribeActive => {
-                let current = self.st.manager.current_run().map(|id| (id, None));
-                self.follow = Follow::Active { current };
-                self.send(&ServerMsg::Subscribed {
-                    run_id: current.map(|c| c.0),
-                })
-                .await?;
-                self.catch_up().await
+                // The run going on, else the latest one (a kiosk shows the last result
+                // between runs); the next run to start takes over either way.
+                let (id, finished) = match self.st.manager.current_run() {
+                    Some(id) => (Some(id), None),
+                    None => self.latest_run().await?,
+                };
+                self.follow = Follow::Active {
+                    current: id.map(|id| (id, None)),
+                };
+                self.send(&ServerMsg::Subscribed { run_id: id }).await?;
+                self.catch_up().await?;
+                if let (Some(run_id), Some((event, error))) = (id, finished) {
+                    self.send(&ServerMsg::Run {
+                        run_id,
+                        event,
+                        error,
+                    })
+                    .await?;
+                }
+                Ok(())
             }
         }
+    }
+
+    /// The most recent run in the history and, as it has ended, how.
+    async fn latest_run(
+        &self,
+    ) -> Result<(Option<RunId>, Option<(RunEvent, Option<shared::RunError>)>), String> {
+        let store = self.st.manager.store().clone();
+        let q = crate::store::RunQuery {
+            page: 1,
+            per_page: 1,
+            ..Default::default()
+        };
+        let (runs, _) = tokio::task::spawn_blocking(move || store.list_runs(&q))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        Ok(match runs.into_iter().next() {
+            None => (None, None),
+            Some(r) => {
+                let event = match r.status {
+                    shared::RunStatus::Completed => RunEvent::Completed,
+                    shared::RunStatus::Failed => RunEvent::Failed,
+                    _ => RunEvent::Stopped,
+                };
+                (Some(r.id), Some((event, r.error)))
+            }
+        })
     }
 
     /// The run followed now and the last seq sent for it.

@@ -306,7 +306,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             // Once stopping, the I/Os still in flight complete into the current interval,
             // which then ends when the job ends: no sliver of an interval with a made-up rate.
             if self.recording && !stopping {
-                self.roll(now);
+                // An interval that ends exactly at the deadline is the last one: it is closed
+                // when the job ends, with the drained I/Os, not rolled into a sliver.
+                self.roll(now.min(deadline.saturating_sub(1)));
             }
             let mut wake = if stopping {
                 // Draining: nothing is due, just wait for completions.
@@ -379,7 +381,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             }
             now = self.now();
             if self.recording && !stopping {
-                self.roll(now);
+                // An interval that ends exactly at the deadline is the last one: it is closed
+                // when the job ends, with the drained I/Os, not rolled into a sliver.
+                self.roll(now.min(deadline.saturating_sub(1)));
             }
             let recording = self.recording;
             let cur = &mut self.cur;
