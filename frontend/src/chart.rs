@@ -89,6 +89,7 @@ where
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc(y_desc)
+        .y_labels(6)
         .axis_style(fg)
         .label_style(text.clone())
         .light_line_style(fg.mix(0.08))
