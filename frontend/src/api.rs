@@ -37,6 +37,15 @@ pub async fn runs(token: &str) -> Result<RunList, String> {
     read(r).await
 }
 
+pub async fn samples(token: &str, id: i64) -> Result<Vec<shared::Sample>, String> {
+    let r = Request::get(&format!("/api/v1/runs/{id}/samples"))
+        .header("Authorization", &auth(token))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    read::<shared::api::SampleList>(r).await.map(|l| l.samples)
+}
+
 pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {
     let r = Request::post("/api/v1/runs")
         .header("Authorization", &auth(token))

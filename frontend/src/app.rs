@@ -121,6 +121,7 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
 #[component]
 fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoView {
     let runs = RwSignal::new(None::<Result<Vec<shared::api::RunInfo>, String>>);
+    let picked = RwSignal::new(Vec::<i64>::new());
     Effect::new(move |_| {
         live.with(|s| (s.run_id, s.status.clone()));
         let t = token.get_value();
@@ -128,11 +129,22 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
             runs.set(Some(crate::api::runs(&t).await.map(|l| l.runs)));
         });
     });
-    let row = |r: shared::api::RunInfo| {
+    let row = move |r: shared::api::RunInfo| {
         let s = r.summary.unwrap_or_default();
         let spec = r.spec;
+        let id = r.id;
+        let toggle = move |_| {
+            picked.update(|p| match p.iter().position(|&x| x == id) {
+                Some(i) => {
+                    p.remove(i);
+                }
+                None => p.push(id),
+            })
+        };
         view! {
             <tr>
+                <td><input type="checkbox" class="pick" aria-label=format!("compare run {id}")
+                    prop:checked=move || picked.with(|p| p.contains(&id)) on:change=toggle/></td>
                 <td>{r.id}</td>
                 <td>{r.name.or(r.preset).unwrap_or_default()}</td>
                 <td class="path">{r.target}</td>
@@ -154,16 +166,115 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
                 Some(Ok(list)) => view! {
                     <table id="history">
                         <thead><tr>
-                            <th>"run"</th><th>"name"</th><th>"target"</th><th>"status"</th><th>"workload"</th>
+                            <th>"compare"</th><th>"run"</th><th>"name"</th><th>"target"</th><th>"status"</th><th>"workload"</th>
                             <th>"read MB/s"</th><th>"write MB/s"</th><th>"IOPS"</th>
                         </tr></thead>
                         <tbody>{list.into_iter().map(row).collect_view()}</tbody>
                     </table>
                 }.into_any(),
             }}
+            <Compare token=token runs=runs picked=picked/>
         </section>
     }
 }
+
+/// Two or more picked runs: their throughput on shared axes and B/A ratios per metric.
+#[component]
+fn Compare(
+    token: StoredValue<String>,
+    runs: RwSignal<Option<Result<Vec<shared::api::RunInfo>, String>>>,
+    picked: RwSignal<Vec<i64>>,
+) -> impl IntoView {
+    let series = RwSignal::new(Vec::<(i64, Vec<shared::Sample>)>::new());
+    Effect::new(move |_| {
+        let ids = picked.get();
+        let t = token.get_value();
+        leptos::task::spawn_local(async move {
+            let mut out = Vec::new();
+            for id in ids {
+                if let Ok(s) = crate::api::samples(&t, id).await {
+                    out.push((id, s));
+                }
+            }
+            series.set(out);
+        });
+    });
+    let canvas = NodeRef::<Canvas>::new();
+    Effect::new(move |_| {
+        let lines: Vec<Line> = series.with(|all| {
+            all.iter()
+                .enumerate()
+                .map(|(i, (id, samples))| {
+                    let name = format!("run {id}");
+                    let pts = samples
+                        .iter()
+                        .map(|x| (x.end_ns as f64 / 1e9, x.total_mb_s()))
+                        .collect();
+                    (name, PALETTE[i % PALETTE.len()], pts)
+                })
+                .collect()
+        });
+        if let Some(el) = canvas.get() {
+            draw_chart(&el, "Throughput by run", "MB/s", false, lines, false);
+        }
+    });
+    let table = move || {
+        let ids = picked.get();
+        let list = runs.with(|r| {
+            r.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .cloned()
+                .unwrap_or_default()
+        });
+        let find = |id: i64| {
+            list.iter()
+                .find(|r| r.id == id)
+                .map(|r| r.summary.clone().unwrap_or_default())
+        };
+        let Some(a) = ids.first().and_then(|&id| find(id)) else {
+            return Vec::new();
+        };
+        ids.iter()
+            .skip(1)
+            .filter_map(|&id| find(id).map(|b| (id, crate::compare::ratios(&a, &b))))
+            .flat_map(|(id, rs)| {
+                let first = ids[0];
+                rs.into_iter().map(move |r| {
+                    view! {
+                        <tr>
+                            <td>{format!("run {id} / run {first}")}</td>
+                            <td>{r.metric}</td>
+                            <td class="num">{format!("{:.1}", r.a)}</td>
+                            <td class="num">{format!("{:.1}", r.b)}</td>
+                            <td class="num ratio">{r.label()}</td>
+                        </tr>
+                    }
+                })
+            })
+            .collect::<Vec<_>>()
+    };
+    view! {
+        <Show when=move || picked.with(|p| p.len() >= 2)>
+            <section class="compare" id="compare">
+                <h2>"Compare"</h2>
+                <canvas node_ref=canvas id="compare-chart" width="960" height="300"></canvas>
+                <table id="ratios">
+                    <thead><tr><th>"B / A"</th><th>"metric"</th><th>"A"</th><th>"B"</th><th>"ratio"</th></tr></thead>
+                    <tbody>{table}</tbody>
+                </table>
+            </section>
+        </Show>
+    }
+}
+
+const PALETTE: [(u8, u8, u8); 6] = [
+    (52, 120, 246),
+    (230, 80, 60),
+    (60, 160, 90),
+    (240, 160, 40),
+    (150, 90, 200),
+    (90, 90, 90),
+];
 
 #[component]
 fn RunStatusLine(live: RwSignal<LiveState>) -> impl IntoView {
@@ -222,7 +333,7 @@ fn LiveChart(
     view! { <canvas node_ref=canvas id=id width="960" height="300"></canvas> }
 }
 
-type Line = (&'static str, (u8, u8, u8), Vec<(f64, f64)>);
+type Line = (String, (u8, u8, u8), Vec<(f64, f64)>);
 
 fn over_time(s: &LiveState, f: impl Fn(&shared::Sample) -> f64) -> Vec<(f64, f64)> {
     s.samples
@@ -236,15 +347,15 @@ const WRITE: (u8, u8, u8) = (230, 80, 60);
 
 fn throughput(s: &LiveState) -> Vec<Line> {
     vec![
-        ("read", READ, over_time(s, |x| x.read.mb_s)),
-        ("write", WRITE, over_time(s, |x| x.write.mb_s)),
+        ("read".into(), READ, over_time(s, |x| x.read.mb_s)),
+        ("write".into(), WRITE, over_time(s, |x| x.write.mb_s)),
     ]
 }
 
 fn iops(s: &LiveState) -> Vec<Line> {
     vec![
-        ("read", READ, over_time(s, |x| x.read.iops)),
-        ("write", WRITE, over_time(s, |x| x.write.iops)),
+        ("read".into(), READ, over_time(s, |x| x.read.iops)),
+        ("write".into(), WRITE, over_time(s, |x| x.write.iops)),
     ]
 }
 
@@ -256,17 +367,17 @@ fn latency(s: &LiveState) -> Vec<Line> {
     };
     vec![
         (
-            "p50",
+            "p50".into(),
             (60, 160, 90),
             over_time(s, |x| both(x, |l| l.p50_ns)),
         ),
         (
-            "p99",
+            "p99".into(),
             (240, 160, 40),
             over_time(s, |x| both(x, |l| l.p99_ns)),
         ),
         (
-            "max",
+            "max".into(),
             (200, 60, 60),
             over_time(s, |x| both(x, |l| l.max_ns)),
         ),
@@ -291,7 +402,7 @@ fn draw_chart(
     let series: Vec<Series<'_>> = lines
         .into_iter()
         .map(|(name, (r, g, b), points)| Series {
-            name,
+            name: name.into(),
             color: RGBColor(r, g, b),
             points,
         })

@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 pub struct Series<'a> {
-    pub name: &'a str,
+    pub name: std::borrow::Cow<'a, str>,
     pub color: RGBColor,
     pub points: Vec<(f64, f64)>,
 }
@@ -102,7 +102,7 @@ where
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
             .map_err(|e| e.to_string())?
-            .label(s.name)
+            .label(s.name.as_ref())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
             });
@@ -132,7 +132,7 @@ mod tests {
                 "Throughput",
                 "MB/s",
                 &[Series {
-                    name: "write",
+                    name: "write".into(),
                     color: RED,
                     points: pts,
                 }],
@@ -148,7 +148,7 @@ mod tests {
     fn log_axis_spans_the_values_and_ignores_zeros() {
         let pts = vec![(1.0, 0.0), (2.0, 50.0), (3.0, 2_000_000.0)];
         let series = [Series {
-            name: "p99",
+            name: "p99".into(),
             color: RED,
             points: pts,
         }];

@@ -8,6 +8,7 @@
 pub mod api;
 pub mod app;
 pub mod chart;
+pub mod compare;
 pub mod downsample;
 pub mod live;
 pub mod session;

@@ -65,6 +65,21 @@ try {
   step = 'the stopped run is in the history';
   await page.locator('#history tr', { hasText: 'stopped' }).first().waitFor({ timeout: 15000 });
 
+  step = 'a second run, then the two compared with ratios';
+  await page.click('#start-quick');
+  await page.locator('.state', { hasText: 'running' }).waitFor({ timeout: 15000 });
+  await page.waitForTimeout(2500);
+  await page.click('#stop');
+  await page.locator('.state', { hasText: 'stopped' }).waitFor({ timeout: 15000 });
+  await page.waitForFunction(() => document.querySelectorAll('#history input.pick').length >= 2, null, { timeout: 15000 });
+  const picks = page.locator('#history input.pick');
+  await picks.nth(1).check();
+  await picks.nth(0).check();
+  await page.locator('#ratios td.ratio').first().waitFor({ timeout: 15000 });
+  const ratio = await page.locator('#ratios td.ratio').first().textContent();
+  check(/^\d+\.\d\d×$/.test(ratio), `ratio cell reads "${ratio}"`);
+  await page.screenshot({ path: `${shots}/compare.png`, fullPage: true });
+
   step = 'a wrong token gets a clear message';
   const w = await browser.newPage();
   await w.goto(`${base}/`);
