@@ -19,31 +19,26 @@ fn auth(token: &str) -> String {
     format!("Bearer {token}")
 }
 
-pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
-    let r = Request::get("/api/v1/presets")
+async fn get<T: DeserializeOwned>(token: &str, path: &str) -> Result<T, String> {
+    let r = Request::get(path)
         .header("Authorization", &auth(token))
         .send()
         .await
         .map_err(|e| e.to_string())?;
     read(r).await
+}
+
+pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
+    get(token, "/api/v1/presets").await
 }
 
 pub async fn runs(token: &str) -> Result<RunList, String> {
-    let r = Request::get("/api/v1/runs?per_page=20")
-        .header("Authorization", &auth(token))
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    read(r).await
+    get(token, "/api/v1/runs?per_page=20").await
 }
 
 pub async fn samples(token: &str, id: i64) -> Result<Vec<shared::Sample>, String> {
-    let r = Request::get(&format!("/api/v1/runs/{id}/samples"))
-        .header("Authorization", &auth(token))
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    read::<shared::api::SampleList>(r).await.map(|l| l.samples)
+    let list: shared::api::SampleList = get(token, &format!("/api/v1/runs/{id}/samples")).await?;
+    Ok(list.samples)
 }
 
 pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {
@@ -72,12 +67,7 @@ pub async fn stop(token: &str, id: i64) -> Result<(), String> {
 
 /// The scratch target's path, from the target list.
 pub async fn scratch_target(token: &str) -> Result<String, String> {
-    let r = Request::get("/api/v1/targets")
-        .header("Authorization", &auth(token))
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    let targets: Vec<shared::api::TargetView> = read(r).await?;
+    let targets: Vec<shared::api::TargetView> = get(token, "/api/v1/targets").await?;
     targets
         .into_iter()
         .find(|t| t.scratch)
