@@ -65,9 +65,13 @@ pub async fn stop(token: &str, id: i64) -> Result<(), String> {
     }
 }
 
+pub async fn targets(token: &str) -> Result<Vec<shared::api::TargetView>, String> {
+    get(token, "/api/v1/targets").await
+}
+
 /// The scratch target's path, from the target list.
 pub async fn scratch_target(token: &str) -> Result<String, String> {
-    let targets: Vec<shared::api::TargetView> = get(token, "/api/v1/targets").await?;
+    let targets = self::targets(token).await?;
     targets
         .into_iter()
         .find(|t| t.scratch)

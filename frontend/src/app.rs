@@ -112,8 +112,51 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
                 <LiveChart live=live dark=kiosk id="iops" title="IOPS" y_desc="I/O per second" log=false pick=iops/>
                 <LiveChart live=live dark=kiosk id="latency" title="Latency (log scale)" y_desc="µs" log=true pick=latency/>
             </div>
-            {(!kiosk).then(|| view! { <History token=tok live=live/> })}
+            {(!kiosk).then(|| view! { <Targets token=tok live=live/> <History token=tok live=live/> })}
         </main>
+    }
+}
+
+/// The targets the agent may use, with what it knows of them; reloaded with the run state
+/// (busy flags change when runs start and end).
+#[component]
+fn Targets(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoView {
+    let targets = RwSignal::new(None::<Result<Vec<shared::api::TargetView>, String>>);
+    Effect::new(move |_| {
+        live.with(|s| s.status.clone());
+        let t = token.get_value();
+        leptos::task::spawn_local(async move { targets.set(Some(crate::api::targets(&t).await)) });
+    });
+    let row = |t: shared::api::TargetView| {
+        let note = match (t.scratch, t.busy, t.in_use.is_empty()) {
+            (_, true, _) => "busy: a run is going on".to_string(),
+            (_, false, false) => format!("writes refused: {}", t.in_use.join("; ")),
+            (true, false, true) => "default scratch file".to_string(),
+            (false, false, true) => String::new(),
+        };
+        view! {
+            <tr>
+                <td class="path">{t.path}</td>
+                <td>{t.kind}</td>
+                <td class="num">{t.size.map(format_bytes).unwrap_or_default()}</td>
+                <td>{note}</td>
+            </tr>
+        }
+    };
+    view! {
+        <section class="targets">
+            <h2>"Targets"</h2>
+            {move || match targets.get() {
+                None => view! { <p class="status empty">"Loading…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="banner error" role="alert">{e}</p> }.into_any(),
+                Some(Ok(list)) => view! {
+                    <table id="targets">
+                        <thead><tr><th>"path"</th><th>"kind"</th><th>"size"</th><th>"state"</th></tr></thead>
+                        <tbody>{list.into_iter().map(row).collect_view()}</tbody>
+                    </table>
+                }.into_any(),
+            }}
+        </section>
     }
 }
 

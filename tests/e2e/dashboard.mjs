@@ -25,6 +25,9 @@ try {
   await page.goto(`${base}/?token=${op}`);
   await page.locator('.role', { hasText: 'operator' }).waitFor({ timeout: 15000 });
 
+  step = 'the targets list shows the scratch file';
+  await page.locator('#targets tr', { hasText: 'scratch.bin' }).waitFor({ timeout: 15000 });
+
   step = 'operator starts the quick preset on the scratch target';
   await page.click('#start-quick');
   await page.locator('.state', { hasText: 'running' }).waitFor({ timeout: 15000 });
