@@ -78,3 +78,17 @@ pub async fn scratch_target(token: &str) -> Result<String, String> {
         .map(|t| t.path)
         .ok_or_else(|| "the agent lists no scratch target".into())
 }
+
+/// The run's export (`json` or `csv`) as text, for saving.
+pub async fn export(token: &str, id: i64, format: &str) -> Result<String, String> {
+    let r = Request::get(&format!("/api/v1/runs/{id}/export?format={format}"))
+        .header("Authorization", &auth(token))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    if r.ok() {
+        r.text().await.map_err(|e| e.to_string())
+    } else {
+        read::<serde_json::Value>(r).await.map(|v| v.to_string())
+    }
+}

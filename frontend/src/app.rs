@@ -196,6 +196,10 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
                 <td class="num">{format!("{:.1}", s.read.mb_s)}</td>
                 <td class="num">{format!("{:.1}", s.write.mb_s)}</td>
                 <td class="num">{format!("{:.0}", s.read.iops + s.write.iops)}</td>
+                <td class="export">
+                    <button class="export-json" on:click=move |_| save_export(token, id, "json")>"JSON"</button>
+                    <button class="export-csv" on:click=move |_| save_export(token, id, "csv")>"CSV"</button>
+                </td>
             </tr>
         }
     };
@@ -210,7 +214,7 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
                     <table id="history">
                         <thead><tr>
                             <th>"compare"</th><th>"run"</th><th>"name"</th><th>"target"</th><th>"status"</th><th>"workload"</th>
-                            <th>"read MB/s"</th><th>"write MB/s"</th><th>"IOPS"</th>
+                            <th>"read MB/s"</th><th>"write MB/s"</th><th>"IOPS"</th><th>"export"</th>
                         </tr></thead>
                         <tbody>{list.into_iter().map(row).collect_view()}</tbody>
                     </table>
@@ -219,6 +223,24 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
             <Compare token=token runs=runs picked=picked/>
         </section>
     }
+}
+
+/// Downloads a run's export (the same document as the CLI's `--json`, or its CSV).
+fn save_export(token: StoredValue<String>, id: i64, format: &'static str) {
+    let t = token.get_value();
+    leptos::task::spawn_local(async move {
+        let result = crate::api::export(&t, id, format).await;
+        #[cfg(target_arch = "wasm32")]
+        if let Ok(text) = &result {
+            let mime = if format == "csv" {
+                "text/csv"
+            } else {
+                "application/json"
+            };
+            let _ = crate::session::save_file(&format!("diskscope-run-{id}.{format}"), mime, text);
+        }
+        let _ = result;
+    });
 }
 
 /// Two or more picked runs: their throughput on shared axes and B/A ratios per metric.

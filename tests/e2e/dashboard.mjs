@@ -68,6 +68,16 @@ try {
   step = 'the stopped run is in the history';
   await page.locator('#history tr', { hasText: 'stopped' }).first().waitFor({ timeout: 15000 });
 
+  step = 'a run exports as the JSON document';
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 15000 }),
+    page.locator('#history .export-json').first().click(),
+  ]);
+  const path = await download.path();
+  const doc = JSON.parse((await import('node:fs')).readFileSync(path, 'utf8'));
+  check(doc.status === 'stopped' && Array.isArray(doc.samples) && doc.samples.length > 0,
+        `export has status ${doc.status} and ${doc.samples?.length} samples`);
+
   step = 'a second run, then the two compared with ratios';
   await page.click('#start-quick');
   await page.locator('.state', { hasText: 'running' }).waitFor({ timeout: 15000 });
