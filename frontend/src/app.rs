@@ -165,6 +165,7 @@ fn Targets(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
 fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoView {
     let runs = RwSignal::new(None::<Result<Vec<shared::api::RunInfo>, String>>);
     let picked = RwSignal::new(Vec::<i64>::new());
+    let export_error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         live.with(|s| (s.run_id, s.status.clone()));
         let t = token.get_value();
@@ -197,8 +198,8 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
                 <td class="num">{format!("{:.1}", s.write.mb_s)}</td>
                 <td class="num">{format!("{:.0}", s.read.iops + s.write.iops)}</td>
                 <td class="export">
-                    <button class="export-json" on:click=move |_| save_export(token, id, "json")>"JSON"</button>
-                    <button class="export-csv" on:click=move |_| save_export(token, id, "csv")>"CSV"</button>
+                    <button class="export-json" on:click=move |_| save_export(token, id, "json", export_error)>"JSON"</button>
+                    <button class="export-csv" on:click=move |_| save_export(token, id, "csv", export_error)>"CSV"</button>
                 </td>
             </tr>
         }
@@ -206,6 +207,7 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
     view! {
         <section class="history">
             <h2>"Recent runs"</h2>
+            {move || export_error.get().map(|e| view! { <p class="banner error" role="alert">{e}</p> })}
             {move || match runs.get() {
                 None => view! { <p class="status empty">"Loading…"</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="banner error" role="alert">{e}</p> }.into_any(),
@@ -225,22 +227,34 @@ fn History(token: StoredValue<String>, live: RwSignal<LiveState>) -> impl IntoVi
     }
 }
 
-/// Downloads a run's export (the same document as the CLI's `--json`, or its CSV).
-fn save_export(token: StoredValue<String>, id: i64, format: &'static str) {
+/// Downloads a run's export (the same document as the CLI's `--json`, or its CSV); a failure
+/// is shown in `error`.
+fn save_export(
+    token: StoredValue<String>,
+    id: i64,
+    format: &'static str,
+    error: RwSignal<Option<String>>,
+) {
     let t = token.get_value();
     leptos::task::spawn_local(async move {
-        let result = crate::api::export(&t, id, format).await;
-        #[cfg(target_arch = "wasm32")]
-        if let Ok(text) = &result {
+        let saved = crate::api::export(&t, id, format).await.and_then(|text| {
             let mime = if format == "csv" {
                 "text/csv"
             } else {
                 "application/json"
             };
-            let _ = crate::session::save_file(&format!("diskscope-run-{id}.{format}"), mime, text);
-        }
-        let _ = result;
+            save_file(&format!("diskscope-run-{id}.{format}"), mime, &text)
+        });
+        error.set(saved.err());
     });
+}
+
+#[cfg(target_arch = "wasm32")]
+use crate::session::save_file;
+
+#[cfg(not(target_arch = "wasm32"))]
+fn save_file(_: &str, _: &str, _: &str) -> Result<(), String> {
+    Err("saving files needs a browser".into())
 }
 
 /// Two or more picked runs: their throughput on shared axes and B/A ratios per metric.

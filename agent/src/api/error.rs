@@ -43,7 +43,8 @@ impl ApiError {
         ApiError::new(StatusCode::NOT_FOUND, "not_found", message)
     }
 
-    fn internal(e: &dyn std::fmt::Display) -> Self {
+    /// A failure that is not the caller's: logged in full, reported without details.
+    pub fn internal(e: &dyn std::fmt::Display) -> Self {
         tracing::error!("internal error: {e}");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

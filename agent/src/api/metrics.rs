@@ -64,6 +64,6 @@ pub async fn metrics(State(st): State<AppState>, _: Viewer) -> Result<impl IntoR
         Ok(out)
     })
     .await
-    .map_err(|e| ApiError::bad_request(e.to_string()))??;
+    .map_err(|e| ApiError::internal(&e))??;
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text))
 }

@@ -21,7 +21,7 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+        .map_err(|e| ApiError::internal(&e))?
 }
 
 pub async fn create(
@@ -190,9 +190,7 @@ pub async fn export(
     let disposition = format!("attachment; filename=\"{name}\"");
     if format == "csv" {
         let mut out = Vec::new();
-        crate::report::csv::write_to(&mut out, &samples).map_err(|e| {
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
-        })?;
+        crate::report::csv::write_to(&mut out, &samples).map_err(|e| ApiError::internal(&e))?;
         return Ok((
             [
                 (header::CONTENT_TYPE, "text/csv".to_string()),

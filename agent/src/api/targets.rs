@@ -3,7 +3,7 @@
 use super::auth::Viewer;
 use super::error::ApiError;
 use super::AppState;
-use crate::target::{TargetInfo, TargetKind};
+use crate::target::TargetInfo;
 use axum::extract::State;
 use axum::Json;
 use shared::api::{Health, Preset, TargetView};
@@ -31,11 +31,6 @@ fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
             Err(e) => ("unusable".to_string(), None, vec![e.to_string()]),
         }
     };
-    let kind = if kind == TargetKind::None.as_str() {
-        "missing".into()
-    } else {
-        kind
-    };
     TargetView {
         path: path.display().to_string(),
         kind,
@@ -60,6 +55,6 @@ pub async fn list(
             .collect::<Vec<_>>()
     })
     .await
-    .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    .map_err(|e| ApiError::internal(&e))?;
     Ok(Json(views))
 }
