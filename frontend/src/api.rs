@@ -32,13 +32,42 @@ pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
     get(token, "/api/v1/presets").await
 }
 
-pub async fn runs(token: &str) -> Result<RunList, String> {
-    get(token, "/api/v1/runs?per_page=20").await
+/// The history: `query` is the API's filter string (`target=...&status=...&page=...`).
+pub async fn runs(token: &str, query: &str) -> Result<RunList, String> {
+    get(token, &format!("/api/v1/runs?{query}")).await
 }
 
+pub async fn run(token: &str, id: i64) -> Result<shared::api::RunInfo, String> {
+    get(token, &format!("/api/v1/runs/{id}")).await
+}
+
+pub async fn delete(token: &str, id: i64) -> Result<(), String> {
+    let r = Request::delete(&format!("/api/v1/runs/{id}"))
+        .header("Authorization", &auth(token))
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    if r.ok() {
+        Ok(())
+    } else {
+        read::<serde_json::Value>(r).await.map(drop)
+    }
+}
+
+/// Every sample of a run, fetched page by page (the agent caps one call).
 pub async fn samples(token: &str, id: i64) -> Result<Vec<shared::Sample>, String> {
-    let list: shared::api::SampleList = get(token, &format!("/api/v1/runs/{id}/samples")).await?;
-    Ok(list.samples)
+    let mut all: Vec<shared::Sample> = Vec::new();
+    loop {
+        let path = match all.last() {
+            None => format!("/api/v1/runs/{id}/samples"),
+            Some(s) => format!("/api/v1/runs/{id}/samples?after_seq={}", s.seq),
+        };
+        let list: shared::api::SampleList = get(token, &path).await?;
+        if list.samples.is_empty() {
+            return Ok(all);
+        }
+        all.extend(list.samples);
+    }
 }
 
 pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {

@@ -1,14 +1,19 @@
-//! One chart component's drawing: line series over time on a plotters backend (the canvas
-//! in the browser; the same code can draw SVG or PNG), min/max downsampled to the width.
+//! The one chart component's drawing: line series on a plotters backend (the canvas in the
+//! browser, SVG for "save as SVG" and for tests), min/max downsampled to the pixel width,
+//! with axes and units, a legend, and analysis markers (a required rate, an event at a time,
+//! a window as a band). [`Frame`] tells the hover readout where the data lies in pixels.
 
 use crate::downsample::min_max;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-pub struct Series<'a> {
-    pub name: std::borrow::Cow<'a, str>,
-    pub color: RGBColor,
+/// One line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub color: (u8, u8, u8),
+    /// `(x, y)`, x ascending.
     pub points: Vec<(f64, f64)>,
 }
 
@@ -20,9 +25,131 @@ pub enum YAxis {
     Log,
 }
 
-fn y_bounds(series: &[Series<'_>], axis: YAxis) -> (f64, f64) {
-    let values = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-    match axis {
+/// Something an analysis (or the spec) marks on a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Marker {
+    /// A horizontal line at `y` (e.g. the rate a capture box must sustain).
+    Level { y: f64, label: String },
+    /// A vertical line at `x` (e.g. where the SLC cache ran out).
+    At { x: f64, label: String },
+    /// A shaded window `x0..x1` (e.g. the steady-state window).
+    Band { x0: f64, x1: f64, label: String },
+}
+
+/// What a chart shows; the same value draws on a canvas or into an SVG file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartData {
+    pub title: String,
+    pub x_desc: String,
+    pub y_desc: String,
+    pub axis: YAxis,
+    /// Formats x values for tick labels and the hover readout.
+    pub x_fmt: Fmt,
+    /// Formats y values for tick labels and the hover readout.
+    pub y_fmt: Fmt,
+    pub series: Vec<Series>,
+    pub markers: Vec<Marker>,
+}
+
+/// How axis values read, with their units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fmt {
+    Seconds,
+    Count,
+    Micros,
+    Gigabytes,
+    Log2Bytes,
+    Celsius,
+}
+
+impl Fmt {
+    pub fn apply(self, v: f64) -> String {
+        match self {
+            Fmt::Seconds => fmt_seconds(v),
+            Fmt::Count => fmt_count(v),
+            Fmt::Micros => fmt_us(v),
+            Fmt::Gigabytes => fmt_gb(v),
+            Fmt::Log2Bytes => fmt_log2_bytes(v),
+            Fmt::Celsius => format!("{v:.0} °C"),
+        }
+    }
+}
+
+/// Where the plotting area lies, in backend pixels, and the x range it shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Frame {
+    pub left: i32,
+    pub right: i32,
+    pub x0: f64,
+    pub x1: f64,
+}
+
+impl Frame {
+    /// The data x under pixel column `px`, when inside the plot.
+    pub fn x_at(&self, px: f64) -> Option<f64> {
+        let w = f64::from(self.right - self.left);
+        if w <= 0.0 || px < f64::from(self.left) || px > f64::from(self.right) {
+            return None;
+        }
+        Some(self.x0 + (px - f64::from(self.left)) / w * (self.x1 - self.x0))
+    }
+}
+
+/// Seconds as `12 s`, `3.5 min` or `2.1 h`.
+pub fn fmt_seconds(s: f64) -> String {
+    if s >= 7200.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 300.0 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
+/// Plain numbers with thousands shortened (`12.5k`, `1.2M`).
+pub fn fmt_count(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{:.1}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if a >= 100.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Microseconds as a duration with its unit (log axes read `100 µs`, `1.00 ms`, `10.00 ms`).
+pub fn fmt_us(us: f64) -> String {
+    shared::units::format_ns((us * 1e3).max(0.0) as u64)
+}
+
+/// Gigabytes (10^9) of position on the target.
+pub fn fmt_gb(gb: f64) -> String {
+    if gb >= 10.0 {
+        format!("{gb:.0} GB")
+    } else {
+        format!("{gb:.2} GB")
+    }
+}
+
+/// log2 of a block size, shown as the block size.
+pub fn fmt_log2_bytes(l: f64) -> String {
+    let bytes = 2f64.powf(l).round() as u64;
+    crate::form::size_text(bytes)
+}
+
+fn y_bounds(data: &ChartData) -> (f64, f64) {
+    let values = data
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .chain(data.markers.iter().filter_map(|m| match m {
+            Marker::Level { y, .. } => Some(*y),
+            _ => None,
+        }));
+    match data.axis {
         YAxis::Linear => (0.0, values.fold(1.0f64, f64::max) * 1.1),
         YAxis::Log => {
             let (lo, hi) = values
@@ -31,134 +158,293 @@ fn y_bounds(series: &[Series<'_>], axis: YAxis) -> (f64, f64) {
             if hi <= 0.0 {
                 (1.0, 10.0)
             } else {
-                (lo / 2.0, hi * 2.0)
+                // Whole decades, so that the ticks fall on 10^n.
+                (
+                    10f64.powf(lo.log10().floor()),
+                    10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
+                )
             }
         }
     }
 }
 
-/// Draws `series` (x in seconds) with a y axis titled `y_desc`.
+fn x_bounds(data: &ChartData) -> (f64, f64) {
+    let xs = data
+        .series
+        .iter()
+        .flat_map(|s| s.points.first().into_iter().chain(s.points.last()))
+        .map(|p| p.0);
+    let (lo, hi) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    if lo > hi {
+        (0.0, 1.0)
+    } else if (hi - lo).abs() < f64::EPSILON {
+        (lo - 0.5, hi + 0.5)
+    } else if lo >= 0.0 && lo < (hi - lo) * 0.2 {
+        (0.0, hi) // time and position read best from zero
+    } else {
+        (lo, hi)
+    }
+}
+
+/// Draws `data` on `root`; returns where the data lies for the hover readout.
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    title: &str,
-    y_desc: &str,
-    series: &[Series<'_>],
-    axis: YAxis,
+    data: &ChartData,
     dark: bool,
-) -> Result<(), String> {
-    let (lo, hi) = y_bounds(series, axis);
-    match axis {
-        YAxis::Linear => draw_in(root, title, y_desc, series, dark, lo..hi),
-        YAxis::Log => draw_in(root, title, y_desc, series, dark, (lo..hi).log_scale()),
+) -> Result<Frame, String> {
+    let (lo, hi) = y_bounds(data);
+    match data.axis {
+        YAxis::Linear => draw_in(root, data, dark, lo..hi),
+        YAxis::Log => draw_in(root, data, dark, (lo..hi).log_scale()),
     }
 }
 
 fn draw_in<DB, Y>(
     root: &DrawingArea<DB, Shift>,
-    title: &str,
-    y_desc: &str,
-    series: &[Series<'_>],
+    data: &ChartData,
     dark: bool,
     y: Y,
-) -> Result<(), String>
+) -> Result<Frame, String>
 where
     DB: DrawingBackend,
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
+    let err = |e: &dyn std::fmt::Display| e.to_string();
     let (bg, fg) = if dark {
         (RGBColor(16, 18, 24), RGBColor(220, 220, 220))
     } else {
-        (WHITE, BLACK)
+        (WHITE, RGBColor(30, 30, 30))
     };
-    root.fill(&bg).map_err(|e| e.to_string())?;
+    root.fill(&bg).map_err(|e| err(&e))?;
     let width = root.dim_in_pixel().0 as usize;
-    let x_max = series
-        .iter()
-        .flat_map(|s| s.points.last().map(|p| p.0))
-        .fold(1.0f64, f64::max);
+    let (x0, x1) = x_bounds(data);
     let text = ("sans-serif", 14).into_font().color(&fg);
     let mut chart = ChartBuilder::on(root)
         .margin(10)
-        .caption(title, ("sans-serif", 16).into_font().color(&fg))
+        .caption(&data.title, ("sans-serif", 16).into_font().color(&fg))
         .x_label_area_size(40)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0f64..x_max, y)
-        .map_err(|e| e.to_string())?;
+        .y_label_area_size(80)
+        .build_cartesian_2d(x0..x1, y)
+        .map_err(|e| err(&e))?;
+    let (x_fmt, y_fmt) = (data.x_fmt, data.y_fmt);
     chart
         .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc(y_desc)
+        .x_desc(&data.x_desc)
+        .y_desc(&data.y_desc)
+        .x_labels(8)
         .y_labels(6)
+        .x_label_formatter(&|v| x_fmt.apply(*v))
+        .y_label_formatter(&|v| y_fmt.apply(*v))
         .axis_style(fg)
         .label_style(text.clone())
-        .light_line_style(fg.mix(0.08))
-        .bold_line_style(fg.mix(0.2))
+        .light_line_style(fg.mix(0.06))
+        .bold_line_style(fg.mix(0.18))
         .draw()
-        .map_err(|e| e.to_string())?;
-    for s in series {
-        let color = s.color;
+        .map_err(|e| err(&e))?;
+    let (y_lo, y_hi) = {
+        let r = chart.y_range();
+        (r.start, r.end)
+    };
+    let marker_color = RGBColor(150, 60, 200);
+    for m in &data.markers {
+        match m {
+            Marker::Band { x0, x1, label } => {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(*x0, y_lo), (*x1, y_hi)],
+                        marker_color.mix(0.12).filled(),
+                    )))
+                    .map_err(|e| err(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        Rectangle::new(
+                            [(x, y - 5), (x + 16, y + 5)],
+                            marker_color.mix(0.3).filled(),
+                        )
+                    });
+            }
+            Marker::At { x, label } => {
+                chart
+                    .draw_series(LineSeries::new(
+                        [(*x, y_lo), (*x, y_hi)],
+                        marker_color.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(
+                            vec![(x + 8, y - 6), (x + 8, y + 6)],
+                            marker_color.stroke_width(2),
+                        )
+                    });
+            }
+            Marker::Level { y, label } => {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(x0, *y), (x1, *y)],
+                        8,
+                        5,
+                        marker_color.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], marker_color.stroke_width(2))
+                    });
+            }
+        }
+    }
+    for s in &data.series {
+        let (r, g, b) = s.color;
+        let color = RGBColor(r, g, b);
         let points = min_max(&s.points, width);
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
-            .map_err(|e| e.to_string())?
-            .label(s.name.as_ref())
+            .map_err(|e| err(&e))?
+            .label(s.name.as_str())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
             });
     }
-    chart
-        .configure_series_labels()
-        .background_style(bg.mix(0.8))
-        .border_style(fg)
-        .label_font(text)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    if !data.series.is_empty() {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(bg.mix(0.85))
+            .border_style(fg.mix(0.4))
+            .label_font(text)
+            .draw()
+            .map_err(|e| err(&e))?;
+    }
+    let (px, _) = chart.plotting_area().get_pixel_range();
+    root.present().map_err(|e| err(&e))?;
+    Ok(Frame {
+        left: px.start,
+        right: px.end,
+        x0,
+        x1,
+    })
+}
+
+/// The hover readout at data x: for each series, the point nearest to `x`.
+pub fn readout(data: &ChartData, x: f64) -> String {
+    let mut parts = vec![data.x_fmt.apply(x)];
+    for s in &data.series {
+        let i = s.points.partition_point(|p| p.0 < x);
+        let near = [i.checked_sub(1), Some(i)]
+            .into_iter()
+            .flatten()
+            .filter_map(|j| s.points.get(j))
+            .min_by(|a, b| (a.0 - x).abs().total_cmp(&(b.0 - x).abs()));
+        if let Some(p) = near {
+            parts.push(format!("{} {}", s.name, data.y_fmt.apply(p.1)));
+        }
+    }
+    parts.join(" · ")
+}
+
+/// The chart as an SVG document.
+pub fn to_svg(data: &ChartData, size: (u32, u32)) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw(&root, data, false)?;
+    }
+    Ok(svg)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn draws_to_svg_with_legend_and_axes() {
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (640, 240)).into_drawing_area();
-            let pts: Vec<(f64, f64)> = (0..1000).map(|i| (i as f64, (i % 50) as f64)).collect();
-            draw(
-                &root,
-                "Throughput",
-                "MB/s",
-                &[Series {
-                    name: "write".into(),
-                    color: RED,
-                    points: pts,
-                }],
-                YAxis::Linear,
-                false,
-            )
-            .expect("draw");
+    fn data(axis: YAxis, points: Vec<(f64, f64)>) -> ChartData {
+        ChartData {
+            title: "Throughput".into(),
+            x_desc: "time".into(),
+            y_desc: "MB/s".into(),
+            axis,
+            x_fmt: Fmt::Seconds,
+            y_fmt: Fmt::Count,
+            series: vec![Series {
+                name: "write".into(),
+                color: (200, 40, 40),
+                points,
+            }],
+            markers: vec![],
         }
-        assert!(svg.contains("<svg") && svg.contains("write") && svg.contains("MB/s"));
     }
 
     #[test]
-    fn log_axis_spans_the_values_and_ignores_zeros() {
-        let pts = vec![(1.0, 0.0), (2.0, 50.0), (3.0, 2_000_000.0)];
-        let series = [Series {
-            name: "p99".into(),
-            color: RED,
-            points: pts,
-        }];
-        let (lo, hi) = y_bounds(&series, YAxis::Log);
-        assert!(lo > 0.0 && lo <= 50.0 && hi >= 2_000_000.0);
-        let mut svg = String::new();
-        {
-            let root = SVGBackend::with_string(&mut svg, (640, 240)).into_drawing_area();
-            draw(&root, "Latency", "µs", &series, YAxis::Log, true).expect("draw log");
+    fn draws_to_svg_with_legend_axes_and_markers() {
+        let pts: Vec<(f64, f64)> = (0..1000).map(|i| (i as f64, (i % 50) as f64)).collect();
+        let mut d = data(YAxis::Linear, pts);
+        d.markers = vec![
+            Marker::Level {
+                y: 60.0,
+                label: "required 60 MB/s".into(),
+            },
+            Marker::At {
+                x: 400.0,
+                label: "cache full".into(),
+            },
+            Marker::Band {
+                x0: 600.0,
+                x1: 900.0,
+                label: "steady state".into(),
+            },
+        ];
+        let svg = to_svg(&d, (640, 240)).expect("svg");
+        for want in [
+            "<svg",
+            "write",
+            "MB/s",
+            "required 60 MB/s",
+            "cache full",
+            "steady state",
+        ] {
+            assert!(svg.contains(want), "{want} missing");
         }
-        assert!(svg.contains("Latency"));
+    }
+
+    #[test]
+    fn log_axis_spans_whole_decades_and_ignores_zeros() {
+        let mut d = data(
+            YAxis::Log,
+            vec![(1.0, 0.0), (2.0, 50.0), (3.0, 2_000_000.0)],
+        );
+        assert_eq!(y_bounds(&d), (10.0, 10_000_000.0));
+        d.y_fmt = Fmt::Micros;
+        let svg = to_svg(&d, (640, 240)).expect("svg");
+        assert!(
+            svg.contains("100.0 µs") && svg.contains("10.00 ms"),
+            "decade labels"
+        );
+    }
+
+    #[test]
+    fn frame_and_readout_find_the_nearest_point() {
+        let d = data(YAxis::Linear, vec![(0.0, 10.0), (1.0, 20.0), (2.0, 30.0)]);
+        let mut svg = String::new();
+        let frame = {
+            let root = SVGBackend::with_string(&mut svg, (640, 240)).into_drawing_area();
+            draw(&root, &d, false).expect("draw")
+        };
+        assert!(frame.left > 0 && frame.right > frame.left && frame.right <= 640);
+        let mid = f64::from(frame.left + frame.right) / 2.0;
+        let x = frame.x_at(mid).expect("inside");
+        assert!((x - 1.0).abs() < 0.01, "{x}");
+        assert_eq!(frame.x_at(0.0), None);
+        assert_eq!(readout(&d, 1.2), "1 s · write 20");
+    }
+
+    #[test]
+    fn tick_formats_carry_units() {
+        assert_eq!(fmt_seconds(42.0), "42 s");
+        assert_eq!(fmt_seconds(86_400.0), "24.0 h");
+        assert_eq!(fmt_count(125_000.0), "125k");
+        assert_eq!(fmt_us(1500.0), "1.50 ms");
+        assert_eq!(fmt_log2_bytes(12.0), "4K");
+        assert_eq!(fmt_gb(1.5), "1.50 GB");
     }
 }

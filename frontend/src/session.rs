@@ -50,7 +50,6 @@ pub fn is_kiosk() -> bool {
 }
 
 /// Offers `text` to the user as a file download named `name`.
-#[cfg(target_arch = "wasm32")]
 pub fn save_file(name: &str, mime: &str, text: &str) -> Result<(), String> {
     use wasm_bindgen::JsCast;
     let err = |e: wasm_bindgen::JsValue| format!("{e:?}");
@@ -67,5 +66,21 @@ pub fn save_file(name: &str, mime: &str, text: &str) -> Result<(), String> {
     a.set_download(name);
     a.click();
     let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+/// Offers a `data:` URL (a canvas's PNG) as a file download named `name`.
+pub fn save_url(name: &str, url: &str) -> Result<(), String> {
+    use wasm_bindgen::JsCast;
+    let doc = web_sys::window()
+        .and_then(|w| w.document())
+        .ok_or("no document")?;
+    let a: web_sys::HtmlAnchorElement = doc
+        .create_element("a")
+        .map_err(|e| format!("{e:?}"))?
+        .unchecked_into();
+    a.set_href(url);
+    a.set_download(name);
+    a.click();
     Ok(())
 }

@@ -40,6 +40,10 @@ pub struct CreateRun {
     pub preset: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
+    /// Writes to a block device destroy its data: the request must repeat the device's path
+    /// here (the dashboard asks the user to type it).
+    #[serde(default)]
+    pub confirm: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

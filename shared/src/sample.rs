@@ -62,6 +62,9 @@ pub struct Sample {
     pub offset_lo: Option<u64>,
     /// One past the highest byte touched in the window.
     pub offset_hi: Option<u64>,
+    /// The device's temperature at the end of the window, in °C, when it reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_c: Option<f64>,
 }
 
 impl Sample {

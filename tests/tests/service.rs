@@ -271,6 +271,18 @@ fn a_device_with_a_filesystem_is_written_only_when_armed() {
         assert_eq!(status, 201, "reads are always allowed");
     }
     let server = Server::start_with(data.path(), &[dev.path.as_path()], &[dev.path.as_path()]);
+    let (status, v) = server.post("/api/v1/runs", OP, &body);
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (428, Some("confirm_required")),
+        "a device write needs the path repeated: {v}"
+    );
+    assert!(
+        v["message"].as_str().unwrap().contains(dev.path_str()),
+        "{v}"
+    );
+    let mut body = body;
+    body["confirm"] = json!(dev.path_str());
     let id = server.start_run(&body);
     server.wait_status(id, "completed");
 }

@@ -119,6 +119,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::StillRunning(_) | ServiceError::NotRunning(_) => {
                 ApiError::new(S::CONFLICT, "run_state", msg)
             }
+            ServiceError::ConfirmDevice(_) => {
+                ApiError::new(S::PRECONDITION_REQUIRED, "confirm_required", msg)
+            }
             ServiceError::SpecOrPreset(_) | ServiceError::UnknownPreset(_) => {
                 ApiError::new(S::BAD_REQUEST, "invalid_request", msg)
             }

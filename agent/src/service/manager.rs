@@ -64,6 +64,10 @@ pub enum ServiceError {
     ShuttingDown,
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(
+        "writing to {0} destroys the data on it: repeat the device path in \"confirm\" to go ahead"
+    )]
+    ConfirmDevice(String),
     #[error("cannot start the run thread: {0}")]
     Thread(std::io::Error),
 }
@@ -158,6 +162,14 @@ impl Manager {
         let plan = measure::plan(&spec, &path)?;
         if plan.writes() {
             self.access.check_write(plan.target())?;
+            if plan.target().kind == crate::target::TargetKind::Block {
+                let confirmed = req.confirm.as_deref().is_some_and(|c| {
+                    c == req.target || std::path::Path::new(c) == plan.target().path
+                });
+                if !confirmed {
+                    return Err(ServiceError::ConfirmDevice(path.display().to_string()));
+                }
+            }
         }
         let id = self.store.create_run(&NewRun {
             name: req.name.as_deref(),

@@ -145,6 +145,7 @@ impl Merger {
             write: dir_sample(&s.write, window, self.write_total.bytes),
             offset_lo: touched.then_some(s.offset_lo),
             offset_hi: touched.then_some(s.offset_hi),
+            temp_c: None,
         };
         self.next_seq += 1;
         sample

@@ -1,0 +1,264 @@
+//! What each chart shows, built from samples (live or stored) as [`ChartData`]: throughput,
+//! IOPS, latency, temperature, throughput against position, runs overlaid, block-size sweep.
+
+use crate::chart::{ChartData, Fmt, Marker, Series, YAxis};
+use crate::grid::SweepPoint;
+use shared::{LatencyStats, Rate, Sample, WorkloadSpec};
+
+pub const READ: (u8, u8, u8) = (52, 120, 246);
+pub const WRITE: (u8, u8, u8) = (230, 80, 60);
+pub const PALETTE: [(u8, u8, u8); 6] = [
+    (52, 120, 246),
+    (230, 80, 60),
+    (60, 160, 90),
+    (240, 160, 40),
+    (150, 90, 200),
+    (90, 90, 90),
+];
+
+fn over_time(samples: &[Sample], f: impl Fn(&Sample) -> f64) -> Vec<(f64, f64)> {
+    samples
+        .iter()
+        .map(|x| (x.end_ns as f64 / 1e9, f(x)))
+        .collect()
+}
+
+fn timed(title: &str, y_desc: &str, axis: YAxis, y_fmt: Fmt) -> ChartData {
+    ChartData {
+        title: title.into(),
+        x_desc: "time".into(),
+        y_desc: y_desc.into(),
+        axis,
+        x_fmt: Fmt::Seconds,
+        y_fmt,
+        series: Vec::new(),
+        markers: Vec::new(),
+    }
+}
+
+/// Read and write lines, only for the directions that moved data.
+fn directions(samples: &[Sample], f: fn(&shared::DirSample) -> f64) -> Vec<Series> {
+    let mut out = Vec::new();
+    if samples.iter().any(|s| s.read.ios > 0) || samples.iter().all(|s| s.write.ios == 0) {
+        out.push(Series {
+            name: "read".into(),
+            color: READ,
+            points: over_time(samples, |x| f(&x.read)),
+        });
+    }
+    if samples.iter().any(|s| s.write.ios > 0) {
+        out.push(Series {
+            name: "write".into(),
+            color: WRITE,
+            points: over_time(samples, |x| f(&x.write)),
+        });
+    }
+    out
+}
+
+/// MB/s per direction; a required byte rate shows as a level.
+pub fn throughput(samples: &[Sample], spec: Option<&WorkloadSpec>) -> ChartData {
+    let mut c = timed("Throughput", "MB/s", YAxis::Linear, Fmt::Count);
+    c.series = directions(samples, |d| d.mb_s);
+    if let Some(Rate::BytesPerSec(b)) = spec.and_then(|s| s.rate) {
+        let mb = b as f64 / 1e6;
+        c.markers.push(Marker::Level {
+            y: mb,
+            label: format!("required {mb:.0} MB/s"),
+        });
+    }
+    c
+}
+
+/// I/O per second per direction; a required IOPS rate shows as a level.
+pub fn iops(samples: &[Sample], spec: Option<&WorkloadSpec>) -> ChartData {
+    let mut c = timed("IOPS", "I/O per second", YAxis::Linear, Fmt::Count);
+    c.series = directions(samples, |d| d.iops);
+    if let Some(Rate::Iops(n)) = spec.and_then(|s| s.rate) {
+        c.markers.push(Marker::Level {
+            y: n as f64,
+            label: format!("required {n} IOPS"),
+        });
+    }
+    c
+}
+
+/// p50, p99 and max of whichever directions ran, on a log scale.
+pub fn latency(samples: &[Sample]) -> ChartData {
+    let mut c = timed("Latency (log scale)", "latency", YAxis::Log, Fmt::Micros);
+    let us =
+        |x: &Sample, f: fn(&LatencyStats) -> u64| f(&x.read.lat).max(f(&x.write.lat)) as f64 / 1e3;
+    let line = |name: &str, color, f: fn(&LatencyStats) -> u64| Series {
+        name: name.into(),
+        color,
+        points: over_time(samples, |x| us(x, f)),
+    };
+    c.series = vec![
+        line("p50", (60, 160, 90), |l| l.p50_ns),
+        line("p99", (240, 160, 40), |l| l.p99_ns),
+        line("max", (200, 60, 60), |l| l.max_ns),
+    ];
+    c
+}
+
+/// Temperature, when the target reports one.
+pub fn temperature(samples: &[Sample]) -> Option<ChartData> {
+    let points: Vec<(f64, f64)> = samples
+        .iter()
+        .filter_map(|s| s.temp_c.map(|t| (s.end_ns as f64 / 1e9, t)))
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    let mut c = timed("Temperature", "°C", YAxis::Linear, Fmt::Celsius);
+    c.series = vec![Series {
+        name: "device".into(),
+        color: (200, 120, 30),
+        points,
+    }];
+    Some(c)
+}
+
+/// Throughput against where on the target it was measured (the HD Tune graph), for
+/// sequential runs whose samples carry offsets.
+pub fn by_position(samples: &[Sample], spec: Option<&WorkloadSpec>) -> Option<ChartData> {
+    if spec.is_some_and(|s| s.rw.is_random()) {
+        return None;
+    }
+    let mut points: Vec<(f64, f64)> = samples
+        .iter()
+        .filter_map(|s| {
+            let (lo, hi) = (s.offset_lo?, s.offset_hi?);
+            Some(((lo as f64 + hi as f64) / 2.0 / 1e9, s.total_mb_s()))
+        })
+        .collect();
+    if points.len() < 2 {
+        return None;
+    }
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Some(ChartData {
+        title: "Throughput by position".into(),
+        x_desc: "position on the target".into(),
+        y_desc: "MB/s".into(),
+        axis: YAxis::Linear,
+        x_fmt: Fmt::Gigabytes,
+        y_fmt: Fmt::Count,
+        series: vec![Series {
+            name: "MB/s".into(),
+            color: WRITE,
+            points,
+        }],
+        markers: Vec::new(),
+    })
+}
+
+/// Several runs on shared axes: `metric` of each over time.
+pub fn overlay(
+    title: &str,
+    y_desc: &str,
+    axis: YAxis,
+    y_fmt: Fmt,
+    runs: &[(i64, Vec<Sample>)],
+    metric: fn(&Sample) -> f64,
+) -> ChartData {
+    let mut c = timed(title, y_desc, axis, y_fmt);
+    c.series = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (id, samples))| Series {
+            name: format!("run {id}"),
+            color: PALETTE[i % PALETTE.len()],
+            points: over_time(samples, metric),
+        })
+        .collect();
+    c
+}
+
+/// MB/s against block size (log2 axis), read and write.
+pub fn sweep(points: &[SweepPoint]) -> ChartData {
+    let line = |name: &str, color, f: fn(&SweepPoint) -> f64| Series {
+        name: name.into(),
+        color,
+        points: points
+            .iter()
+            .map(|p| ((p.bs as f64).log2(), f(p)))
+            .collect(),
+    };
+    let mut series = Vec::new();
+    if points.iter().any(|p| p.read_mb_s > 0.0) {
+        series.push(line("read", READ, |p| p.read_mb_s));
+    }
+    if points.iter().any(|p| p.write_mb_s > 0.0) {
+        series.push(line("write", WRITE, |p| p.write_mb_s));
+    }
+    ChartData {
+        title: "Throughput by block size".into(),
+        x_desc: "block size".into(),
+        y_desc: "MB/s".into(),
+        axis: YAxis::Linear,
+        x_fmt: Fmt::Log2Bytes,
+        y_fmt: Fmt::Count,
+        series,
+        markers: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq_write(n: u64) -> Vec<Sample> {
+        (0..n)
+            .map(|i| {
+                let mut s = Sample {
+                    seq: i,
+                    end_ns: (i + 1) * 1_000_000_000,
+                    offset_lo: Some(i << 30),
+                    offset_hi: Some((i + 1) << 30),
+                    ..Sample::default()
+                };
+                s.write.ios = 10;
+                s.write.mb_s = 1000.0 - i as f64;
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_directions_that_ran_are_drawn_and_a_required_rate_is_a_level() {
+        let spec = WorkloadSpec {
+            rw: shared::RwMode::Write,
+            rate: Some(Rate::BytesPerSec(3_200_000_000)),
+            ..WorkloadSpec::default()
+        };
+        let c = throughput(&seq_write(5), Some(&spec));
+        assert_eq!(
+            c.series.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["write"]
+        );
+        assert_eq!(
+            c.markers,
+            vec![Marker::Level {
+                y: 3200.0,
+                label: "required 3200 MB/s".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn position_chart_uses_window_midpoints_and_skips_random_runs() {
+        let c = by_position(&seq_write(3), None).expect("chart");
+        let xs: Vec<f64> = c.series[0].points.iter().map(|p| p.0).collect();
+        let gb = |b: u64| b as f64 / 1e9;
+        assert_eq!(xs, [gb(1 << 29), gb(3 << 29), gb(5 << 29)]);
+        let random = WorkloadSpec {
+            rw: shared::RwMode::RandWrite,
+            ..WorkloadSpec::default()
+        };
+        assert!(by_position(&seq_write(3), Some(&random)).is_none());
+        assert!(
+            temperature(&seq_write(3)).is_none(),
+            "no temperature, no chart"
+        );
+    }
+}

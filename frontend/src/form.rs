@@ -1,0 +1,427 @@
+//! The New-test form as plain data: every field of the workload spec as the text the user
+//! typed, turned into a [`WorkloadSpec`] by the same parsers as the CLI and checked by the
+//! agent's own validator (`shared`), so each error lands next to its field before anything is
+//! sent.
+
+use shared::units::{parse_duration_ms, parse_size};
+use shared::{Backend, DataPattern, Rate, RwMode, WorkloadSpec};
+use std::collections::BTreeMap;
+
+/// The form's inputs, one per spec field, as text (selects and checkboxes too, so that one
+/// update function serves every input).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecForm {
+    pub fields: BTreeMap<&'static str, String>,
+}
+
+/// How a field is edited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Free text with a placeholder/hint.
+    Text(&'static str),
+    Select(&'static [&'static str]),
+    Check,
+}
+
+/// A form field: spec key, label, how it is edited, and help.
+pub struct Field {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub kind: Kind,
+    pub help: &'static str,
+}
+
+const RW: &[&str] = &["read", "write", "randread", "randwrite", "randrw", "rw"];
+const BACKENDS: &[&str] = &["uring", "sync", "null"];
+
+/// Every field of [`WorkloadSpec`], in form order.
+pub const FIELDS: &[Field] = &[
+    Field {
+        key: "rw",
+        label: "I/O pattern",
+        kind: Kind::Select(RW),
+        help: "sequential or random; read, write or a mix",
+    },
+    Field {
+        key: "read_pct",
+        label: "Reads in the mix (%)",
+        kind: Kind::Text("50"),
+        help: "randrw and rw only",
+    },
+    Field {
+        key: "bs",
+        label: "Block size",
+        kind: Kind::Text("4K"),
+        help: "512 B..64 MiB; K = 1024, KB = 1000",
+    },
+    Field {
+        key: "iodepth",
+        label: "Queue depth",
+        kind: Kind::Text("1"),
+        help: "I/Os in flight per job, 1..1024",
+    },
+    Field {
+        key: "jobs",
+        label: "Jobs (threads)",
+        kind: Kind::Text("1"),
+        help: "1..64; sequential jobs split the span",
+    },
+    Field {
+        key: "offset",
+        label: "Start offset",
+        kind: Kind::Text("0"),
+        help: "where the span begins",
+    },
+    Field {
+        key: "size",
+        label: "Span",
+        kind: Kind::Text("whole target"),
+        help: "empty: to the end of the target",
+    },
+    Field {
+        key: "io_size",
+        label: "Bytes to transfer",
+        kind: Kind::Text("span × passes"),
+        help: "empty: span × passes, unless time-based",
+    },
+    Field {
+        key: "loops",
+        label: "Passes",
+        kind: Kind::Text("1"),
+        help: "passes over the span",
+    },
+    Field {
+        key: "runtime",
+        label: "Run time",
+        kind: Kind::Text("until done"),
+        help: "e.g. 30s, 5m; makes the run time-based",
+    },
+    Field {
+        key: "ramp",
+        label: "Ramp (not measured)",
+        kind: Kind::Text("0s"),
+        help: "warm-up excluded from results",
+    },
+    Field {
+        key: "rate",
+        label: "Rate cap",
+        kind: Kind::Text("none"),
+        help: "e.g. 3200MB (per second) or 5000iops",
+    },
+    Field {
+        key: "pattern",
+        label: "Data pattern",
+        kind: Kind::Text("random"),
+        help: "random, zeros or compress:N (N % compressible)",
+    },
+    Field {
+        key: "cover_once",
+        label: "Visit every block once",
+        kind: Kind::Check,
+        help: "random modes: a permutation of the span",
+    },
+    Field {
+        key: "direct",
+        label: "O_DIRECT (bypass the page cache)",
+        kind: Kind::Check,
+        help: "off measures the cache, not the disk",
+    },
+    Field {
+        key: "end_fsync",
+        label: "fsync at the end",
+        kind: Kind::Check,
+        help: "the flush counts in the result",
+    },
+    Field {
+        key: "interval",
+        label: "Sample interval",
+        kind: Kind::Text("1s"),
+        help: "100ms..60s",
+    },
+    Field {
+        key: "backend",
+        label: "Engine",
+        kind: Kind::Select(BACKENDS),
+        help: "uring (default), sync (pread/pwrite), null (no device)",
+    },
+    Field {
+        key: "seed",
+        label: "Random seed",
+        kind: Kind::Text("seed"),
+        help: "same seed, same offsets",
+    },
+];
+
+/// A size as the user would type it: `4K`, `1M`, `3G`, or bytes.
+pub fn size_text(bytes: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+/// A duration as the user would type it: `10s`, `5m`, `250ms`.
+pub fn duration_text(ms: u64) -> String {
+    if ms != 0 && ms.is_multiple_of(60_000) {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+fn flag(b: bool) -> String {
+    if b { "true" } else { "false" }.to_string()
+}
+
+impl SpecForm {
+    /// The form showing `spec`.
+    pub fn from_spec(spec: &WorkloadSpec) -> Self {
+        let mut f = BTreeMap::new();
+        f.insert("rw", spec.rw.as_str().to_string());
+        f.insert("read_pct", spec.read_pct.to_string());
+        f.insert("bs", size_text(spec.bs));
+        f.insert("iodepth", spec.iodepth.to_string());
+        f.insert("jobs", spec.jobs.to_string());
+        f.insert("offset", size_text(spec.offset));
+        f.insert("size", spec.size.map(size_text).unwrap_or_default());
+        f.insert("io_size", spec.io_size.map(size_text).unwrap_or_default());
+        f.insert("loops", spec.loops.to_string());
+        f.insert(
+            "runtime",
+            spec.runtime_ms.map(duration_text).unwrap_or_default(),
+        );
+        f.insert("ramp", duration_text(spec.ramp_ms));
+        let rate = match spec.rate {
+            None => String::new(),
+            Some(Rate::Iops(n)) => format!("{n}iops"),
+            Some(Rate::BytesPerSec(b)) if b.is_multiple_of(1_000_000) => {
+                format!("{}MB", b / 1_000_000)
+            }
+            Some(Rate::BytesPerSec(b)) => b.to_string(),
+        };
+        f.insert("rate", rate);
+        f.insert("pattern", spec.pattern.to_string());
+        f.insert("cover_once", flag(spec.cover_once));
+        f.insert("direct", flag(spec.direct));
+        f.insert("end_fsync", flag(spec.end_fsync));
+        f.insert("interval", duration_text(spec.interval_ms));
+        f.insert("backend", spec.backend.as_str().to_string());
+        f.insert("seed", spec.seed.to_string());
+        SpecForm { fields: f }
+    }
+
+    pub fn get(&self, key: &str) -> &str {
+        self.fields.get(key).map_or("", String::as_str)
+    }
+
+    pub fn set(&mut self, key: &'static str, value: String) {
+        self.fields.insert(key, value);
+    }
+
+    /// The spec, or every problem keyed by form field (parse errors first, then the shared
+    /// validator's, each message naming the bad value).
+    pub fn to_spec(&self) -> Result<WorkloadSpec, BTreeMap<&'static str, String>> {
+        let mut errs = BTreeMap::new();
+        let mut spec = WorkloadSpec::default();
+        let text = |k: &str| self.get(k).trim().to_string();
+        macro_rules! parse {
+            ($key:literal, $e:expr) => {
+                match $e {
+                    Ok(v) => Some(v),
+                    Err(e) => {
+                        errs.insert($key, e.to_string());
+                        None
+                    }
+                }
+            };
+        }
+        let number = |k: &str| {
+            let t = text(k);
+            move |what: &str| format!("invalid {what} '{t}': expected a whole number")
+        };
+        let opt = |k: &str| Some(text(k)).filter(|t| !t.is_empty());
+        if let Some(v) = parse!("rw", text("rw").parse::<RwMode>()) {
+            spec.rw = v;
+        }
+        if let Some(v) = parse!(
+            "read_pct",
+            text("read_pct")
+                .parse::<u8>()
+                .map_err(|_| number("read_pct")("percentage"))
+        ) {
+            spec.read_pct = v;
+        }
+        if let Some(v) = parse!("bs", parse_size(&text("bs"))) {
+            spec.bs = v;
+        }
+        if let Some(v) = parse!(
+            "iodepth",
+            text("iodepth")
+                .parse::<u32>()
+                .map_err(|_| number("iodepth")("queue depth"))
+        ) {
+            spec.iodepth = v;
+        }
+        if let Some(v) = parse!(
+            "jobs",
+            text("jobs")
+                .parse::<u32>()
+                .map_err(|_| number("jobs")("job count"))
+        ) {
+            spec.jobs = v;
+        }
+        if let Some(v) = parse!("offset", parse_size(&text("offset"))) {
+            spec.offset = v;
+        }
+        if let Some(t) = opt("size") {
+            spec.size = parse!("size", parse_size(&t));
+        }
+        if let Some(t) = opt("io_size") {
+            spec.io_size = parse!("io_size", parse_size(&t));
+        }
+        if let Some(v) = parse!(
+            "loops",
+            text("loops")
+                .parse::<u32>()
+                .map_err(|_| number("loops")("pass count"))
+        ) {
+            spec.loops = v;
+        }
+        if let Some(t) = opt("runtime") {
+            spec.runtime_ms = parse!("runtime", parse_duration_ms(&t));
+        }
+        if let Some(t) = opt("ramp") {
+            if let Some(v) = parse!("ramp", parse_duration_ms(&t)) {
+                spec.ramp_ms = v;
+            }
+        }
+        if let Some(t) = opt("rate") {
+            spec.rate = parse!("rate", t.parse::<Rate>());
+        }
+        if let Some(v) = parse!("pattern", text("pattern").parse::<DataPattern>()) {
+            spec.pattern = v;
+        }
+        spec.cover_once = self.get("cover_once") == "true";
+        spec.direct = self.get("direct") == "true";
+        spec.end_fsync = self.get("end_fsync") == "true";
+        if let Some(v) = parse!("interval", parse_duration_ms(&text("interval"))) {
+            spec.interval_ms = v;
+        }
+        if let Some(v) = parse!("backend", text("backend").parse::<Backend>()) {
+            spec.backend = v;
+        }
+        if let Some(v) = parse!(
+            "seed",
+            text("seed")
+                .parse::<u64>()
+                .map_err(|_| number("seed")("seed"))
+        ) {
+            spec.seed = v;
+        }
+        if let Err(problems) = spec.validate() {
+            for p in problems {
+                let key = form_key(&p.field);
+                errs.entry(key).or_insert_with(|| p.to_string());
+            }
+        }
+        if errs.is_empty() {
+            Ok(spec)
+        } else {
+            Err(errs)
+        }
+    }
+}
+
+/// The form field that shows a validator error on spec field `field`.
+fn form_key(field: &str) -> &'static str {
+    match field {
+        "runtime_ms" => "runtime",
+        "ramp_ms" => "ramp",
+        "interval_ms" => "interval",
+        other => FIELDS
+            .iter()
+            .find(|f| f.key == other)
+            .map_or("rw", |f| f.key),
+    }
+}
+
+/// Whether the run writes (and so, on a block device, destroys data).
+pub fn writes(spec: &WorkloadSpec) -> bool {
+    spec.rw.read_pct(spec.read_pct) < 100
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_survives_the_form_round_trip() {
+        let spec = WorkloadSpec {
+            rw: RwMode::RandRw,
+            read_pct: 70,
+            bs: 1 << 20,
+            iodepth: 32,
+            jobs: 2,
+            offset: 4096,
+            size: Some(3 << 30),
+            io_size: Some(10 << 30),
+            loops: 2,
+            runtime_ms: Some(90_000),
+            ramp_ms: 2_500,
+            rate: Some(Rate::BytesPerSec(3_200_000_000)),
+            pattern: DataPattern::Compress(50),
+            cover_once: true,
+            direct: false,
+            end_fsync: true,
+            interval_ms: 250,
+            backend: Backend::Sync,
+            seed: 42,
+        };
+        let mut spec = spec;
+        spec.iodepth = 1; // sync backend
+        let form = SpecForm::from_spec(&spec);
+        assert_eq!(form.get("bs"), "1M");
+        assert_eq!(form.get("rate"), "3200MB");
+        assert_eq!(form.get("runtime"), "90s");
+        assert_eq!(form.to_spec(), Ok(spec));
+        for f in FIELDS {
+            assert!(form.fields.contains_key(f.key), "{} has no input", f.key);
+        }
+    }
+
+    #[test]
+    fn errors_land_on_their_field_and_name_the_value() {
+        let mut form = SpecForm::from_spec(&WorkloadSpec::default());
+        form.set("bs", "4Q".into());
+        form.set("iodepth", "0".into());
+        form.set("runtime", "".into());
+        form.set("interval", "20ms".into());
+        form.set("pattern", "compress:140".into());
+        let errs = form.to_spec().expect_err("invalid");
+        assert!(errs["bs"].contains("'4Q'"), "{errs:?}");
+        assert_eq!(errs["iodepth"], "iodepth = 0: must be 1..1024");
+        assert!(errs["interval"].contains("20"), "{errs:?}");
+        assert!(errs["pattern"].contains("compress:140"), "{errs:?}");
+        assert!(
+            !errs.contains_key("runtime"),
+            "empty run time means until done"
+        );
+    }
+
+    #[test]
+    fn writes_follow_the_mode_and_mix() {
+        let mut s = WorkloadSpec::default();
+        assert!(!writes(&s));
+        s.rw = RwMode::RandRw;
+        s.read_pct = 100;
+        assert!(!writes(&s));
+        s.read_pct = 99;
+        assert!(writes(&s));
+        s.rw = RwMode::Write;
+        assert!(writes(&s));
+    }
+}

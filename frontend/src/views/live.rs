@@ -1,0 +1,165 @@
+//! The live run: status, progress with ETA, the charts updating every interval, and for
+//! operators a quick start and the stop button.
+
+use super::chart_view::ChartView;
+use super::ctx;
+use crate::charts;
+use leptos::prelude::*;
+use shared::api::{CreateRun, RunInfo};
+use shared::units::{format_bytes, format_ns};
+
+#[component]
+pub fn LiveView() -> impl IntoView {
+    let c = ctx();
+    let live = c.live;
+    // The followed run's stored record (spec and target), for progress and markers.
+    let info = RwSignal::new(None::<RunInfo>);
+    Effect::new(move |_| {
+        let Some(id) = live.with(|s| s.run_id) else {
+            return;
+        };
+        live.with(|s| s.status.clone());
+        let t = c.token.get_value();
+        leptos::task::spawn_local(async move {
+            if let Ok(r) = crate::api::run(&t, id).await {
+                info.set(Some(r));
+            }
+        });
+    });
+    let spec = move || {
+        info.with(|i| {
+            i.as_ref()
+                .filter(|i| Some(i.id) == live.with(|s| s.run_id))
+                .map(|i| i.spec.clone())
+        })
+    };
+    let quick = move |_| {
+        let t = c.token.get_value();
+        leptos::task::spawn_local(async move {
+            let result = async {
+                let target = crate::api::scratch_target(&t).await?;
+                let req = CreateRun {
+                    target,
+                    spec: None,
+                    preset: Some("quick".into()),
+                    name: None,
+                    confirm: None,
+                };
+                crate::api::start(&t, &req).await
+            }
+            .await;
+            c.report(result);
+        });
+    };
+    let stop = move |_| {
+        let t = c.token.get_value();
+        if let Some(id) = live.with_untracked(|s| s.run_id) {
+            leptos::task::spawn_local(async move {
+                c.report(crate::api::stop(&t, id).await);
+            });
+        }
+    };
+    let chart = move |f: fn(
+        &[shared::Sample],
+        Option<&shared::WorkloadSpec>,
+    ) -> crate::chart::ChartData| {
+        Signal::derive(move || {
+            let s = spec();
+            live.with(|l| f(&l.samples, s.as_ref()))
+        })
+    };
+    let temp = Memo::new(move |_| live.with(|l| charts::temperature(&l.samples)));
+    let position = Memo::new(move |_| {
+        let s = spec();
+        live.with(|l| charts::by_position(&l.samples, s.as_ref()))
+    });
+    let dark = c.kiosk;
+    view! {
+        <section class="live">
+            <Show when=move || c.operator()>
+                <div class="controls">
+                    <button id="start-quick" on:click=quick>"Quick test on the scratch file"</button>
+                    <button id="stop" on:click=stop disabled=move || live.with(|s| s.status != "running")>"Stop"</button>
+                </div>
+            </Show>
+            <RunStatusLine/>
+            <ProgressBar info=info/>
+            <div class="charts">
+                <ChartView id="throughput".into() data=chart(charts::throughput) dark=dark bare=dark/>
+                <ChartView id="iops".into() data=chart(charts::iops) dark=dark bare=dark/>
+                <ChartView id="latency".into() data=Signal::derive(move || live.with(|l| charts::latency(&l.samples))) dark=dark bare=dark/>
+                {move || temp.get().map(|d| view! { <ChartView id="temperature".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark/> })}
+                {move || position.get().map(|d| view! { <ChartView id="position".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark/> })}
+            </div>
+        </section>
+    }
+}
+
+#[component]
+fn RunStatusLine() -> impl IntoView {
+    let live = ctx().live;
+    move || {
+        live.with(|s| match (s.run_id, s.samples.last()) {
+            (None, _) => {
+                view! { <p class="status empty">"No run yet. Waiting for the next one…"</p> }
+                    .into_any()
+            }
+            (Some(id), last) => {
+                let (mbs, iops, p99) = last
+                    .map(|x| {
+                        (
+                            format!("{:.1} MB/s", x.total_mb_s()),
+                            format!("{:.0} IOPS", x.total_iops()),
+                            format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns)),
+                        )
+                    })
+                    .unwrap_or_default();
+                view! {
+                    <p class="status">
+                        <span class="run">"run " {id}</span>
+                        <span class="state">{s.status.clone()}</span>
+                        <span id="sample-count" class="samples">{s.samples.len()} " samples"</span>
+                        <span class="big">{mbs}</span>
+                        <span>{iops}</span>
+                        <span>"p99 " {p99}</span>
+                    </p>
+                }
+                .into_any()
+            }
+        })
+    }
+}
+
+/// Bytes done, share of the run and time left.
+#[component]
+fn ProgressBar(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
+    let c = ctx();
+    move || {
+        let run = info.get()?;
+        let p = c.live.with(|s| {
+            (s.run_id == Some(run.id)).then(|| {
+                crate::progress::progress(&run.spec, c.target_size(&run.target), s.samples.last())
+            })
+        })?;
+        let running = c.live.with(|s| s.status == "running");
+        let pct = p.fraction.map(|f| f * 100.0);
+        let total = p
+            .total_bytes
+            .map(|t| format!(" of {}", format_bytes(t)))
+            .unwrap_or_default();
+        let eta = match (running, p.eta_s) {
+            (true, Some(e)) => format!("ETA {}", crate::progress::fmt_eta(e)),
+            (true, None) => "ETA unknown".into(),
+            (false, _) => String::new(),
+        };
+        Some(view! {
+            <div class="progress">
+                <progress id="progress" max="100" value=pct.unwrap_or(0.0)></progress>
+                <span>{format!("{}{total}", format_bytes(p.done_bytes))}</span>
+                <span>{pct.map(|x| format!("{x:.0} %")).unwrap_or_default()}</span>
+                <span>{format!("{} elapsed", crate::progress::fmt_eta(p.elapsed_s))}</span>
+                <span id="eta">{eta}</span>
+            </div>
+        })
+    }
+}

@@ -1,0 +1,96 @@
+//! The dashboard's pages and the components they share. Pure logic lives in the modules
+//! beside this one (form, progress, grid, charts, chart); these only wire it to the page.
+
+pub mod chart_view;
+pub mod history;
+pub mod live;
+pub mod new_test;
+pub mod results;
+pub mod targets;
+
+use crate::live::LiveState;
+use leptos::prelude::*;
+use shared::api::TargetView;
+
+/// The dashboard's pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Live,
+    NewTest,
+    History,
+    Targets,
+    /// One stored run's results.
+    Run(i64),
+}
+
+/// What every page may read or change (all `Copy` handles).
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub token: StoredValue<String>,
+    pub live: RwSignal<LiveState>,
+    /// The latest API error, shown verbatim at the top.
+    pub banner: RwSignal<Option<String>>,
+    pub tab: RwSignal<Tab>,
+    pub kiosk: bool,
+    pub targets: RwSignal<Option<Result<Vec<TargetView>, String>>>,
+}
+
+impl Ctx {
+    pub fn operator(&self) -> bool {
+        !self.kiosk
+            && self
+                .live
+                .with(|s| s.role == Some(shared::api::Role::Operator))
+    }
+
+    /// Reloads the target list (busy flags change as runs start and end).
+    pub fn reload_targets(&self) {
+        let (t, targets) = (self.token.get_value(), self.targets);
+        leptos::task::spawn_local(async move { targets.set(Some(crate::api::targets(&t).await)) });
+    }
+
+    /// The size of `path` as the agent reported it.
+    pub fn target_size(&self, path: &str) -> Option<u64> {
+        self.targets.with(|t| {
+            t.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .and_then(|l| l.iter().find(|t| t.path == path))
+                .and_then(|t| t.size)
+        })
+    }
+
+    /// Shows `r`'s error in the banner (and clears it on success).
+    pub fn report<T>(&self, r: Result<T, String>) -> Option<T> {
+        match r {
+            Ok(v) => {
+                self.banner.set(None);
+                Some(v)
+            }
+            Err(e) => {
+                self.banner.set(Some(e));
+                None
+            }
+        }
+    }
+}
+
+pub fn ctx() -> Ctx {
+    expect_context::<Ctx>()
+}
+
+/// Downloads a run's export (the CLI's `--json` document, or its CSV).
+pub fn save_export(id: i64, format: &'static str) {
+    let c = ctx();
+    let t = c.token.get_value();
+    leptos::task::spawn_local(async move {
+        let saved = crate::api::export(&t, id, format).await.and_then(|text| {
+            let mime = if format == "csv" {
+                "text/csv"
+            } else {
+                "application/json"
+            };
+            crate::session::save_file(&format!("diskscope-run-{id}.{format}"), mime, &text)
+        });
+        c.report(saved);
+    });
+}

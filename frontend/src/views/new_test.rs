@@ -1,0 +1,171 @@
+//! New test: a preset or a custom spec with every field, validated in the browser by the
+//! agent's own validator; writes to a block device need the device path typed to confirm.
+
+use super::{ctx, Tab};
+use crate::form::{Kind, SpecForm, FIELDS};
+use leptos::prelude::*;
+use shared::api::{CreateRun, Preset};
+use shared::WorkloadSpec;
+
+#[component]
+pub fn NewTest() -> impl IntoView {
+    let c = ctx();
+    let form = RwSignal::new(SpecForm::from_spec(&WorkloadSpec::default()));
+    let preset = RwSignal::new(None::<String>);
+    let presets = RwSignal::new(Vec::<Preset>::new());
+    let target = RwSignal::new(String::new());
+    let name = RwSignal::new(String::new());
+    let confirm = RwSignal::new(String::new());
+    let sending = RwSignal::new(false);
+    {
+        let t = c.token.get_value();
+        leptos::task::spawn_local(async move {
+            if let Some(list) = c.report(crate::api::presets(&t).await) {
+                presets.set(list);
+            }
+        });
+    }
+    // Default target: the scratch file, once the list is in.
+    Effect::new(move |_| {
+        let scratch = c.targets.with(|t| {
+            t.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .and_then(|l| l.iter().find(|t| t.scratch).map(|t| t.path.clone()))
+        });
+        if let Some(s) = scratch {
+            if target.with_untracked(String::is_empty) {
+                target.set(s);
+            }
+        }
+    });
+    let checked = Memo::new(move |_| form.with(SpecForm::to_spec));
+    let block = move || {
+        target.with(|p| {
+            c.targets.with(|t| {
+                t.as_ref()
+                    .and_then(|r| r.as_ref().ok())
+                    .and_then(|l| l.iter().find(|t| &t.path == p).map(|t| t.kind == "block"))
+                    .unwrap_or_else(|| p.starts_with("/dev/"))
+            })
+        })
+    };
+    let needs_confirm =
+        move || block() && checked.with(|r| r.as_ref().map(crate::form::writes).unwrap_or(false));
+    let confirmed = move || !needs_confirm() || confirm.with(|c| target.with(|t| c.trim() == t));
+    let pick_preset = move |ev: leptos::ev::Event| {
+        let v = event_target_value(&ev);
+        let found = presets.with(|l| l.iter().find(|p| p.name == v).cloned());
+        match found {
+            Some(p) => {
+                form.set(SpecForm::from_spec(&p.spec));
+                preset.set(Some(p.name));
+            }
+            None => preset.set(None),
+        }
+    };
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let Ok(spec) = checked.get_untracked() else {
+            return;
+        };
+        let req = CreateRun {
+            target: target.get_untracked().trim().to_string(),
+            spec: preset.get_untracked().is_none().then_some(spec),
+            preset: preset.get_untracked(),
+            name: Some(name.get_untracked()).filter(|n| !n.trim().is_empty()),
+            confirm: needs_confirm().then(|| confirm.get_untracked().trim().to_string()),
+        };
+        let t = c.token.get_value();
+        sending.set(true);
+        leptos::task::spawn_local(async move {
+            let r = crate::api::start(&t, &req).await;
+            sending.set(false);
+            if c.report(r).is_some() {
+                confirm.set(String::new());
+                c.tab.set(Tab::Live);
+            }
+        });
+    };
+    let field = move |f: &'static crate::form::Field| {
+        let key = f.key;
+        let err = move || checked.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
+        let id = format!("f-{key}");
+        let edit = move |v: String| {
+            form.update(|s| s.set(key, v));
+            preset.set(None);
+        };
+        let input = match f.kind {
+            Kind::Text(hint) => view! {
+                <input id=id.clone() type="text" placeholder=hint autocomplete="off"
+                    prop:value=move || form.with(|s| s.get(key).to_string())
+                    on:input=move |ev| edit(event_target_value(&ev))
+                    aria-invalid=move || err().is_some().to_string()/>
+            }.into_any(),
+            Kind::Select(options) => view! {
+                <select id=id.clone() on:change=move |ev| edit(event_target_value(&ev))
+                    prop:value=move || form.with(|s| s.get(key).to_string())>
+                    {options.iter().map(|o| view! { <option value=*o>{*o}</option> }).collect_view()}
+                </select>
+            }.into_any(),
+            Kind::Check => view! {
+                <input id=id.clone() type="checkbox"
+                    prop:checked=move || form.with(|s| s.get(key) == "true")
+                    on:change=move |ev| edit(event_target_checked(&ev).to_string())/>
+            }.into_any(),
+        };
+        view! {
+            <div class="field" class:invalid=move || err().is_some()>
+                <label for=id>{f.label}</label>
+                {input}
+                <small class="help">{f.help}</small>
+                {move || err().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
+            </div>
+        }
+    };
+    view! {
+        <section class="new-test">
+            <h2>"New test"</h2>
+            <form id="new-test" on:submit=submit>
+                <div class="row">
+                    <div class="field">
+                        <label for="preset">"Preset"</label>
+                        <select id="preset" on:change=pick_preset prop:value=move || preset.get().unwrap_or_default()>
+                            <option value="">"custom (the fields below)"</option>
+                            {move || presets.get().into_iter().map(|p| view! {
+                                <option value=p.name.clone() title=p.description.clone()>{p.name.clone()}</option>
+                            }).collect_view()}
+                        </select>
+                        <small class="help">{move || preset.get().and_then(|n| presets.with(|l| l.iter().find(|p| p.name == n).map(|p| p.description.clone())))}</small>
+                    </div>
+                    <div class="field">
+                        <label for="target">"Target (file or device)"</label>
+                        <input id="target" type="text" list="target-list" autocomplete="off"
+                            prop:value=move || target.get() on:input=move |ev| target.set(event_target_value(&ev))/>
+                        <datalist id="target-list">
+                            {move || c.targets.get().and_then(Result::ok).unwrap_or_default().into_iter()
+                                .map(|t| view! { <option value=t.path.clone()>{t.kind.clone()}</option> }).collect_view()}
+                        </datalist>
+                    </div>
+                    <div class="field">
+                        <label for="run-name">"Name (optional)"</label>
+                        <input id="run-name" type="text" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev))/>
+                    </div>
+                </div>
+                <div class="fields">{FIELDS.iter().map(field).collect_view()}</div>
+                <Show when=needs_confirm>
+                    <div class="field danger">
+                        <label for="confirm">{move || format!("This test writes to the block device {} and destroys the data on it. Type its path to confirm:", target.get())}</label>
+                        <input id="confirm" type="text" autocomplete="off" placeholder=move || target.get()
+                            prop:value=move || confirm.get() on:input=move |ev| confirm.set(event_target_value(&ev))/>
+                    </div>
+                </Show>
+                <div class="controls">
+                    <button id="start" type="submit"
+                        disabled=move || checked.with(Result::is_err) || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
+                        {move || if checked.with(Result::is_err) { "Fix the fields marked above" } else { "Start" }}
+                    </button>
+                </div>
+            </form>
+        </section>
+    }
+}
