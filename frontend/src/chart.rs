@@ -101,6 +101,8 @@ pub fn fmt_seconds(s: f64) -> String {
         format!("{:.1} h", s / 3600.0)
     } else if s >= 300.0 {
         format!("{:.1} min", s / 60.0)
+    } else if s < 20.0 && s.fract().abs() > 1e-9 {
+        format!("{s:.1} s")
     } else {
         format!("{s:.0} s")
     }
@@ -150,7 +152,8 @@ fn y_bounds(data: &ChartData) -> (f64, f64) {
             _ => None,
         }));
     match data.axis {
-        YAxis::Linear => (0.0, values.fold(1.0f64, f64::max) * 1.1),
+        // Headroom above the highest value keeps the legend off the lines.
+        YAxis::Linear => (0.0, values.fold(1.0f64, f64::max) * 1.3),
         YAxis::Log => {
             let (lo, hi) = values
                 .filter(|v| *v > 0.0)
@@ -161,7 +164,7 @@ fn y_bounds(data: &ChartData) -> (f64, f64) {
                 // Whole decades, so that the ticks fall on 10^n.
                 (
                     10f64.powf(lo.log10().floor()),
-                    10f64.powf(hi.log10().ceil().max(lo.log10().floor() + 1.0)),
+                    10f64.powf((hi * 3.0).log10().ceil().max(lo.log10().floor() + 1.0)),
                 )
             }
         }
@@ -179,7 +182,7 @@ fn x_bounds(data: &ChartData) -> (f64, f64) {
         (0.0, 1.0)
     } else if (hi - lo).abs() < f64::EPSILON {
         (lo - 0.5, hi + 0.5)
-    } else if lo >= 0.0 && lo < (hi - lo) * 0.2 {
+    } else if lo >= 0.0 && lo <= hi * 0.5 && data.x_fmt != Fmt::Log2Bytes {
         (0.0, hi) // time and position read best from zero
     } else {
         (lo, hi)
@@ -435,7 +438,7 @@ mod tests {
         let x = frame.x_at(mid).expect("inside");
         assert!((x - 1.0).abs() < 0.01, "{x}");
         assert_eq!(frame.x_at(0.0), None);
-        assert_eq!(readout(&d, 1.2), "1 s · write 20");
+        assert_eq!(readout(&d, 1.2), "1.2 s · write 20");
     }
 
     #[test]

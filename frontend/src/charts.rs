@@ -125,12 +125,18 @@ pub fn by_position(samples: &[Sample], spec: Option<&WorkloadSpec>) -> Option<Ch
     if spec.is_some_and(|s| s.rw.is_random()) {
         return None;
     }
-    let mut points: Vec<(f64, f64)> = samples
+    let windows: Vec<(u64, u64, f64)> = samples
         .iter()
-        .filter_map(|s| {
-            let (lo, hi) = (s.offset_lo?, s.offset_hi?);
-            Some(((lo as f64 + hi as f64) / 2.0 / 1e9, s.total_mb_s()))
-        })
+        .filter_map(|s| Some((s.offset_lo?, s.offset_hi?, s.total_mb_s())))
+        .collect();
+    let lo = windows.iter().map(|w| w.0).min()?;
+    let hi = windows.iter().map(|w| w.1).max()?;
+    // A window that swept most of the span (a small target passed over many times) has no
+    // position to speak of.
+    let mut points: Vec<(f64, f64)> = windows
+        .iter()
+        .filter(|w| (w.1 - w.0) <= (hi - lo) / 2)
+        .map(|w| ((w.0 as f64 + w.1 as f64) / 2.0 / 1e9, w.2))
         .collect();
     if points.len() < 2 {
         return None;
@@ -203,6 +209,31 @@ pub fn sweep(points: &[SweepPoint]) -> ChartData {
     }
 }
 
+/// A long run for the redraw benchmark: `series` lines of `points` one-second samples, with
+/// noise, a cache cliff and stalls, so downsampling has real extremes to keep.
+pub fn synthetic(points: u32, series: u32) -> ChartData {
+    let mut c = timed("Throughput (benchmark)", "MB/s", YAxis::Linear, Fmt::Count);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    c.series = (0..series)
+        .map(|k| Series {
+            name: format!("series {k}"),
+            color: PALETTE[k as usize % PALETTE.len()],
+            points: (0..points)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let noise = (x % 1000) as f64 / 10.0;
+                    let base = if i < points / 3 { 2500.0 } else { 800.0 };
+                    let y = if i % 3607 == 0 { 0.0 } else { base / f64::from(k + 1) + noise };
+                    (f64::from(i), y)
+                })
+                .collect(),
+        })
+        .collect();
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +287,11 @@ mod tests {
             ..WorkloadSpec::default()
         };
         assert!(by_position(&seq_write(3), Some(&random)).is_none());
+        let mut looped = seq_write(3);
+        for s in &mut looped {
+            (s.offset_lo, s.offset_hi) = (Some(0), Some(3 << 30));
+        }
+        assert!(by_position(&looped, None).is_none(), "every window swept the span");
         assert!(
             temperature(&seq_write(3)).is_none(),
             "no temperature, no chart"

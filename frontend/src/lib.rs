@@ -29,6 +29,32 @@ pub fn validate_spec(spec: &shared::WorkloadSpec) -> Vec<String> {
     }
 }
 
+/// The chart redraw benchmark (`bench/dashboard.sh`): draws `series` series of `points`
+/// points each (a 24-hour run at 1 s intervals is 86,400) on the canvas with id
+/// `canvas_id`, `rounds` times, and returns each redraw's milliseconds.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn bench_chart(canvas_id: &str, points: u32, series: u32, rounds: u32) -> Vec<f64> {
+    use wasm_bindgen::JsCast;
+    let window = web_sys::window();
+    let canvas = window
+        .as_ref()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(canvas_id))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok());
+    let (Some(canvas), Some(perf)) = (canvas, window.and_then(|w| w.performance())) else {
+        return Vec::new();
+    };
+    let data = charts::synthetic(points, series);
+    (0..rounds)
+        .map(|_| {
+            let t0 = perf.now();
+            let _ = views::chart_view::draw_on(&canvas, &data, false);
+            perf.now() - t0
+        })
+        .collect()
+}
+
 /// Entry point of the wasm module.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
