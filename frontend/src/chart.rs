@@ -124,7 +124,14 @@ pub fn fmt_count(v: f64) -> String {
 
 /// Microseconds as a duration with its unit (log axes read `100 µs`, `1.00 ms`, `10.00 ms`).
 pub fn fmt_us(us: f64) -> String {
-    shared::units::format_ns((us * 1e3).max(0.0) as u64)
+    let s = shared::units::format_ns((us * 1e3).max(0.0).round() as u64);
+    // Round values read without zeros: `10 ms`, not `10.00 ms`.
+    match s.split_once(' ') {
+        Some((n, unit)) if n.contains('.') && n.trim_end_matches('0').ends_with('.') => {
+            format!("{} {unit}", n.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
 }
 
 /// Gigabytes (10^9) of position on the target.
@@ -182,8 +189,8 @@ fn x_bounds(data: &ChartData) -> (f64, f64) {
         (0.0, 1.0)
     } else if (hi - lo).abs() < f64::EPSILON {
         (lo - 0.5, hi + 0.5)
-    } else if lo >= 0.0 && lo <= hi * 0.5 && data.x_fmt != Fmt::Log2Bytes {
-        (0.0, hi) // time and position read best from zero
+    } else if data.x_fmt == Fmt::Gigabytes {
+        (0.0, hi) // position reads from the start of the target
     } else {
         (lo, hi)
     }
@@ -222,12 +229,14 @@ where
     root.fill(&bg).map_err(|e| err(&e))?;
     let width = root.dim_in_pixel().0 as usize;
     let (x0, x1) = x_bounds(data);
-    let text = ("sans-serif", 14).into_font().color(&fg);
+    // The kiosk (dark) is read from across a lab: larger type.
+    let size = if dark { 20 } else { 14 };
+    let text = ("sans-serif", size).into_font().color(&fg);
     let mut chart = ChartBuilder::on(root)
         .margin(10)
-        .caption(&data.title, ("sans-serif", 16).into_font().color(&fg))
-        .x_label_area_size(40)
-        .y_label_area_size(80)
+        .caption(&data.title, ("sans-serif", size + 2).into_font().color(&fg))
+        .x_label_area_size(if dark { 56 } else { 40 })
+        .y_label_area_size(if dark { 120 } else { 90 })
         .build_cartesian_2d(x0..x1, y)
         .map_err(|e| err(&e))?;
     let (x_fmt, y_fmt) = (data.x_fmt, data.y_fmt);
@@ -420,8 +429,8 @@ mod tests {
         d.y_fmt = Fmt::Micros;
         let svg = to_svg(&d, (640, 240)).expect("svg");
         assert!(
-            svg.contains("100.0 µs") && svg.contains("10.00 ms"),
-            "decade labels"
+            svg.contains("\n100 µs\n") && svg.contains("\n10 ms\n"),
+            "decade labels: {svg}"
         );
     }
 
@@ -447,6 +456,7 @@ mod tests {
         assert_eq!(fmt_seconds(86_400.0), "24.0 h");
         assert_eq!(fmt_count(125_000.0), "125k");
         assert_eq!(fmt_us(1500.0), "1.50 ms");
+        assert_eq!(fmt_us(10_000.0), "10 ms");
         assert_eq!(fmt_log2_bytes(12.0), "4K");
         assert_eq!(fmt_gb(1.5), "1.50 GB");
     }

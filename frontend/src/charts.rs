@@ -225,7 +225,11 @@ pub fn synthetic(points: u32, series: u32) -> ChartData {
                     x ^= x << 17;
                     let noise = (x % 1000) as f64 / 10.0;
                     let base = if i < points / 3 { 2500.0 } else { 800.0 };
-                    let y = if i % 3607 == 0 { 0.0 } else { base / f64::from(k + 1) + noise };
+                    let y = if i % 3607 == 0 {
+                        0.0
+                    } else {
+                        base / f64::from(k + 1) + noise
+                    };
                     (f64::from(i), y)
                 })
                 .collect(),
@@ -291,7 +295,10 @@ mod tests {
         for s in &mut looped {
             (s.offset_lo, s.offset_hi) = (Some(0), Some(3 << 30));
         }
-        assert!(by_position(&looped, None).is_none(), "every window swept the span");
+        assert!(
+            by_position(&looped, None).is_none(),
+            "every window swept the span"
+        );
         assert!(
             temperature(&seq_write(3)).is_none(),
             "no temperature, no chart"

@@ -1,7 +1,8 @@
 // Drives the dashboard in headless Chromium (Debian's /usr/bin/chromium) against a running
 // `diskscope serve`. Usage: node dashboard.mjs BASE_URL OPERATOR_TOKEN VIEWER_TOKEN SHOT_DIR
-// Exits non-zero with a message, and saves a screenshot, when a check fails.
+// Exits non-zero with a message, and saves a screenshot of every open page, when a check fails.
 import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 
 const [base, op, viewer, shots] = process.argv.slice(2);
 const browser = await chromium.launch({
@@ -9,102 +10,173 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
          '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
-let page;
+const pages = {};
 let step = 'start';
 const errors = [];
+const T = { timeout: 15000 };
 function check(cond, msg) { if (!cond) throw new Error(msg); }
-async function samples() {
-  const t = await page.locator('#sample-count').textContent({ timeout: 15000 });
-  return parseInt(t, 10);
+async function open(name, url, viewport = { width: 1280, height: 800 }) {
+  const p = await browser.newPage({ viewport, acceptDownloads: true });
+  p.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
+  pages[name] = p;
+  await p.goto(url);
+  return p;
 }
+async function sampleCount(p) {
+  return parseInt(await p.locator('#sample-count').textContent(T), 10);
+}
+async function download(p, click) {
+  const [d] = await Promise.all([p.waitForEvent('download', T), click()]);
+  return readFileSync(await d.path(), 'utf8');
+}
+async function historyRows(p) {
+  await p.click('#tab-history');
+  await p.locator('#history, .history .status.empty').first().waitFor(T);
+  return p.locator('#history tbody tr');
+}
+
 try {
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  page.on('pageerror', (e) => errors.push(e.message));
-
   step = 'operator logs in with ?token=';
-  await page.goto(`${base}/?token=${op}`);
-  await page.locator('.role', { hasText: 'operator' }).waitFor({ timeout: 15000 });
+  const page = await open('operator', `${base}/?token=${op}`);
+  await page.locator('.role', { hasText: 'operator' }).waitFor(T);
 
-  step = 'the targets list shows the scratch file';
-  await page.locator('#targets tr', { hasText: 'scratch.bin' }).waitFor({ timeout: 15000 });
+  step = 'the targets tab lists the scratch file';
+  await page.click('#tab-targets');
+  await page.locator('#targets tr', { hasText: 'scratch.bin' }).waitFor(T);
+
+  step = 'the new-test form flags a bad field before anything is sent';
+  await page.click('#tab-new');
+  await page.fill('#f-iodepth', '0');
+  await page.locator('.field-error', { hasText: 'iodepth = 0: must be 1..1024' }).waitFor(T);
+  check(await page.locator('#start').isDisabled(), 'start is enabled with an invalid field');
+  await page.fill('#f-bs', '4Q');
+  await page.locator('.field-error', { hasText: "'4Q'" }).waitFor(T);
+  await page.screenshot({ path: `${shots}/new-test-invalid.png`, fullPage: true });
+
+  step = 'a custom random-read test starts from the form and shows live';
+  await page.fill('#f-iodepth', '4');
+  await page.fill('#f-bs', '4K');
+  await page.selectOption('#f-rw', 'randread');
+  await page.fill('#f-runtime', '3s');
+  await page.fill('#run-name', 'e2e custom');
+  check(!(await page.locator('#start').isDisabled()), 'start stays disabled on a valid form');
+  await page.click('#start');
+  await page.locator('.state', { hasText: /running|completed/ }).waitFor(T);
+  await page.locator('.state', { hasText: 'completed' }).waitFor(T);
+  check(await sampleCount(page) >= 2, 'the custom run has fewer than 2 samples');
 
   step = 'operator starts the quick preset on the scratch target';
   await page.click('#start-quick');
-  await page.locator('.state', { hasText: 'running' }).waitFor({ timeout: 15000 });
+  await page.locator('.state', { hasText: 'running' }).waitFor(T);
 
-  step = 'the live chart receives samples';
-  await page.waitForFunction(() => parseInt(document.querySelector('#sample-count')?.textContent || '0', 10) >= 2, null, { timeout: 15000 });
-  const first = await samples();
+  step = 'the live chart receives samples, with progress and a hover readout';
+  await page.waitForFunction(() => parseInt(document.querySelector('#sample-count')?.textContent || '0', 10) >= 2, null, T);
+  const first = await sampleCount(page);
   await page.waitForTimeout(2500);
-  const later = await samples();
+  const later = await sampleCount(page);
   check(later > first, `sample count did not grow (${first} -> ${later})`);
+  await page.locator('#eta', { hasText: 'ETA' }).waitFor(T);
+  const box = await page.locator('canvas#throughput').boundingBox();
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
+  await page.locator('figure:has(#throughput) .readout', { hasText: 'write' }).waitFor(T);
   await page.screenshot({ path: `${shots}/live.png` });
+
+  step = 'a chart saves as SVG';
+  const svg = await download(page, () => page.locator('figure:has(#throughput) .save-svg').click());
+  check(svg.includes('<svg') && svg.includes('Throughput'), 'the SVG download is not the chart');
 
   step = 'the remembered token survives a reload';
   await page.goto(`${base}/`);
-  await page.locator('.role', { hasText: 'operator' }).waitFor({ timeout: 15000 });
+  await page.locator('.role', { hasText: 'operator' }).waitFor(T);
 
   step = 'the kiosk with the viewer token follows the active run, without controls';
-  const kiosk = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
-  kiosk.on('pageerror', (e) => errors.push(e.message));
-  await kiosk.goto(`${base}/kiosk?token=${viewer}`);
-  await kiosk.locator('.role', { hasText: 'viewer' }).waitFor({ timeout: 15000 });
-  await kiosk.locator('#sample-count').waitFor({ timeout: 15000 });
-  check(await kiosk.locator('#start-quick').count() === 0, 'the kiosk shows a start button');
-  check(await kiosk.locator('#stop').count() === 0, 'the kiosk shows a stop button');
+  const kiosk = await open('kiosk', `${base}/kiosk?token=${viewer}`, { width: 1920, height: 1080 });
+  await kiosk.locator('.role', { hasText: 'viewer' }).waitFor(T);
+  await kiosk.locator('.state', { hasText: 'running' }).waitFor(T);
+  await kiosk.locator('#sample-count').waitFor(T);
+  for (const sel of ['#start-quick', '#stop', '#tab-new', 'nav', 'button']) {
+    check(await kiosk.locator(sel).count() === 0, `the kiosk shows ${sel}`);
+  }
   await kiosk.screenshot({ path: `${shots}/kiosk.png` });
 
-  step = 'a viewer on the dashboard sees no start/stop controls';
-  const v = await browser.newPage();
-  await v.goto(`${base}/?token=${viewer}`);
-  await v.locator('.role', { hasText: 'viewer' }).waitFor({ timeout: 15000 });
-  check(await v.locator('#start-quick').count() === 0, 'a viewer sees the start button');
+  step = 'a viewer on the dashboard sees no start, stop, new-test or delete controls';
+  const v = await open('viewer', `${base}/?token=${viewer}`);
+  await v.locator('.role', { hasText: 'viewer' }).waitFor(T);
+  for (const sel of ['#start-quick', '#stop', '#tab-new']) {
+    check(await v.locator(sel).count() === 0, `a viewer sees ${sel}`);
+  }
 
-  step = 'the operator stops the run';
+  step = 'the operator stops the run; the kiosk sees it end';
   await page.click('#stop');
-  await page.locator('.state', { hasText: 'stopped' }).waitFor({ timeout: 15000 });
-  await kiosk.locator('.state', { hasText: 'stopped' }).waitFor({ timeout: 15000 });
+  await page.locator('.state', { hasText: 'stopped' }).waitFor(T);
+  await kiosk.locator('.state', { hasText: 'stopped' }).waitFor(T);
 
-  step = 'the stopped run is in the history';
-  await page.locator('#history tr', { hasText: 'stopped' }).first().waitFor({ timeout: 15000 });
+  step = 'the stopped run is in the history; a viewer has no delete buttons there';
+  let rows = await historyRows(page);
+  await page.locator('#history tr', { hasText: 'stopped' }).first().waitFor(T);
+  await historyRows(v);
+  await v.locator('#history tbody tr').first().waitFor(T);
+  check(await v.locator('#history .delete').count() === 0, 'a viewer sees delete buttons');
 
   step = 'a run exports as the JSON document';
-  const [download] = await Promise.all([
-    page.waitForEvent('download', { timeout: 15000 }),
-    page.locator('#history .export-json').first().click(),
-  ]);
-  const path = await download.path();
-  const doc = JSON.parse((await import('node:fs')).readFileSync(path, 'utf8'));
+  const doc = JSON.parse(await download(page, () => page.locator('#history tr', { hasText: 'stopped' }).first().locator('.export-json').click()));
   check(doc.status === 'stopped' && Array.isArray(doc.samples) && doc.samples.length > 0,
         `export has status ${doc.status} and ${doc.samples?.length} samples`);
 
-  step = 'a second run, then the two compared with ratios';
+  step = 'the history filters by status';
+  await page.selectOption('#filter-status', 'completed');
+  await page.waitForFunction(() => [...document.querySelectorAll('#history td.status')].every((td) => td.textContent === 'completed'), null, T);
+  check(await page.locator('#history tbody tr').count() === 1, 'the completed filter shows other runs');
+  await page.selectOption('#filter-status', '');
+  await page.waitForFunction(() => document.querySelectorAll('#history tbody tr').length >= 2, null, T);
+
+  step = 'a second quick run, then two runs compared with ratios, and the picked tests as a grid';
+  await page.click('#tab-live');
   await page.click('#start-quick');
-  await page.locator('.state', { hasText: 'running' }).waitFor({ timeout: 15000 });
+  await page.locator('.state', { hasText: 'running' }).waitFor(T);
   await page.waitForTimeout(2500);
   await page.click('#stop');
-  await page.locator('.state', { hasText: 'stopped' }).waitFor({ timeout: 15000 });
-  await page.waitForFunction(() => document.querySelectorAll('#history input.pick').length >= 2, null, { timeout: 15000 });
-  const picks = page.locator('#history input.pick');
-  await picks.nth(1).check();
-  await picks.nth(0).check();
-  await page.locator('#ratios td.ratio').first().waitFor({ timeout: 15000 });
+  await page.locator('.state', { hasText: 'stopped' }).waitFor(T);
+  rows = await historyRows(page);
+  await page.waitForFunction(() => document.querySelectorAll('#history input.pick').length >= 3, null, T);
+  await page.locator('#history tr', { hasText: 'stopped' }).nth(1).locator('input.pick').check();
+  await page.locator('#history tr', { hasText: 'stopped' }).nth(0).locator('input.pick').check();
+  await page.locator('#ratios td.ratio').first().waitFor(T);
   const ratio = await page.locator('#ratios td.ratio').first().textContent();
   check(/^\d+\.\d\d×$/.test(ratio), `ratio cell reads "${ratio}"`);
+  check(await page.locator('#cdm-grid').count() === 0, 'two runs of one test made a grid');
+  await page.locator('#history tr', { hasText: 'e2e custom' }).locator('input.pick').check();
+  await page.locator('#cdm-grid th', { hasText: 'RND4K Q4T1' }).waitFor(T);
+  await page.locator('#cdm-grid th', { hasText: 'SEQ1M Q8T1' }).waitFor(T);
   await page.screenshot({ path: `${shots}/compare.png`, fullPage: true });
 
+  step = 'a run opens with its summary table, and the operator deletes it';
+  await page.locator('#history tr', { hasText: 'e2e custom' }).locator('button.open').click();
+  await page.locator('#summary tbody tr', { hasText: 'read' }).waitFor(T);
+  const p99 = await page.locator('#summary tbody tr').first().locator('td').nth(8).textContent();
+  check(/\d (ns|µs|ms|s)$/.test(p99), `p99 cell reads "${p99}"`);
+  await page.screenshot({ path: `${shots}/results.png`, fullPage: true });
+  await page.click('#results .delete');
+  await page.locator('#results .delete', { hasText: 'Really delete' }).waitFor(T);
+  await page.click('#results .delete');
+  await page.locator('#history').waitFor(T);
+  await page.waitForFunction(() => ![...document.querySelectorAll('#history tr')].some((tr) => tr.textContent.includes('e2e custom')), null, T);
+
   step = 'a wrong token gets a clear message';
-  const w = await browser.newPage();
+  const w = await open('wrong-token', `${base}/`);
+  await w.evaluate(() => localStorage.clear());
   await w.goto(`${base}/`);
   await w.fill('#token', 'not-a-token');
   await w.click('button[type=submit]');
-  await w.locator('.banner.error', { hasText: 'refused' }).waitFor({ timeout: 15000 });
+  await w.locator('.banner.error', { hasText: 'refused' }).waitFor(T);
 
   check(errors.length === 0, `page errors: ${errors.join('; ')}`);
   console.log('dashboard e2e: all steps passed');
 } catch (e) {
-  if (page) await page.screenshot({ path: `${shots}/failure.png` }).catch(() => {});
-  console.error(`dashboard e2e failed at "${step}": ${e.message} (screenshot: ${shots}/failure.png)`);
+  for (const [name, p] of Object.entries(pages)) {
+    await p.screenshot({ path: `${shots}/failure-${name}.png`, fullPage: true }).catch(() => {});
+  }
+  console.error(`dashboard e2e failed at "${step}": ${e.message} (screenshots: ${shots}/failure-*.png)`);
   process.exitCode = 1;
 } finally {
   await browser.close();

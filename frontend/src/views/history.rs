@@ -206,9 +206,9 @@ pub fn History() -> impl IntoView {
                             <tbody>{list.runs.into_iter().map(row).collect_view()}</tbody>
                         </table>
                         <p class="pager">
-                            <button disabled=page <= 1 on:click=move |_| filters.update(|f| f.page = f.page.saturating_sub(1).max(1))>"Newer"</button>
+                            <button id="newer" disabled={page <= 1} on:click=move |_| filters.update(|f| f.page = f.page.saturating_sub(1).max(1))>"Newer"</button>
                             <span>{format!("page {page} of {pages} · {} runs", list.total)}</span>
-                            <button disabled=u64::from(page) >= pages on:click=move |_| filters.update(|f| f.page += 1)>"Older"</button>
+                            <button id="older" disabled={u64::from(page) >= pages} on:click=move |_| filters.update(|f| f.page += 1)>"Older"</button>
                         </p>
                     }.into_any()
                 }
