@@ -3,7 +3,7 @@
 # folder, starts a run, and measures in headless Chromium (bench/dashboard.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/build-frontend.sh >/dev/null
+./scripts/build-frontend.sh >/dev/null 2>&1
 cargo build --release -p agent --quiet
 (cd tests/e2e && [ -d node_modules/playwright-core ] || npm ci --silent)
 data=$(mktemp -d /var/tmp/diskscope-bench.XXXXXX)
@@ -18,4 +18,5 @@ curl -fs -H 'Authorization: Bearer bench-op' -H 'Content-Type: application/json'
   -d "{\"target\": \"$scratch\", \"spec\": {\"rw\": \"randread\", \"bs\": 4096, \"iodepth\": 4, \"runtime_ms\": 120000, \"interval_ms\": 200}}" \
   http://127.0.0.1:7988/api/v1/runs >/dev/null
 sleep 1
-node bench/dashboard.mjs http://127.0.0.1:7988 bench-view
+node bench/dashboard.mjs http://127.0.0.1:7988 bench-view | tee "$data/result.json"
+python3 bench/dashboard_doc.py "$data/result.json" docs/benchmarks.md

@@ -227,6 +227,12 @@ def write_report(args, rows, null_rows):
                 f"{fmt_ratio(ratio(res, 'iops'))} | {med([per_cpu(x) for x in f]):,.0f} | "
                 f"{med([per_cpu(x) for x in d]):,.0f} | {pr:.2f} |")
     text = "\n".join(lines) + "\n"
+    # The dashboard's section is written by bench/dashboard.sh: keep it.
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        at = old.find("\n## Dashboard")
+        if at >= 0:
+            text += old[at:]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
         fh.write(text)
