@@ -1,0 +1,247 @@
+//! What the reviews hunt for by hand, found automatically: pure functions over a run's
+//! samples (and its fine timeline and steps). Each documents its method. "Not enough data"
+//! and "not found" are verdicts, never errors. They live in `shared` so that the agent (JSON,
+//! CLI summary) and the dashboard (markers) compute the same thing.
+
+mod cliff;
+mod misc;
+mod steady;
+mod sustain;
+mod thermal;
+
+pub use cliff::cache_cliff;
+pub use misc::{block_size, compressibility, first_last, stalls};
+pub use steady::{steady_state_rounds, steady_state_windows};
+pub use sustain::sustain;
+pub use thermal::thermal;
+
+use serde::{Deserialize, Serialize};
+
+/// How an analysis came out.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Found,
+    #[default]
+    NotFound,
+    NotEnoughData,
+}
+
+/// Every analysis that applies to a run; absent ones did not apply (e.g. no required rate).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Analysis {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_cliff: Option<CacheCliff>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_last: Option<FirstLast>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thermal: Option<Thermal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustain: Option<Sustain>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_size: Option<BlockSize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressibility: Option<Compressibility>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalls: Option<Stalls>,
+}
+
+/// A sustained drop of write speed after a number of bytes: an SLC cache running full.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct CacheCliff {
+    pub verdict: Verdict,
+    pub detected: bool,
+    /// Bytes written before the sustained drop.
+    pub cache_bytes: Option<u64>,
+    /// Seconds into the run where the drop happened.
+    pub at_s: Option<f64>,
+    pub pre_mbps: Option<f64>,
+    pub post_mbps: Option<f64>,
+    /// post / pre.
+    pub ratio: Option<f64>,
+    /// 0..1: how cleanly the samples fall on either side of the step.
+    pub confidence: f64,
+}
+
+/// The SNIA PTS steady-state rule over a window of rounds.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct SteadyState {
+    pub verdict: Verdict,
+    pub attained: bool,
+    /// The last round (1-based) of the first window that met the rule.
+    pub round: Option<u32>,
+    /// The window in seconds, when judged over time windows instead of rounds.
+    pub window_start_s: Option<f64>,
+    pub window_end_s: Option<f64>,
+    /// Mean of the measure (IOPS) over the window.
+    pub mean: Option<f64>,
+    /// (max − min) / mean over the window, in percent (rule: ≤ 20).
+    pub range_pct: Option<f64>,
+    /// Excursion of the best-fit line across the window / mean, in percent (rule: ≤ 10).
+    pub slope_pct: Option<f64>,
+    /// The measure per round (or window), for plotting.
+    pub rounds: Vec<f64>,
+}
+
+/// First and last window of a long run (Iometer's first/last minute).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct FirstLast {
+    pub verdict: Verdict,
+    pub window_s: f64,
+    pub first_iops: f64,
+    pub last_iops: f64,
+    pub first_mbps: f64,
+    pub last_mbps: f64,
+    /// last / first IOPS.
+    pub iops_ratio: Option<f64>,
+    pub mbps_ratio: Option<f64>,
+}
+
+/// Why a run slowed down.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Slowdown {
+    /// A sawtooth locked to temperature near its plateau.
+    Thermal,
+    /// A step at a fixed number of bytes with flat temperature.
+    Cache,
+    /// Periodic dips.
+    Gc,
+    #[default]
+    None,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Thermal {
+    pub verdict: Verdict,
+    pub min_c: Option<f64>,
+    pub max_c: Option<f64>,
+    pub mean_c: Option<f64>,
+    pub samples_with_temperature: u64,
+    pub classification: Slowdown,
+    /// Throughput drops counted (≥ 30 % below the running level).
+    pub drops: u32,
+    pub reason: String,
+}
+
+/// Did the target keep up with a constant-rate producer?
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Sustain {
+    pub verdict: Verdict,
+    pub required_mbps: f64,
+    pub pass: bool,
+    /// The buffer the verdict allows: `buffer_ms` of data at the required rate.
+    pub buffer_ms: u64,
+    /// Longest time with no completion at all.
+    pub longest_stall_ms: u64,
+    /// The RAM buffer that would have hidden every shortfall: max over time of bytes
+    /// demanded minus bytes completed.
+    pub buffer_bytes_needed: u64,
+    pub windows_below_10ms: u64,
+    pub windows_below_100ms: u64,
+    pub windows_below_1s: u64,
+    /// Per tenth of the bytes written (the span, for a single sequential pass).
+    pub bands: Vec<Band>,
+    pub achieved_mbps: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Band {
+    pub band: u32,
+    pub mbps: f64,
+    pub pass: bool,
+}
+
+/// One block size's result in a sweep.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct BlockSizePoint {
+    pub bs: u64,
+    pub iops: f64,
+    pub mbps: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct BlockSize {
+    pub verdict: Verdict,
+    pub best_iops_bs: Option<u64>,
+    pub best_mbps_bs: Option<u64>,
+    /// Smallest block size reaching 90 % of the best MB/s.
+    pub saturation_bs: Option<u64>,
+    pub points: Vec<BlockSizePoint>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct PatternResult {
+    pub pattern: String,
+    pub mbps: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Compressibility {
+    pub verdict: Verdict,
+    pub patterns: Vec<PatternResult>,
+    /// MB/s with zeros / MB/s with random data (1.12–1.54× on compressing controllers).
+    pub zeros_random_ratio: Option<f64>,
+}
+
+/// An interval whose slowest I/O took longer than the threshold.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct StallInterval {
+    pub seq: u64,
+    pub start_s: f64,
+    pub max_latency_ms: f64,
+    pub mbps: f64,
+}
+
+/// One I/O that took longer than the threshold.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct SlowIo {
+    /// Nanoseconds since the run started, at completion.
+    pub at_ns: u64,
+    pub offset: u64,
+    pub latency_ns: u64,
+    pub write: bool,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Stalls {
+    pub verdict: Verdict,
+    pub threshold_ms: f64,
+    pub intervals: Vec<StallInterval>,
+    /// The slow I/Os the engine recorded (at most a few hundred), with their offsets.
+    pub ios: Vec<SlowIo>,
+    pub slow_ios_total: u64,
+}
+
+/// Bytes completed per fixed time bucket (10 ms) over the whole run, and the gaps between
+/// successive completions: the fine view that sustained-rate and stall analysis need.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Timeline {
+    pub bucket_ms: u32,
+    pub bytes: Vec<u64>,
+    /// Gaps between successive completions of a job: count per power-of-two bucket of
+    /// microseconds (`gaps[i]` counts gaps in `[2^i, 2^(i+1))` µs; `gaps[0]` also below 1 µs).
+    pub gaps_log2_us: Vec<u64>,
+    pub slow_ios: Vec<SlowIo>,
+    pub slow_ios_total: u64,
+}
+
+pub(crate) fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+pub(crate) fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        0.0
+    } else {
+        v[v.len() / 2]
+    }
+}

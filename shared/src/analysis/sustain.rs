@@ -1,0 +1,131 @@
+//! Sustained-rate qualification: a producer writes `required` bytes per second from the
+//! first moment; the target completes what the timeline says. The shortfall at time t is
+//! demand(t) − completed(t); its maximum is the RAM buffer that would have hidden every
+//! stall. The run passes when that buffer is at most `buffer_ms` of data at the rate.
+//! Windows of 10 ms, 100 ms and 1 s whose completed bytes fall below the rate are counted
+//! (10 ms windows allow one bucket of jitter: they count only below half the rate), and the
+//! bytes written are cut in tenths, each passing when its own rate reaches 99 % of the
+//! requirement.
+
+use super::{Band, Sustain, Timeline, Verdict};
+
+pub fn sustain(timeline: &Timeline, required_bytes_per_s: f64, buffer_ms: u64) -> Sustain {
+    let mut out = Sustain {
+        required_mbps: required_bytes_per_s / 1e6,
+        buffer_ms,
+        ..Sustain::default()
+    };
+    let b = &timeline.bytes;
+    if b.len() < 10 || timeline.bucket_ms == 0 || required_bytes_per_s <= 0.0 {
+        out.verdict = Verdict::NotEnoughData;
+        return out;
+    }
+    let bucket_s = f64::from(timeline.bucket_ms) / 1e3;
+    let per_bucket = required_bytes_per_s * bucket_s;
+    // Buffer: demand grows by per_bucket each bucket.
+    let (mut done, mut worst) = (0f64, 0f64);
+    for (i, &x) in b.iter().enumerate() {
+        done += x as f64;
+        let demand = per_bucket * (i + 1) as f64;
+        worst = worst.max(demand - done);
+    }
+    out.buffer_bytes_needed = worst.max(0.0) as u64;
+    // Longest run of buckets with nothing completed (the run's tail excluded).
+    let (mut run, mut longest) = (0u64, 0u64);
+    for &x in b {
+        if x == 0 {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    out.longest_stall_ms = longest * u64::from(timeline.bucket_ms);
+    let below = |n: usize, factor: f64| -> u64 {
+        b.chunks_exact(n)
+            .filter(|c| (c.iter().sum::<u64>() as f64) < per_bucket * n as f64 * factor)
+            .count() as u64
+    };
+    let per = |ms: u64| ((ms / u64::from(timeline.bucket_ms)) as usize).max(1);
+    out.windows_below_10ms = below(per(10), 0.5);
+    out.windows_below_100ms = below(per(100), 0.99);
+    out.windows_below_1s = below(per(1000), 0.99);
+    let total: u64 = b.iter().sum();
+    out.achieved_mbps = total as f64 / (b.len() as f64 * bucket_s) / 1e6;
+    // Tenths of the bytes written: the time each tenth took.
+    let mut bands = Vec::new();
+    let (mut cum, mut band_start) = (0u64, 0usize);
+    for (i, &x) in b.iter().enumerate() {
+        cum += x;
+        let edge = total * (bands.len() as u64 + 1) / 10;
+        if cum >= edge && bands.len() < 10 {
+            let secs = (i + 1 - band_start) as f64 * bucket_s;
+            let bytes = total / 10;
+            let mbps = bytes as f64 / secs / 1e6;
+            bands.push(Band {
+                band: bands.len() as u32,
+                mbps,
+                pass: mbps >= out.required_mbps * 0.99,
+            });
+            band_start = i + 1;
+        }
+    }
+    out.bands = bands;
+    out.pass = out.buffer_bytes_needed as f64 <= required_bytes_per_s * buffer_ms as f64 / 1e3;
+    out.verdict = Verdict::Found;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeline(bytes: Vec<u64>) -> Timeline {
+        Timeline {
+            bucket_ms: 10,
+            bytes,
+            ..Timeline::default()
+        }
+    }
+
+    #[test]
+    fn a_target_faster_than_the_producer_passes() {
+        // 100 MB/s required = 1 MB per 10 ms; the target does exactly that with jitter.
+        let b: Vec<u64> = (0..1000)
+            .map(|i| if i % 2 == 0 { 900_000 } else { 1_100_000 })
+            .collect();
+        let s = sustain(&timeline(b), 100e6, 1000);
+        assert!(s.pass, "{s:?}");
+        assert!(s.buffer_bytes_needed <= 100_000);
+        assert_eq!(
+            (
+                s.windows_below_100ms,
+                s.windows_below_1s,
+                s.longest_stall_ms
+            ),
+            (0, 0, 0)
+        );
+        assert_eq!(s.bands.len(), 10);
+        assert!(s.bands.iter().all(|b| b.pass));
+    }
+
+    #[test]
+    fn a_stall_needs_a_buffer_and_a_slow_tail_fails() {
+        // 2 s fine, a 300 ms stall, then fine: buffer = 300 ms of data.
+        let mut b = vec![1_000_000u64; 200];
+        b.extend(vec![0; 30]);
+        b.extend(vec![1_000_000; 300]);
+        let s = sustain(&timeline(b), 100e6, 1000);
+        assert_eq!(s.longest_stall_ms, 300);
+        assert_eq!(s.buffer_bytes_needed, 30_000_000);
+        assert!(s.pass, "a 300 ms stall fits a 1 s buffer");
+        assert!(s.windows_below_100ms >= 3);
+        // The target falls to half the rate for good: the shortfall grows without bound.
+        let mut slow = vec![1_000_000u64; 100];
+        slow.extend(vec![500_000; 900]);
+        let f = sustain(&timeline(slow), 100e6, 1000);
+        assert!(!f.pass);
+        assert!(f.buffer_bytes_needed >= 440_000_000);
+        assert!(!f.bands.last().unwrap().pass && f.bands[0].pass);
+    }
+}
