@@ -5,11 +5,13 @@
 //! [`engine`] thread per job and merges their interval [`stats`] into samples; [`report`]
 //! turns the outcome into the JSON/CSV/terminal output. [`cli`] is the command line.
 
+pub mod analyze;
 pub mod api;
 pub mod cli;
 pub mod engine;
 pub mod env;
 pub mod measure;
+pub mod presets;
 pub mod report;
 pub mod runner;
 pub mod service;

@@ -21,6 +21,8 @@ pub struct RunOutcome {
     pub samples: Vec<Sample>,
     pub summary: RunSummary,
     pub histogram: HistogramDump,
+    /// Bytes per 10 ms, completion gaps, slow I/Os.
+    pub timeline: shared::analysis::Timeline,
     /// The backend that ran, and why it differs from the requested one.
     pub backend: String,
     pub backend_note: Option<String>,
@@ -212,6 +214,7 @@ impl Collector {
             status,
             summary: self.merger.summary(self.fsync_ns),
             histogram: self.merger.histogram(),
+            timeline: self.merger.timeline(),
             error: self.error,
             samples: self.samples,
             backend: self.backend,

@@ -166,6 +166,8 @@ mod tests {
             environment: None,
             summary: Some(s),
             error: None,
+            steps: Vec::new(),
+            analysis: None,
         }
     }
 

@@ -40,6 +40,9 @@ pub struct CreateRun {
     pub preset: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
+    /// Knobs of the preset (test size, count, rate, ...).
+    #[serde(default)]
+    pub options: Option<crate::steps::PresetOptions>,
     /// Writes to a block device destroy its data: the request must repeat the device's path
     /// here (the dashboard asks the user to type it).
     #[serde(default)]
@@ -65,6 +68,11 @@ pub struct RunInfo {
     pub environment: Option<Environment>,
     pub summary: Option<RunSummary>,
     pub error: Option<RunError>,
+    /// Steps of a preset run.
+    #[serde(default)]
+    pub steps: Vec<crate::steps::StepReport>,
+    #[serde(default)]
+    pub analysis: Option<crate::analysis::Analysis>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -100,7 +108,11 @@ pub struct TargetView {
 pub struct Preset {
     pub name: String,
     pub description: String,
+    /// The first step's workload (what the form shows).
     pub spec: WorkloadSpec,
+    /// Every step with default options on a 1 GiB target (sizes follow the real target).
+    #[serde(default)]
+    pub steps: Vec<crate::steps::Step>,
 }
 
 /// What happened to a run, as streamed to subscribers.

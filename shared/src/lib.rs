@@ -12,11 +12,13 @@ pub mod api;
 pub mod report;
 pub mod sample;
 pub mod spec;
+pub mod steps;
 pub mod units;
 
 pub use report::{Environment, RunError, RunReport, RunStatus};
 pub use sample::{DirSample, HistogramDump, LatencyStats, RunSummary, Sample};
 pub use spec::{Backend, DataPattern, Rate, RwMode, SpecError, WorkloadSpec};
+pub use steps::{PresetOptions, Step, StepReport};
 
 /// Version of the wire protocol (samples, reports, API messages). Bumped on any breaking change.
 pub const PROTOCOL_VERSION: u32 = 1;

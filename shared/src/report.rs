@@ -96,4 +96,13 @@ pub struct RunReport {
     pub summary: RunSummary,
     pub samples: Vec<Sample>,
     pub histogram: HistogramDump,
+    /// The steps of a preset run (empty for a single workload).
+    #[serde(default)]
+    pub steps: Vec<crate::steps::StepReport>,
+    /// What the analyses found (cache cliff, steady state, sustained rate, ...).
+    #[serde(default)]
+    pub analysis: crate::analysis::Analysis,
+    /// Bytes per 10 ms, completion gaps and slow I/Os.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<crate::analysis::Timeline>,
 }

@@ -65,6 +65,9 @@ pub struct Sample {
     /// The device's temperature at the end of the window, in °C, when it reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temp_c: Option<f64>,
+    /// The step of a multi-step run (preset) this interval belongs to.
+    #[serde(default)]
+    pub step: u32,
 }
 
 impl Sample {

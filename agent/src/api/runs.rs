@@ -179,10 +179,11 @@ pub async fn export(
     }
     let run = load(&st, id).await?;
     let store = st.manager.store().clone();
-    let (samples, histogram) = blocking(move || {
+    let (samples, histogram, timeline) = blocking(move || {
         Ok((
             store.samples_after(id, None, u32::MAX)?,
             store.histogram(id)?,
+            store.timeline(id)?,
         ))
     })
     .await?;
@@ -209,6 +210,9 @@ pub async fn export(
         summary: run.summary.unwrap_or_default(),
         samples,
         histogram: histogram.unwrap_or_default(),
+        steps: run.steps,
+        analysis: run.analysis.unwrap_or_default(),
+        timeline,
     };
     Ok(([(header::CONTENT_DISPOSITION, disposition)], Json(report)).into_response())
 }

@@ -18,7 +18,7 @@ pub async fn health() -> Json<Health> {
 }
 
 pub async fn presets(_: Viewer) -> Json<Vec<Preset>> {
-    Json(crate::service::presets::all())
+    Json(crate::presets::all())
 }
 
 fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {

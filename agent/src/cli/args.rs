@@ -73,8 +73,8 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "rwmixread", default_value_t = 50)]
     pub read_pct: u8,
     /// Block size (512 B..64 MiB), e.g. 4K, 1M.
-    #[arg(long, value_parser = size, default_value = "4K")]
-    pub bs: u64,
+    #[arg(long, value_parser = size)]
+    pub bs: Option<u64>,
     /// I/Os in flight per job (1..1024).
     #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
@@ -123,6 +123,25 @@ pub struct RunArgs {
     /// Seed for random offsets and data.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run a named sequence instead of one workload: cdm, cdm-peak, atto, orion-matrix,
+    /// full-span, iometer-mix, snia-steady, fill, sustain, compress-probe, cache-recovery
+    /// (and the single tests quick, seq1m-q8-read, ...). --size, --runtime, --rate, --bs,
+    /// --count, --streams, --idle and --buffer-ms tune it; `sustain` exits 1 when the target
+    /// cannot hold the rate.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Passes per test (cdm: 5) or maximum rounds (snia-steady: 25).
+    #[arg(long)]
+    pub count: Option<u32>,
+    /// Parallel streams for sustain (the rate is shared among them).
+    #[arg(long)]
+    pub streams: Option<u32>,
+    /// Idle time between steps (cdm: 1s; cache-recovery: 30s).
+    #[arg(long, value_parser = duration_ms)]
+    pub idle: Option<u64>,
+    /// The RAM buffer a sustain run may rely on, as time at the rate (default 1000).
+    #[arg(long)]
+    pub buffer_ms: Option<u64>,
     /// Write the run report (spec, environment, summary, samples, histogram) as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -135,12 +154,26 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The preset's knobs, from the flags given.
+    pub fn preset_options(&self) -> shared::PresetOptions {
+        shared::PresetOptions {
+            size: self.size,
+            count: self.count,
+            runtime_ms: self.runtime,
+            rate: self.rate,
+            streams: self.streams,
+            idle_ms: self.idle,
+            buffer_ms: self.buffer_ms,
+            bs: self.bs,
+        }
+    }
+
     pub fn spec(&self) -> WorkloadSpec {
         let defaults = WorkloadSpec::default();
         WorkloadSpec {
             rw: self.rw,
             read_pct: self.read_pct,
-            bs: self.bs,
+            bs: self.bs.unwrap_or(defaults.bs),
             iodepth: self.iodepth,
             jobs: self.jobs,
             offset: self.offset,

@@ -3,7 +3,7 @@
 use super::args::RunArgs;
 use super::terminal::Terminal;
 use super::EXIT_STOPPED;
-use crate::measure;
+use crate::{measure, presets};
 use crate::report::{self, table};
 use anyhow::Context;
 use shared::RunStatus;
@@ -12,10 +12,24 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
-    let plan = measure::plan(&args.spec(), &args.target)?;
-    let mut term = Terminal::new(&plan, args.quiet);
-    let report = measure::run(plan, cancel, &mut term)?;
-    term.finish();
+    let report = match &args.preset {
+        None => {
+            let plan = measure::plan(&args.spec(), &args.target)?;
+            let mut term = Terminal::new(&plan, args.quiet);
+            let report = measure::run(plan, cancel, &mut term)?;
+            term.finish();
+            report
+        }
+        Some(name) => {
+            let options = args.preset_options();
+            let info = crate::target::TargetInfo::probe(&args.target, options.size)?;
+            let built = presets::build(name, &options, info.size, info.logical_block_size)?;
+            let plans = measure::plan_steps(&built.steps, &args.target)?;
+            let names = built.steps.iter().map(|s| s.name.clone()).collect();
+            let mut term = Terminal::for_steps(names, args.quiet);
+            measure::run_steps(plans, &built.analysis, cancel, &mut term)?
+        }
+    };
     // Outputs first: whatever was measured is kept, also after a failure or a stop.
     if let Some(path) = &args.json {
         report::write_json(path, &report)
@@ -26,7 +40,13 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             .with_context(|| format!("cannot write --csv {}", path.display()))?;
     }
     print!("{}", table::summary(&report));
+    print!("{}", table::analysis(&report));
+    let sustain_failed = report.analysis.sustain.as_ref().is_some_and(|s| !s.pass);
     Ok(match report.status {
+        RunStatus::Completed if sustain_failed => {
+            eprintln!("diskscope: the target did not sustain the required rate");
+            ExitCode::FAILURE
+        }
         RunStatus::Completed => ExitCode::SUCCESS,
         RunStatus::Stopped => {
             eprintln!("diskscope: stopped by user; partial results kept");

@@ -14,6 +14,9 @@ pub struct Terminal {
     /// Bar counts bytes (size-based) or milliseconds (time-based).
     by_bytes: bool,
     quiet: bool,
+    /// For a preset: step names, announced as each step starts.
+    steps: Vec<String>,
+    step: Option<u32>,
 }
 
 impl Terminal {
@@ -30,6 +33,19 @@ impl Terminal {
             bar,
             by_bytes,
             quiet,
+            steps: Vec::new(),
+            step: None,
+        }
+    }
+
+    /// Lines only (no bar), with a header as each step of a preset starts.
+    pub fn for_steps(steps: Vec<String>, quiet: bool) -> Self {
+        Terminal {
+            bar: None,
+            by_bytes: false,
+            quiet,
+            steps,
+            step: None,
         }
     }
 
@@ -67,6 +83,11 @@ impl Observer for Terminal {
     }
 
     fn sample(&mut self, s: &Sample) {
+        if !self.steps.is_empty() && self.step != Some(s.step) {
+            self.step = Some(s.step);
+            let name = self.steps.get(s.step as usize).map_or("", String::as_str);
+            self.line(&format!("step {}/{}: {name}", s.step + 1, self.steps.len()));
+        }
         if let Some(b) = &self.bar {
             if self.by_bytes {
                 b.set_position(s.read.cum_bytes + s.write.cum_bytes);

@@ -13,7 +13,9 @@ use super::null::NullBackend;
 use super::sync::SyncBackend;
 use super::uring::{build_ring, UringBackend};
 use super::{Dir, IoBackend};
+use crate::stats::fine::SLOW_IO_NS;
 use crate::stats::IntervalStats;
+use shared::analysis::SlowIo;
 use crate::workload::offsets::OffsetGen;
 use crate::workload::pattern::Filler;
 use crate::workload::rng::Rng;
@@ -287,6 +289,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let mut free: Vec<u32> = (0..depth).rev().collect();
         let mut inflight = 0u32;
         let mut issued = 0u64;
+        // Time of the latest completion (for the gap histogram of the fine timeline).
+        let mut last_done: Option<u64> = None;
         let mut stopping = false;
         let mut error: Option<RunError> = None;
         let mut now = self.now();
@@ -387,6 +391,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             }
             let recording = self.recording;
             let cur = &mut self.cur;
+            let rel = now.saturating_sub(ramp).saturating_sub(cur.start_ns);
+            let mut reaped = 0u64;
             self.b.reap(|slot, res| {
                 let s = slots[slot as usize];
                 inflight -= 1;
@@ -399,9 +405,26 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                     return;
                 }
                 if recording {
-                    cur.record(dir, bs, now - s.submit_ns, s.offset);
+                    let lat = now - s.submit_ns;
+                    cur.record(dir, bs, lat, s.offset);
+                    cur.fine.completed(rel, bs);
+                    reaped += 1;
+                    if lat > SLOW_IO_NS {
+                        cur.fine.slow(SlowIo {
+                            at_ns: now.saturating_sub(ramp),
+                            offset: s.offset,
+                            latency_ns: lat,
+                            write: s.is_write,
+                        });
+                    }
                 }
             });
+            if reaped > 0 {
+                if let Some(prev) = last_done {
+                    self.cur.fine.gap(now - prev, reaped - 1);
+                }
+                last_done = Some(now);
+            }
         }
         let mut fsync_ns = None;
         if self.jp.end_fsync && self.jp.read_pct < 100 && error.is_none() {

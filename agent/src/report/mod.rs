@@ -54,6 +54,9 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         summary: outcome.summary,
         samples: outcome.samples,
         histogram: outcome.histogram,
+        steps: Vec::new(),
+        analysis: Default::default(),
+        timeline: Some(outcome.timeline),
     }
 }
 

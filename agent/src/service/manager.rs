@@ -7,12 +7,12 @@
 //! broadcast, the store always holds everything a subscriber may have missed.
 
 use super::access::{AccessError, AccessPolicy};
-use super::presets;
-use crate::measure::{self, MeasureError};
+use crate::measure::{self, MeasureError, StepPlan};
+use crate::presets::{self, AnalysisOptions, PresetError};
 use crate::runner::Observer;
 use crate::store::{NewRun, RunEnd, RunId, Store, StoreError};
 use shared::api::{CreateRun, RunEvent};
-use shared::{RunError, RunStatus, Sample, WorkloadSpec};
+use shared::{RunError, RunStatus, Sample, Step};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,8 +52,8 @@ pub enum ServiceError {
     Busy { target: String, run_id: RunId },
     #[error("give either \"spec\" or \"preset\", not {0}")]
     SpecOrPreset(&'static str),
-    #[error("unknown preset '{0}'")]
-    UnknownPreset(String),
+    #[error(transparent)]
+    Preset(#[from] PresetError),
     #[error("run {0} not found")]
     NotFound(RunId),
     #[error("run {0} is not running")]
@@ -135,19 +135,7 @@ impl Manager {
         if self.shutting_down.load(Ordering::Relaxed) {
             return Err(ServiceError::ShuttingDown);
         }
-        let spec: WorkloadSpec = match (&req.spec, &req.preset) {
-            (Some(s), None) => s.clone(),
-            (None, Some(name)) => {
-                presets::find(name)
-                    .ok_or_else(|| ServiceError::UnknownPreset(name.clone()))?
-                    .spec
-            }
-            (Some(_), Some(_)) => return Err(ServiceError::SpecOrPreset("both")),
-            (None, None) => return Err(ServiceError::SpecOrPreset("neither")),
-        };
         let path = self.access.resolve_target(&req.target)?;
-        spec.validate()
-            .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
         // Hold the lock from the busy check to the insert: one run per target.
         let mut active = self.active();
         if let Some(a) = active.values().find(|a| a.target == path) {
@@ -159,18 +147,49 @@ impl Manager {
         if path == self.access.scratch() && !path.exists() {
             create_scratch(&path)?;
         }
-        let plan = measure::plan(&spec, &path)?;
-        if plan.writes() {
-            self.access.check_write(plan.target())?;
-            if plan.target().kind == crate::target::TargetKind::Block {
-                let confirmed = req.confirm.as_deref().is_some_and(|c| {
-                    c == req.target || std::path::Path::new(c) == plan.target().path
-                });
+        let (steps, analysis, keep_steps) = match (&req.spec, &req.preset) {
+            (Some(spec), None) => {
+                spec.validate()
+                    .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
+                let step = Step {
+                    name: "custom".into(),
+                    spec: spec.clone(),
+                    pause_before_ms: 0,
+                    until_steady: None,
+                };
+                (vec![step], AnalysisOptions::for_spec(spec), false)
+            }
+            (None, Some(name)) => {
+                if !presets::names().contains(&name.as_str()) {
+                    return Err(PresetError::Unknown(name.clone()).into());
+                }
+                let options = req.options.clone().unwrap_or_default();
+                let info = crate::target::TargetInfo::probe(&path, options.size)
+                    .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))?;
+                let built = presets::build(name, &options, info.size, info.logical_block_size)?;
+                (built.steps, built.analysis, true)
+            }
+            (Some(_), Some(_)) => return Err(ServiceError::SpecOrPreset("both")),
+            (None, None) => return Err(ServiceError::SpecOrPreset("neither")),
+        };
+        let plans = measure::plan_steps(&steps, &path)?;
+        let Some(first) = plans.first() else {
+            return Err(ServiceError::SpecOrPreset("neither"));
+        };
+        if plans.iter().any(|p| p.plan.writes()) {
+            let target = first.plan.target();
+            self.access.check_write(target)?;
+            if target.kind == crate::target::TargetKind::Block {
+                let confirmed = req
+                    .confirm
+                    .as_deref()
+                    .is_some_and(|c| c == req.target || std::path::Path::new(c) == target.path);
                 if !confirmed {
                     return Err(ServiceError::ConfirmDevice(path.display().to_string()));
                 }
             }
         }
+        let spec = first.plan.spec().clone();
         let id = self.store.create_run(&NewRun {
             name: req.name.as_deref(),
             target: &path.display().to_string(),
@@ -183,7 +202,7 @@ impl Manager {
         let run_cancel = Arc::clone(&cancel);
         let thread = std::thread::Builder::new()
             .name(format!("ds-run-{id}"))
-            .spawn(move || me.run_thread(id, plan, run_cancel))
+            .spawn(move || me.run_thread(id, plans, analysis, keep_steps, run_cancel))
             .map_err(ServiceError::Thread)?;
         active.insert(
             id,
@@ -206,7 +225,9 @@ impl Manager {
     fn run_thread(
         self: Arc<Self>,
         id: RunId,
-        plan: crate::workload::Plan,
+        plans: Vec<StepPlan>,
+        analysis: AnalysisOptions,
+        keep_steps: bool,
         cancel: Arc<AtomicBool>,
     ) {
         let mut persist = Persist {
@@ -214,8 +235,11 @@ impl Manager {
             events: &self.events,
             run_id: id,
         };
-        let (state, end_error) = match measure::run(plan, cancel, &mut persist) {
-            Ok(report) => {
+        let (state, end_error) = match measure::run_steps(plans, &analysis, cancel, &mut persist) {
+            Ok(mut report) => {
+                if !keep_steps {
+                    report.steps.clear();
+                }
                 let state = report.status;
                 let end = RunEnd {
                     state,
@@ -224,6 +248,9 @@ impl Manager {
                     summary: Some(&report.summary),
                     error: report.error.as_ref(),
                     histogram: Some(&report.histogram),
+                    steps: &report.steps,
+                    analysis: Some(&report.analysis),
+                    timeline: report.timeline.as_ref(),
                 };
                 if let Err(e) = self.store.finish_run(id, &end) {
                     tracing::error!(run = id, "cannot record the end of the run: {e}");
@@ -244,6 +271,9 @@ impl Manager {
                     summary: None,
                     error: Some(&err),
                     histogram: None,
+                    steps: &[],
+                    analysis: None,
+                    timeline: None,
                 };
                 if let Err(e) = self.store.finish_run(id, &end) {
                     tracing::error!(run = id, "cannot record the failure of the run: {e}");

@@ -4,7 +4,6 @@
 
 pub mod access;
 pub mod manager;
-pub mod presets;
 pub mod tokens;
 
 use std::path::PathBuf;

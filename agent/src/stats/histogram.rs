@@ -115,6 +115,24 @@ impl Histogram {
         self.max = self.max.max(other.max);
     }
 
+    /// Rebuilds a histogram from its non-empty buckets and the exact min, mean and max that
+    /// were measured with it (for merging the histograms of a run's steps).
+    pub fn from_buckets(buckets: &[(usize, u64)], min: u64, mean: u64, max: u64) -> Histogram {
+        let mut h = Histogram::default();
+        for &(i, n) in buckets {
+            if i < PLAT_NR {
+                h.buckets[i] += n;
+                h.count += n;
+            }
+        }
+        if h.count > 0 {
+            h.sum = u128::from(mean) * u128::from(h.count);
+            h.min = min;
+            h.max = max;
+        }
+        h
+    }
+
     /// Empties the histogram, keeping its allocation.
     pub fn clear(&mut self) {
         if self.count > 0 {

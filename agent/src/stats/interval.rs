@@ -1,6 +1,7 @@
 //! What one job did in one sample interval. Filled on the hot path (a few adds and one
 //! histogram increment per I/O) and handed to the runner as an owned value.
 
+use super::fine::FineStats;
 use super::histogram::Histogram;
 use crate::engine::Dir;
 
@@ -34,6 +35,8 @@ pub struct IntervalStats {
     /// Lowest offset touched, and one past the highest byte touched (`u64::MAX`/0 if none).
     pub offset_lo: u64,
     pub offset_hi: u64,
+    /// Bytes per 10 ms, completion gaps, slow I/Os.
+    pub fine: FineStats,
 }
 
 impl IntervalStats {
@@ -46,6 +49,7 @@ impl IntervalStats {
             write: DirCounters::default(),
             offset_lo: u64::MAX,
             offset_hi: 0,
+            fine: FineStats::default(),
         }
     }
 

@@ -5,6 +5,7 @@
 //! report every interval in order, empty ones included, so a stalled device shows up as
 //! intervals with zero bytes rather than as a gap.
 
+use super::fine::TimelineBuilder;
 use super::histogram::{self, Histogram};
 use super::interval::{DirCounters, IntervalStats};
 use shared::sample::HistBucket;
@@ -37,7 +38,7 @@ fn dir_sample(c: &DirCounters, window_ns: u64, cum_bytes: u64) -> DirSample {
     .with_rates(window_ns)
 }
 
-fn dump(h: &Histogram) -> Vec<HistBucket> {
+pub fn dump(h: &Histogram) -> Vec<HistBucket> {
     h.nonzero()
         .map(|(i, count)| HistBucket {
             index: i as u32,
@@ -64,6 +65,7 @@ pub struct Merger {
     read_total: DirCounters,
     write_total: DirCounters,
     end_ns: u64,
+    timeline: TimelineBuilder,
 }
 
 impl Merger {
@@ -81,6 +83,7 @@ impl Merger {
             read_total: DirCounters::default(),
             write_total: DirCounters::default(),
             end_ns: 0,
+            timeline: TimelineBuilder::default(),
         }
     }
 
@@ -96,6 +99,7 @@ impl Merger {
                 acc.offset_hi = acc.offset_hi.max(stats.offset_hi);
                 acc.start_ns = acc.start_ns.min(stats.start_ns);
                 acc.end_ns = acc.end_ns.max(stats.end_ns);
+                acc.fine.merge(&stats.fine);
             }
             None => {
                 self.pending.insert(stats.index, stats);
@@ -136,6 +140,7 @@ impl Merger {
         self.read_total.merge(&s.read);
         self.write_total.merge(&s.write);
         let window = s.end_ns.saturating_sub(s.start_ns);
+        self.timeline.push(&s.fine, window);
         let touched = s.offset_hi > 0;
         let sample = Sample {
             seq: self.next_seq,
@@ -146,6 +151,7 @@ impl Merger {
             offset_lo: touched.then_some(s.offset_lo),
             offset_hi: touched.then_some(s.offset_hi),
             temp_c: None,
+            step: 0,
         };
         self.next_seq += 1;
         sample
@@ -160,6 +166,11 @@ impl Merger {
             samples: self.next_seq,
             fsync_ns,
         }
+    }
+
+    /// Bytes per 10 ms over the whole run, completion gaps and slow I/Os.
+    pub fn timeline(&self) -> shared::analysis::Timeline {
+        self.timeline.build()
     }
 
     pub fn histogram(&self) -> HistogramDump {

@@ -1,6 +1,7 @@
 //! Statistics: the latency histogram (hot path), per-job interval counters, and the merge of
 //! all jobs' intervals into per-interval [`shared::Sample`]s and the run summary.
 
+pub mod fine;
 pub mod histogram;
 pub mod interval;
 pub mod merge;

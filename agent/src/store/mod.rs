@@ -10,11 +10,17 @@
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
 use shared::api::RunInfo;
-use shared::{Environment, HistogramDump, RunError, RunStatus, RunSummary, Sample, WorkloadSpec};
+use shared::analysis::{Analysis, Timeline};
+use shared::{
+    Environment, HistogramDump, RunError, RunStatus, RunSummary, Sample, StepReport, WorkloadSpec,
+};
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_init.sql"),
+    include_str!("migrations/0002_steps_timeline.sql"),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -53,6 +59,9 @@ pub struct RunEnd<'a> {
     pub summary: Option<&'a RunSummary>,
     pub error: Option<&'a RunError>,
     pub histogram: Option<&'a HistogramDump>,
+    pub steps: &'a [StepReport],
+    pub analysis: Option<&'a Analysis>,
+    pub timeline: Option<&'a Timeline>,
 }
 
 /// Filters and paging for the run list.
@@ -139,20 +148,33 @@ impl Store {
         let summary = end.summary.map(serde_json::to_string).transpose()?;
         let error = end.error.map(serde_json::to_string).transpose()?;
         let hist = end.histogram.map(serde_json::to_string).transpose()?;
+        let steps = (!end.steps.is_empty())
+            .then(|| serde_json::to_string(end.steps))
+            .transpose()?;
+        let analysis = end.analysis.map(serde_json::to_string).transpose()?;
+        let timeline = end.timeline.map(serde_json::to_string).transpose()?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
             "UPDATE runs SET state = ?2, ended_ms = ?3, environment_json = ?4, summary_json = ?5,
-                 error_json = ?6 WHERE id = ?1",
+                 error_json = ?6, steps_json = ?7, analysis_json = ?8 WHERE id = ?1",
             params![
                 run,
                 end.state.as_str(),
                 end.ended_ms as i64,
                 env,
                 summary,
-                error
+                error,
+                steps,
+                analysis
             ],
         )?;
+        if let Some(t) = timeline {
+            tx.execute(
+                "INSERT OR REPLACE INTO timelines (run_id, timeline_json) VALUES (?1, ?2)",
+                params![run, t],
+            )?;
+        }
         if let Some(h) = hist {
             tx.execute(
                 "INSERT OR REPLACE INTO histograms (run_id, dump_json) VALUES (?1, ?2)",
@@ -279,6 +301,18 @@ impl Store {
     }
 
     /// Deletes a run and everything recorded with it. Returns whether it existed.
+    pub fn timeline(&self, run: RunId) -> Result<Option<Timeline>, StoreError> {
+        let conn = self.conn();
+        let json: Option<String> = conn
+            .query_row(
+                "SELECT timeline_json FROM timelines WHERE run_id = ?1",
+                [run],
+                |r| r.get(0),
+            )
+            .optional()?;
+        parse_opt(json)
+    }
+
     pub fn delete_run(&self, run: RunId) -> Result<bool, StoreError> {
         Ok(self
             .conn()
@@ -319,7 +353,7 @@ fn migrate(conn: &Connection, path: &str) -> Result<(), StoreError> {
 }
 
 const RUN_COLUMNS: &str = "SELECT id, name, target, preset, state, created_ms, ended_ms, spec_json,
-    environment_json, summary_json, error_json FROM runs";
+    environment_json, summary_json, error_json, steps_json, analysis_json FROM runs";
 
 struct RawRun {
     id: i64,
@@ -333,6 +367,8 @@ struct RawRun {
     environment: Option<String>,
     summary: Option<String>,
     error: Option<String>,
+    steps: Option<String>,
+    analysis: Option<String>,
 }
 
 fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
@@ -348,6 +384,8 @@ fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
         environment: r.get(8)?,
         summary: r.get(9)?,
         error: r.get(10)?,
+        steps: r.get(11)?,
+        analysis: r.get(12)?,
     })
 }
 
@@ -370,6 +408,8 @@ impl RawRun {
             environment: parse_opt(self.environment)?,
             summary: parse_opt(self.summary)?,
             error: parse_opt(self.error)?,
+            steps: parse_opt(self.steps)?.unwrap_or_default(),
+            analysis: parse_opt(self.analysis)?,
         })
     }
 }

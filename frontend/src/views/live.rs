@@ -44,6 +44,7 @@ pub fn LiveView() -> impl IntoView {
                     preset: Some("quick".into()),
                     name: None,
                     confirm: None,
+                    options: None,
                 };
                 crate::api::start(&t, &req).await
             }

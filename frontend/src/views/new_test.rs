@@ -74,6 +74,7 @@ pub fn NewTest() -> impl IntoView {
             preset: preset.get_untracked(),
             name: Some(name.get_untracked()).filter(|n| !n.trim().is_empty()),
             confirm: needs_confirm().then(|| confirm.get_untracked().trim().to_string()),
+            options: None,
         };
         let t = c.token.get_value();
         sending.set(true);

@@ -1,0 +1,360 @@
+//! Named workloads: single tests (`quick`, `seq1m-q8-read`, ...) and the sequences the
+//! reviews run by hand (CrystalDiskMark grid, ATTO sweep, ORION matrix, HD Tune full span,
+//! Iometer mix, SNIA steady state, fill, sustained rate, compressibility, cache recovery).
+//! A preset becomes [`Step`]s for a given target size; the CLI (`--preset`), the API
+//! (`"preset"`, `"options"`) and the dashboard's picker all go through [`build`].
+
+use shared::api::Preset;
+use shared::{DataPattern, PresetOptions, Rate, RwMode, Step, WorkloadSpec};
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+/// What the analyses of a preset run need to know besides the samples.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AnalysisOptions {
+    /// The rate a producer needs (bytes per second): `sustain`, or a write step with a rate.
+    pub required_rate: Option<f64>,
+    pub buffer_ms: u64,
+    /// Window of the first/last comparison.
+    pub first_last_window_s: f64,
+}
+
+impl AnalysisOptions {
+    /// For a custom workload: a write with a byte-rate cap is a required rate.
+    pub fn for_spec(spec: &WorkloadSpec) -> Self {
+        AnalysisOptions {
+            required_rate: match spec.rate {
+                Some(Rate::BytesPerSec(b)) if spec.rw.read_pct(spec.read_pct) < 100 => {
+                    Some(b as f64)
+                }
+                _ => None,
+            },
+            buffer_ms: 1000,
+            first_last_window_s: 60.0,
+        }
+    }
+}
+
+/// A preset made concrete for one target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Built {
+    pub steps: Vec<Step>,
+    pub analysis: AnalysisOptions,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PresetError {
+    #[error("unknown preset '{0}': expected one of {list}", list = names().join(", "))]
+    Unknown(String),
+    #[error("preset {preset}: {message}")]
+    Option {
+        preset: &'static str,
+        message: String,
+    },
+}
+
+struct Def {
+    name: &'static str,
+    description: &'static str,
+}
+
+const DEFS: &[Def] = &[
+    Def { name: "quick", description: "sequential 1 MiB writes, QD8, 10 s: cache and sustained write rate at a glance" },
+    Def { name: "cdm", description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s (size, count, runtime, idle)" },
+    Def { name: "cdm-peak", description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1 (size, count, runtime, idle)" },
+    Def { name: "atto", description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each (size, runtime)" },
+    Def { name: "orion-matrix", description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each (runtime)" },
+    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target, 1 MiB blocks, speed by position (bs)" },
+    Def { name: "iometer-mix", description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute (size, runtime)" },
+    Def { name: "snia-steady", description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25) (size, runtime)" },
+    Def { name: "fill", description: "write 95 % of the target with 4 MiB writes: rate, temperature and completion gaps over the fill (bs)" },
+    Def { name: "sustain", description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up? (rate, streams, runtime, buffer-ms, bs)" },
+    Def { name: "compress-probe", description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB (size, runtime)" },
+    Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size = bytes per write phase, idle)" },
+    Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s" },
+    Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s" },
+    Def { name: "rnd4k-q32-read", description: "RND4K Q32T1 read, 10 s" },
+    Def { name: "rnd4k-q32-write", description: "RND4K Q32T1 write, 10 s" },
+    Def { name: "rnd4k-q1-read", description: "RND4K Q1T1 read, 10 s" },
+    Def { name: "rnd4k-q1-write", description: "RND4K Q1T1 write, 10 s" },
+];
+
+pub fn names() -> Vec<&'static str> {
+    DEFS.iter().map(|d| d.name).collect()
+}
+
+fn spec(rw: RwMode, bs: u64, iodepth: u32) -> WorkloadSpec {
+    WorkloadSpec {
+        rw,
+        bs,
+        iodepth,
+        ..WorkloadSpec::default()
+    }
+}
+
+fn step(name: impl Into<String>, spec: WorkloadSpec) -> Step {
+    Step {
+        name: name.into(),
+        spec,
+        pause_before_ms: 0,
+        until_steady: None,
+    }
+}
+
+fn timed(mut s: WorkloadSpec, ms: u64) -> WorkloadSpec {
+    s.runtime_ms = Some(ms);
+    s
+}
+
+fn spanned(mut s: WorkloadSpec, size: u64) -> WorkloadSpec {
+    s.size = Some(size);
+    s
+}
+
+/// Rounds `v` down to a multiple of `to` (at least one `to`).
+fn align_down(v: u64, to: u64) -> u64 {
+    (v / to).max(1) * to
+}
+
+/// The steps of preset `name` on a target of `target_size` bytes whose O_DIRECT alignment
+/// is `lbs`.
+pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Result<Built, PresetError> {
+    let def = DEFS
+        .iter()
+        .find(|d| d.name == name)
+        .ok_or_else(|| PresetError::Unknown(name.to_string()))?;
+    let bad = |message: String| PresetError::Option {
+        preset: def.name,
+        message,
+    };
+    let mut analysis = AnalysisOptions {
+        required_rate: None,
+        buffer_ms: o.buffer_ms.unwrap_or(1000),
+        first_last_window_s: 60.0,
+    };
+    let lbs = u64::from(lbs.max(512));
+    let fit = |size: u64| align_down(size.min(target_size), MIB.max(lbs));
+    let idle = o.idle_ms;
+    let steps = match def.name {
+        "cdm" | "cdm-peak" => {
+            let size = fit(o.size.unwrap_or(GIB));
+            let count = o.count.unwrap_or(5);
+            if count == 0 || count > 100 {
+                return Err(bad(format!("count = {count}: must be 1..100")));
+            }
+            let runtime = o.runtime_ms.unwrap_or(5_000);
+            let tests: [(&str, bool, u64, u32, u32); 4] = if def.name == "cdm" {
+                [("SEQ1M Q8T1", false, MIB, 8, 1), ("SEQ1M Q1T1", false, MIB, 1, 1), ("RND4K Q32T1", true, 4096, 32, 1), ("RND4K Q1T1", true, 4096, 1, 1)]
+            } else {
+                [("SEQ1M Q8T1", false, MIB, 8, 1), ("SEQ128K Q32T1", false, 128 << 10, 32, 1), ("RND4K Q32T16", true, 4096, 32, 16), ("RND4K Q1T1", true, 4096, 1, 1)]
+            };
+            let mut steps = Vec::new();
+            for (label, random, bs, qd, jobs) in tests {
+                for (dir, rw) in [("read", if random { RwMode::RandRead } else { RwMode::Read }), ("write", if random { RwMode::RandWrite } else { RwMode::Write })] {
+                    for pass in 1..=count {
+                        let mut s = timed(spanned(spec(rw, bs, qd), size), runtime);
+                        s.jobs = jobs;
+                        let mut st = step(format!("{label} {dir} #{pass}"), s);
+                        st.pause_before_ms = if steps.is_empty() { 0 } else { idle.unwrap_or(1000) };
+                        steps.push(st);
+                    }
+                }
+            }
+            steps
+        }
+        "atto" => {
+            let size = fit(o.size.unwrap_or(256 * MIB));
+            let runtime = o.runtime_ms.unwrap_or(3_000);
+            let mut steps = Vec::new();
+            for (dir, rw) in [("write", RwMode::Write), ("read", RwMode::Read)] {
+                let mut bs = 512u64;
+                while bs <= 64 * MIB {
+                    if bs >= lbs && bs <= size {
+                        steps.push(step(format!("{} {dir}", crate::presets::size_label(bs)), timed(spanned(spec(rw, bs, 4), size), runtime)));
+                    }
+                    bs *= 2;
+                }
+            }
+            steps
+        }
+        "orion-matrix" => {
+            let runtime = o.runtime_ms.unwrap_or(5_000);
+            let size = fit(o.size.unwrap_or(GIB));
+            let mut steps = Vec::new();
+            for (dir, rw) in [("read", RwMode::RandRead), ("write", RwMode::RandWrite)] {
+                for bs in [4096, 8192, 16384, 65536, MIB] {
+                    for qd in [1, 4, 16, 32] {
+                        if bs >= lbs {
+                            steps.push(step(format!("{} QD{qd} rand{dir}", size_label(bs)), timed(spanned(spec(rw, bs, qd), size), runtime)));
+                        }
+                    }
+                }
+            }
+            steps
+        }
+        "full-span" => {
+            let bs = o.bs.unwrap_or(MIB);
+            vec![
+                step("sequential write, whole span", spec(RwMode::Write, bs, 8)),
+                step("sequential read, whole span", spec(RwMode::Read, bs, 8)),
+            ]
+        }
+        "iometer-mix" => {
+            let size = fit(o.size.unwrap_or(GIB));
+            let runtime = o.runtime_ms.unwrap_or(600_000);
+            analysis.first_last_window_s = (runtime as f64 / 1e3 / 10.0).min(60.0);
+            let mut s = timed(spanned(spec(RwMode::RandRw, 4096, 32), size), runtime);
+            s.read_pct = 50;
+            vec![step("4K random 50/50 QD32", s)]
+        }
+        "snia-steady" => {
+            let size = fit(o.size.unwrap_or(target_size));
+            let mut pre = spanned(spec(RwMode::Write, 128 << 10, 32), size);
+            pre.loops = 2;
+            let round = timed(spanned(spec(RwMode::RandWrite, 4096, 32), size), o.runtime_ms.unwrap_or(60_000));
+            let mut rounds = step("round", round);
+            rounds.until_steady = Some(o.count.unwrap_or(25).clamp(5, 100));
+            vec![step("precondition: 128K sequential write ×2", pre), rounds]
+        }
+        "fill" => {
+            let bs = o.bs.unwrap_or(4 * MIB);
+            let size = align_down(target_size / 100 * 95, bs);
+            vec![step("fill 95 % with 4 MiB writes", spanned(spec(RwMode::Write, bs, 4), size))]
+        }
+        "sustain" => {
+            let Some(rate) = o.rate else {
+                return Err(bad("needs the rate to hold, e.g. --rate 3200MB (per second)".into()));
+            };
+            let Rate::BytesPerSec(bps) = rate else {
+                return Err(bad(format!("rate = {rate}: give a byte rate such as 3200MB, not IOPS")));
+            };
+            let streams = o.streams.unwrap_or(1).max(1);
+            let bs = o.bs.unwrap_or(MIB);
+            let mut s = spec(RwMode::Write, bs, 4 * streams.min(8));
+            s.jobs = streams;
+            s.rate = Some(rate);
+            s.size = o.size.map(fit);
+            s.runtime_ms = o.runtime_ms;
+            analysis.required_rate = Some(bps as f64);
+            vec![step(format!("{streams} stream(s), {} MB/s in all", bps / 1_000_000), s)]
+        }
+        "compress-probe" => {
+            let size = fit(o.size.unwrap_or(GIB));
+            let runtime = o.runtime_ms.unwrap_or(10_000);
+            [DataPattern::Random, DataPattern::Zeros, DataPattern::Compress(50)]
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let mut s = timed(spanned(spec(RwMode::Write, MIB, 8), size), runtime);
+                    s.pattern = p;
+                    let mut st = step(format!("sequential write, {p} data"), s);
+                    st.pause_before_ms = if i == 0 { 0 } else { idle.unwrap_or(1000) };
+                    st
+                })
+                .collect()
+        }
+        "cache-recovery" => {
+            let bytes = fit(o.size.unwrap_or(8 * GIB));
+            let mut first = spanned(spec(RwMode::Write, MIB, 8), bytes);
+            first.io_size = Some(bytes);
+            let mut again = step("write again after idle", first.clone());
+            again.pause_before_ms = idle.unwrap_or(30_000);
+            vec![step("write past the cache", first), again]
+        }
+        single => {
+            let (rw, bs, qd) = match single {
+                "quick" => (RwMode::Write, MIB, 8),
+                "seq1m-q8-read" => (RwMode::Read, MIB, 8),
+                "seq1m-q8-write" => (RwMode::Write, MIB, 8),
+                "rnd4k-q32-read" => (RwMode::RandRead, 4096, 32),
+                "rnd4k-q32-write" => (RwMode::RandWrite, 4096, 32),
+                "rnd4k-q1-read" => (RwMode::RandRead, 4096, 1),
+                _ => (RwMode::RandWrite, 4096, 1),
+            };
+            vec![step(def.description, timed(spec(rw, bs, qd), o.runtime_ms.unwrap_or(10_000)))]
+        }
+    };
+    if let Some(Rate::BytesPerSec(b)) = steps.first().and_then(|s| s.spec.rate) {
+        analysis.required_rate.get_or_insert(b as f64);
+    }
+    Ok(Built { steps, analysis })
+}
+
+/// `4K`, `1M`, `512B`.
+pub fn size_label(bs: u64) -> String {
+    match bs {
+        b if b >= MIB && b.is_multiple_of(MIB) => format!("{}M", b / MIB),
+        b if b >= 1024 && b.is_multiple_of(1024) => format!("{}K", b / 1024),
+        b => format!("{b}B"),
+    }
+}
+
+/// Every preset as the API shows it: steps with default options on a 1 GiB target.
+pub fn all() -> Vec<Preset> {
+    DEFS.iter()
+        .map(|d| {
+            let o = PresetOptions {
+                rate: (d.name == "sustain").then_some(Rate::BytesPerSec(500_000_000)),
+                ..PresetOptions::default()
+            };
+            let steps = build(d.name, &o, GIB, 512).map(|b| b.steps).unwrap_or_default();
+            Preset {
+                name: d.name.to_string(),
+                description: d.description.to_string(),
+                spec: steps.first().map(|s| s.spec.clone()).unwrap_or_default(),
+                steps,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_builds_valid_steps() {
+        let all = all();
+        assert_eq!(all[0].name, "quick");
+        for p in &all {
+            assert!(!p.steps.is_empty(), "{} has no steps", p.name);
+            for s in &p.steps {
+                assert!(s.spec.validate().is_ok(), "{} / {}: {:?}", p.name, s.name, s.spec.validate());
+            }
+            assert_eq!(all.iter().filter(|q| q.name == p.name).count(), 1);
+        }
+    }
+
+    #[test]
+    fn cdm_is_the_grid_with_passes_and_pauses() {
+        let b = build("cdm", &PresetOptions { count: Some(2), ..Default::default() }, 8 * GIB, 512).expect("cdm");
+        assert_eq!(b.steps.len(), 4 * 2 * 2);
+        assert_eq!(b.steps[0].name, "SEQ1M Q8T1 read #1");
+        assert_eq!(b.steps[0].pause_before_ms, 0);
+        assert_eq!(b.steps[1].pause_before_ms, 1000);
+        assert_eq!(b.steps[0].spec.size, Some(GIB));
+        let small = build("cdm", &PresetOptions::default(), 300 * MIB, 512).expect("cdm");
+        assert_eq!(small.steps[0].spec.size, Some(300 * MIB), "test size fits the target");
+    }
+
+    #[test]
+    fn sustain_needs_a_byte_rate_and_fill_stops_at_95_percent() {
+        let e = build("sustain", &PresetOptions::default(), GIB, 512).unwrap_err();
+        assert!(e.to_string().contains("--rate"), "{e}");
+        let o = PresetOptions { rate: Some(Rate::BytesPerSec(3_200_000_000)), streams: Some(4), ..Default::default() };
+        let b = build("sustain", &o, 100 * GIB, 512).expect("sustain");
+        assert_eq!(b.analysis.required_rate, Some(3.2e9));
+        assert_eq!(b.steps[0].spec.jobs, 4);
+        let f = build("fill", &PresetOptions::default(), 100 * GIB, 512).expect("fill");
+        assert_eq!(f.steps[0].spec.size, Some(95 * GIB));
+        assert!(matches!(build("warp", &PresetOptions::default(), GIB, 512), Err(PresetError::Unknown(_))));
+    }
+
+    #[test]
+    fn atto_skips_sizes_below_the_device_alignment() {
+        let b = build("atto", &PresetOptions::default(), 8 * GIB, 4096).expect("atto");
+        assert!(b.steps.iter().all(|s| s.spec.bs >= 4096));
+        assert_eq!(b.steps.iter().filter(|s| s.spec.rw == RwMode::Write).count(), 15, "4K..64M");
+    }
+}
