@@ -74,9 +74,15 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
         a.steady_state = Some(analysis::steady_state_windows(&r.samples, 60.0));
     }
     let longest = r.steps.iter().max_by_key(|s| s.samples);
-    let main = rebased(step_samples(r, if r.steps.is_empty() { None } else { longest }));
+    let main = rebased(step_samples(
+        r,
+        if r.steps.is_empty() { None } else { longest },
+    ));
     let window = o.first_last_window_s;
-    if main.last().is_some_and(|s| s.end_ns as f64 / 1e9 >= 2.0 * window) {
+    if main
+        .last()
+        .is_some_and(|s| s.end_ns as f64 / 1e9 >= 2.0 * window)
+    {
         a.first_last = Some(analysis::first_last(&main, window));
     }
     if let (Some(rate), Some(t)) = (o.required_rate, &r.timeline) {

@@ -8,6 +8,7 @@
 pub mod analyze;
 pub mod api;
 pub mod cli;
+pub mod emulate;
 pub mod engine;
 pub mod env;
 pub mod measure;
@@ -18,4 +19,5 @@ pub mod service;
 pub mod stats;
 pub mod store;
 pub mod target;
+pub mod temperature;
 pub mod workload;

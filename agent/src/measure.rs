@@ -1,13 +1,13 @@
 //! One measurement from a user's spec to a report: probe (or create) the target, validate
 //! into a plan, run, assemble the report. The CLI and, later, the service go through here.
 
+use crate::presets::AnalysisOptions;
 use crate::report;
 use crate::runner::{self, Observer, StartError};
+use crate::stats::Histogram;
 use crate::target::{TargetError, TargetInfo};
 use crate::workload::plan::{null_target, wanted_target_size};
 use crate::workload::Plan;
-use crate::presets::AnalysisOptions;
-use crate::stats::Histogram;
 use shared::analysis::Timeline;
 use shared::{
     Backend, RunReport, RunStatus, RunSummary, Sample, SpecError, Step, StepReport, WorkloadSpec,
@@ -106,14 +106,30 @@ pub fn run_steps(
     for (index, sp) in steps.into_iter().enumerate() {
         let index = index as u32;
         let StepPlan { step, plan } = sp;
-        if step.pause_before_ms > 0 && !seq.idle(step.pause_before_ms, plan.spec().interval_ms, index, &cancel, observer) {
+        if step.pause_before_ms > 0
+            && !seq.idle(
+                step.pause_before_ms,
+                plan.spec().interval_ms,
+                index,
+                &cancel,
+                observer,
+            )
+        {
             break;
         }
         let plan = Arc::new(plan);
         let mut round = 0u32;
         loop {
             round += 1;
-            let outcome = runner::run(&plan, Arc::clone(&cancel), &mut Shifted { seq: &seq, step: index, inner: observer })?;
+            let outcome = runner::run(
+                &plan,
+                Arc::clone(&cancel),
+                &mut Shifted {
+                    seq: &seq,
+                    step: index,
+                    inner: observer,
+                },
+            )?;
             let name = match step.until_steady {
                 Some(_) => format!("{} {round}", step.name),
                 None => step.name.clone(),
@@ -126,7 +142,12 @@ pub fn run_steps(
             }
             match step.until_steady {
                 Some(max) if round < max => {
-                    let rounds: Vec<f64> = seq.steps.iter().filter(|s| s.name.starts_with(&step.name)).map(|s| s.summary.read.iops + s.summary.write.iops).collect();
+                    let rounds: Vec<f64> = seq
+                        .steps
+                        .iter()
+                        .filter(|s| s.name.starts_with(&step.name))
+                        .map(|s| s.summary.read.iops + s.summary.write.iops)
+                        .collect();
                     if shared::analysis::steady_state_rounds(&rounds).attained {
                         break;
                     }
@@ -153,7 +174,8 @@ impl Observer for Shifted<'_> {
         self.inner.layout(bytes);
     }
     fn sample(&mut self, sample: &Sample) {
-        self.inner.sample(&self.seq.shift(sample.clone(), self.step));
+        self.inner
+            .sample(&self.seq.shift(sample.clone(), self.step));
     }
 }
 
@@ -185,7 +207,14 @@ impl Sequence {
     }
 
     /// Idles for `ms`, emitting one empty sample per interval. False when cancelled.
-    fn idle(&mut self, ms: u64, interval_ms: u64, step: u32, cancel: &AtomicBool, observer: &mut dyn Observer) -> bool {
+    fn idle(
+        &mut self,
+        ms: u64,
+        interval_ms: u64,
+        step: u32,
+        cancel: &AtomicBool,
+        observer: &mut dyn Observer,
+    ) -> bool {
         let start = std::time::Instant::now();
         let mut done_ms = 0;
         while done_ms < ms {
@@ -196,7 +225,9 @@ impl Sequence {
                     self.status = Some(RunStatus::Stopped);
                     return false;
                 }
-                std::thread::sleep(std::time::Duration::from_millis(20).min(deadline - std::time::Instant::now()));
+                std::thread::sleep(
+                    std::time::Duration::from_millis(20).min(deadline - std::time::Instant::now()),
+                );
             }
             let mut s = Sample {
                 seq: self.next_seq,
@@ -211,7 +242,9 @@ impl Sequence {
             self.samples.push(s);
             self.next_seq += 1;
             self.t_ns += chunk * 1_000_000;
-            self.timeline.bytes.extend(std::iter::repeat_n(0, (chunk / 10) as usize));
+            self.timeline
+                .bytes
+                .extend(std::iter::repeat_n(0, (chunk / 10) as usize));
             done_ms += chunk;
         }
         true
@@ -226,11 +259,16 @@ impl Sequence {
             self.samples.push(shifted);
         }
         let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
-            let buckets: Vec<(usize, u64)> = b.iter().map(|x| (x.index as usize, x.count)).collect();
+            let buckets: Vec<(usize, u64)> =
+                b.iter().map(|x| (x.index as usize, x.count)).collect();
             Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
         };
-        self.histograms.0.merge(&hist(&r.histogram.read, &r.summary.read));
-        self.histograms.1.merge(&hist(&r.histogram.write, &r.summary.write));
+        self.histograms
+            .0
+            .merge(&hist(&r.histogram.read, &r.summary.read));
+        self.histograms
+            .1
+            .merge(&hist(&r.histogram.write, &r.summary.write));
         if let Some(t) = &r.timeline {
             // Align the timeline with the step's start.
             let at = (start_ns / 10_000_000) as usize;
@@ -244,17 +282,23 @@ impl Sequence {
             for (a, b) in self.timeline.gaps_log2_us.iter_mut().zip(&t.gaps_log2_us) {
                 *a += b;
             }
-            let room = crate::stats::fine::SLOW_KEEP_RUN.saturating_sub(self.timeline.slow_ios.len());
-            self.timeline.slow_ios.extend(t.slow_ios.iter().take(room).map(|io| {
-                let mut io = io.clone();
-                io.at_ns += start_ns;
-                io
-            }));
+            let room =
+                crate::stats::fine::SLOW_KEEP_RUN.saturating_sub(self.timeline.slow_ios.len());
+            self.timeline
+                .slow_ios
+                .extend(t.slow_ios.iter().take(room).map(|io| {
+                    let mut io = io.clone();
+                    io.at_ns += start_ns;
+                    io
+                }));
             self.timeline.slow_ios_total += t.slow_ios_total;
             self.timeline.bucket_ms = t.bucket_ms;
         }
         self.next_seq += n;
-        self.t_ns += r.summary.duration_ns.max(r.samples.last().map_or(0, |s| s.end_ns));
+        self.t_ns += r
+            .summary
+            .duration_ns
+            .max(r.samples.last().map_or(0, |s| s.end_ns));
         self.cum.0 += r.summary.read.bytes;
         self.cum.1 += r.summary.write.bytes;
         if let Some(f) = r.summary.fsync_ns {
@@ -293,14 +337,16 @@ impl Sequence {
             analysis: Default::default(),
             timeline: None,
         });
-        let dir = |h: &Histogram, bytes: u64| shared::DirSample {
-            bytes,
-            ios: h.count(),
-            lat: crate::stats::merge::latency_stats(h),
-            cum_bytes: bytes,
-            ..shared::DirSample::default()
-        }
-        .with_rates(self.t_ns);
+        let dir = |h: &Histogram, bytes: u64| {
+            shared::DirSample {
+                bytes,
+                ios: h.count(),
+                lat: crate::stats::merge::latency_stats(h),
+                cum_bytes: bytes,
+                ..shared::DirSample::default()
+            }
+            .with_rates(self.t_ns)
+        };
         report.summary = RunSummary {
             duration_ns: self.t_ns,
             read: dir(&self.histograms.0, self.cum.0),

@@ -119,7 +119,12 @@ fn align_down(v: u64, to: u64) -> u64 {
 
 /// The steps of preset `name` on a target of `target_size` bytes whose O_DIRECT alignment
 /// is `lbs`.
-pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Result<Built, PresetError> {
+pub fn build(
+    name: &str,
+    o: &PresetOptions,
+    target_size: u64,
+    lbs: u32,
+) -> Result<Built, PresetError> {
     let def = DEFS
         .iter()
         .find(|d| d.name == name)
@@ -145,18 +150,49 @@ pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Resul
             }
             let runtime = o.runtime_ms.unwrap_or(5_000);
             let tests: [(&str, bool, u64, u32, u32); 4] = if def.name == "cdm" {
-                [("SEQ1M Q8T1", false, MIB, 8, 1), ("SEQ1M Q1T1", false, MIB, 1, 1), ("RND4K Q32T1", true, 4096, 32, 1), ("RND4K Q1T1", true, 4096, 1, 1)]
+                [
+                    ("SEQ1M Q8T1", false, MIB, 8, 1),
+                    ("SEQ1M Q1T1", false, MIB, 1, 1),
+                    ("RND4K Q32T1", true, 4096, 32, 1),
+                    ("RND4K Q1T1", true, 4096, 1, 1),
+                ]
             } else {
-                [("SEQ1M Q8T1", false, MIB, 8, 1), ("SEQ128K Q32T1", false, 128 << 10, 32, 1), ("RND4K Q32T16", true, 4096, 32, 16), ("RND4K Q1T1", true, 4096, 1, 1)]
+                [
+                    ("SEQ1M Q8T1", false, MIB, 8, 1),
+                    ("SEQ128K Q32T1", false, 128 << 10, 32, 1),
+                    ("RND4K Q32T16", true, 4096, 32, 16),
+                    ("RND4K Q1T1", true, 4096, 1, 1),
+                ]
             };
             let mut steps = Vec::new();
             for (label, random, bs, qd, jobs) in tests {
-                for (dir, rw) in [("read", if random { RwMode::RandRead } else { RwMode::Read }), ("write", if random { RwMode::RandWrite } else { RwMode::Write })] {
+                for (dir, rw) in [
+                    (
+                        "read",
+                        if random {
+                            RwMode::RandRead
+                        } else {
+                            RwMode::Read
+                        },
+                    ),
+                    (
+                        "write",
+                        if random {
+                            RwMode::RandWrite
+                        } else {
+                            RwMode::Write
+                        },
+                    ),
+                ] {
                     for pass in 1..=count {
                         let mut s = timed(spanned(spec(rw, bs, qd), size), runtime);
                         s.jobs = jobs;
                         let mut st = step(format!("{label} {dir} #{pass}"), s);
-                        st.pause_before_ms = if steps.is_empty() { 0 } else { idle.unwrap_or(1000) };
+                        st.pause_before_ms = if steps.is_empty() {
+                            0
+                        } else {
+                            idle.unwrap_or(1000)
+                        };
                         steps.push(st);
                     }
                 }
@@ -171,7 +207,10 @@ pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Resul
                 let mut bs = 512u64;
                 while bs <= 64 * MIB {
                     if bs >= lbs && bs <= size {
-                        steps.push(step(format!("{} {dir}", crate::presets::size_label(bs)), timed(spanned(spec(rw, bs, 4), size), runtime)));
+                        steps.push(step(
+                            format!("{} {dir}", crate::presets::size_label(bs)),
+                            timed(spanned(spec(rw, bs, 4), size), runtime),
+                        ));
                     }
                     bs *= 2;
                 }
@@ -186,7 +225,10 @@ pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Resul
                 for bs in [4096, 8192, 16384, 65536, MIB] {
                     for qd in [1, 4, 16, 32] {
                         if bs >= lbs {
-                            steps.push(step(format!("{} QD{qd} rand{dir}", size_label(bs)), timed(spanned(spec(rw, bs, qd), size), runtime)));
+                            steps.push(step(
+                                format!("{} QD{qd} rand{dir}", size_label(bs)),
+                                timed(spanned(spec(rw, bs, qd), size), runtime),
+                            ));
                         }
                     }
                 }
@@ -212,7 +254,10 @@ pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Resul
             let size = fit(o.size.unwrap_or(target_size));
             let mut pre = spanned(spec(RwMode::Write, 128 << 10, 32), size);
             pre.loops = 2;
-            let round = timed(spanned(spec(RwMode::RandWrite, 4096, 32), size), o.runtime_ms.unwrap_or(60_000));
+            let round = timed(
+                spanned(spec(RwMode::RandWrite, 4096, 32), size),
+                o.runtime_ms.unwrap_or(60_000),
+            );
             let mut rounds = step("round", round);
             rounds.until_steady = Some(o.count.unwrap_or(25).clamp(5, 100));
             vec![step("precondition: 128K sequential write ×2", pre), rounds]
@@ -220,14 +265,21 @@ pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Resul
         "fill" => {
             let bs = o.bs.unwrap_or(4 * MIB);
             let size = align_down(target_size / 100 * 95, bs);
-            vec![step("fill 95 % with 4 MiB writes", spanned(spec(RwMode::Write, bs, 4), size))]
+            vec![step(
+                "fill 95 % with 4 MiB writes",
+                spanned(spec(RwMode::Write, bs, 4), size),
+            )]
         }
         "sustain" => {
             let Some(rate) = o.rate else {
-                return Err(bad("needs the rate to hold, e.g. --rate 3200MB (per second)".into()));
+                return Err(bad(
+                    "needs the rate to hold, e.g. --rate 3200MB (per second)".into(),
+                ));
             };
             let Rate::BytesPerSec(bps) = rate else {
-                return Err(bad(format!("rate = {rate}: give a byte rate such as 3200MB, not IOPS")));
+                return Err(bad(format!(
+                    "rate = {rate}: give a byte rate such as 3200MB, not IOPS"
+                )));
             };
             let streams = o.streams.unwrap_or(1).max(1);
             let bs = o.bs.unwrap_or(MIB);
@@ -237,22 +289,29 @@ pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Resul
             s.size = o.size.map(fit);
             s.runtime_ms = o.runtime_ms;
             analysis.required_rate = Some(bps as f64);
-            vec![step(format!("{streams} stream(s), {} MB/s in all", bps / 1_000_000), s)]
+            vec![step(
+                format!("{streams} stream(s), {} MB/s in all", bps / 1_000_000),
+                s,
+            )]
         }
         "compress-probe" => {
             let size = fit(o.size.unwrap_or(GIB));
             let runtime = o.runtime_ms.unwrap_or(10_000);
-            [DataPattern::Random, DataPattern::Zeros, DataPattern::Compress(50)]
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    let mut s = timed(spanned(spec(RwMode::Write, MIB, 8), size), runtime);
-                    s.pattern = p;
-                    let mut st = step(format!("sequential write, {p} data"), s);
-                    st.pause_before_ms = if i == 0 { 0 } else { idle.unwrap_or(1000) };
-                    st
-                })
-                .collect()
+            [
+                DataPattern::Random,
+                DataPattern::Zeros,
+                DataPattern::Compress(50),
+            ]
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut s = timed(spanned(spec(RwMode::Write, MIB, 8), size), runtime);
+                s.pattern = p;
+                let mut st = step(format!("sequential write, {p} data"), s);
+                st.pause_before_ms = if i == 0 { 0 } else { idle.unwrap_or(1000) };
+                st
+            })
+            .collect()
         }
         "cache-recovery" => {
             let bytes = fit(o.size.unwrap_or(8 * GIB));
@@ -272,7 +331,10 @@ pub fn build(name: &str, o: &PresetOptions, target_size: u64, lbs: u32) -> Resul
                 "rnd4k-q1-read" => (RwMode::RandRead, 4096, 1),
                 _ => (RwMode::RandWrite, 4096, 1),
             };
-            vec![step(def.description, timed(spec(rw, bs, qd), o.runtime_ms.unwrap_or(10_000)))]
+            vec![step(
+                def.description,
+                timed(spec(rw, bs, qd), o.runtime_ms.unwrap_or(10_000)),
+            )]
         }
     };
     if let Some(Rate::BytesPerSec(b)) = steps.first().and_then(|s| s.spec.rate) {
@@ -298,7 +360,9 @@ pub fn all() -> Vec<Preset> {
                 rate: (d.name == "sustain").then_some(Rate::BytesPerSec(500_000_000)),
                 ..PresetOptions::default()
             };
-            let steps = build(d.name, &o, GIB, 512).map(|b| b.steps).unwrap_or_default();
+            let steps = build(d.name, &o, GIB, 512)
+                .map(|b| b.steps)
+                .unwrap_or_default();
             Preset {
                 name: d.name.to_string(),
                 description: d.description.to_string(),
@@ -320,7 +384,13 @@ mod tests {
         for p in &all {
             assert!(!p.steps.is_empty(), "{} has no steps", p.name);
             for s in &p.steps {
-                assert!(s.spec.validate().is_ok(), "{} / {}: {:?}", p.name, s.name, s.spec.validate());
+                assert!(
+                    s.spec.validate().is_ok(),
+                    "{} / {}: {:?}",
+                    p.name,
+                    s.name,
+                    s.spec.validate()
+                );
             }
             assert_eq!(all.iter().filter(|q| q.name == p.name).count(), 1);
         }
@@ -328,33 +398,60 @@ mod tests {
 
     #[test]
     fn cdm_is_the_grid_with_passes_and_pauses() {
-        let b = build("cdm", &PresetOptions { count: Some(2), ..Default::default() }, 8 * GIB, 512).expect("cdm");
+        let b = build(
+            "cdm",
+            &PresetOptions {
+                count: Some(2),
+                ..Default::default()
+            },
+            8 * GIB,
+            512,
+        )
+        .expect("cdm");
         assert_eq!(b.steps.len(), 4 * 2 * 2);
         assert_eq!(b.steps[0].name, "SEQ1M Q8T1 read #1");
         assert_eq!(b.steps[0].pause_before_ms, 0);
         assert_eq!(b.steps[1].pause_before_ms, 1000);
         assert_eq!(b.steps[0].spec.size, Some(GIB));
         let small = build("cdm", &PresetOptions::default(), 300 * MIB, 512).expect("cdm");
-        assert_eq!(small.steps[0].spec.size, Some(300 * MIB), "test size fits the target");
+        assert_eq!(
+            small.steps[0].spec.size,
+            Some(300 * MIB),
+            "test size fits the target"
+        );
     }
 
     #[test]
     fn sustain_needs_a_byte_rate_and_fill_stops_at_95_percent() {
         let e = build("sustain", &PresetOptions::default(), GIB, 512).unwrap_err();
         assert!(e.to_string().contains("--rate"), "{e}");
-        let o = PresetOptions { rate: Some(Rate::BytesPerSec(3_200_000_000)), streams: Some(4), ..Default::default() };
+        let o = PresetOptions {
+            rate: Some(Rate::BytesPerSec(3_200_000_000)),
+            streams: Some(4),
+            ..Default::default()
+        };
         let b = build("sustain", &o, 100 * GIB, 512).expect("sustain");
         assert_eq!(b.analysis.required_rate, Some(3.2e9));
         assert_eq!(b.steps[0].spec.jobs, 4);
         let f = build("fill", &PresetOptions::default(), 100 * GIB, 512).expect("fill");
         assert_eq!(f.steps[0].spec.size, Some(95 * GIB));
-        assert!(matches!(build("warp", &PresetOptions::default(), GIB, 512), Err(PresetError::Unknown(_))));
+        assert!(matches!(
+            build("warp", &PresetOptions::default(), GIB, 512),
+            Err(PresetError::Unknown(_))
+        ));
     }
 
     #[test]
     fn atto_skips_sizes_below_the_device_alignment() {
         let b = build("atto", &PresetOptions::default(), 8 * GIB, 4096).expect("atto");
         assert!(b.steps.iter().all(|s| s.spec.bs >= 4096));
-        assert_eq!(b.steps.iter().filter(|s| s.spec.rw == RwMode::Write).count(), 15, "4K..64M");
+        assert_eq!(
+            b.steps
+                .iter()
+                .filter(|s| s.spec.rw == RwMode::Write)
+                .count(),
+            15,
+            "4K..64M"
+        );
     }
 }

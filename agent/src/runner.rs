@@ -6,6 +6,7 @@
 use crate::engine::job::{job_thread, JobMsg, RunShared, StartGate};
 use crate::stats::Merger;
 use crate::target::{self, TargetError, TargetKind};
+use crate::temperature::TempSource;
 use crate::workload::Plan;
 use shared::{HistogramDump, RunError, RunStatus, RunSummary, Sample};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,6 +103,7 @@ pub fn run(
     }
     drop(tx);
     let mut out = Collector::new(n);
+    out.temp = TempSource::for_target(target);
     let mut setup_error = None;
     for _ in 0..n {
         match rx.recv() {
@@ -150,6 +152,8 @@ struct Collector {
     backend_note: Option<String>,
     ring_features: Vec<String>,
     io_workers_seen: u32,
+    /// Read into every sample when the target reports a temperature.
+    temp: Option<TempSource>,
 }
 
 impl Collector {
@@ -164,6 +168,7 @@ impl Collector {
             backend_note: None,
             ring_features: Vec::new(),
             io_workers_seen: 0,
+            temp: None,
         }
     }
 
@@ -198,7 +203,8 @@ impl Collector {
             }
             JobMsg::Ready { .. } => {}
         }
-        for s in self.merger.take_ready() {
+        for mut s in self.merger.take_ready() {
+            s.temp_c = self.temp.as_ref().and_then(TempSource::read);
             observer.sample(&s);
             self.samples.push(s);
         }

@@ -25,6 +25,22 @@ pub enum Command {
     Quick(QuickArgs),
     /// Serve the API, the live stream and the dashboard.
     Serve(ServeArgs),
+    /// Mount an emulated SSD (FUSE; root) whose DIR/disk.img follows a known model: SLC
+    /// cache, native speed, thermal throttle, GC. For tests and demos; runs until stopped.
+    Emulate(EmulateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EmulateArgs {
+    /// Where to mount it; the device is DIR/disk.img, its temperature DIR/hwmon/temp1_input.
+    #[arg(long)]
+    pub mount: PathBuf,
+    /// The model as JSON (fields of SsdModel: capacity, cache_bytes, cache_mbps,
+    /// native_mbps, read_mbps, drain_mbps, random_floor, random_scale_bytes, gc_period_ms,
+    /// gc_pause_ms, ambient_c, heat_c_per_gb, tau_s, trip_c, hysteresis_c, throttle_mbps);
+    /// missing fields take the defaults (4 GiB, 1 GiB cache at 400 MB/s, then 80 MB/s).
+    #[arg(long)]
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -50,6 +66,10 @@ pub struct ServeArgs {
     /// ... and this PEM private key.
     #[arg(long, requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Also mount an emulated SSD (FUSE, needs root) in the data directory and offer it as
+    /// a target: a cache cliff within a minute without risking a real disk.
+    #[arg(long)]
+    pub demo: bool,
 }
 
 fn size(s: &str) -> Result<u64, String> {

@@ -3,6 +3,7 @@
 //! into a [`shared::WorkloadSpec`], and reports errors as one line naming the bad value.
 
 mod args;
+mod emulate;
 mod quick;
 mod run;
 mod serve;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Run(args) => run::run(&args, cancel),
         Command::Quick(args) => quick::run(&args, cancel),
         Command::Serve(args) => serve::run(&args),
+        Command::Emulate(args) => emulate::run(&args, cancel),
     };
     finish(result)
 }

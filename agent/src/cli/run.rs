@@ -3,8 +3,8 @@
 use super::args::RunArgs;
 use super::terminal::Terminal;
 use super::EXIT_STOPPED;
-use crate::{measure, presets};
 use crate::report::{self, table};
+use crate::{measure, presets};
 use anyhow::Context;
 use shared::RunStatus;
 use std::process::ExitCode;

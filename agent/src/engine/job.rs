@@ -15,18 +15,20 @@ use super::uring::{build_ring, UringBackend};
 use super::{Dir, IoBackend};
 use crate::stats::fine::SLOW_IO_NS;
 use crate::stats::IntervalStats;
-use shared::analysis::SlowIo;
 use crate::workload::offsets::OffsetGen;
 use crate::workload::pattern::Filler;
 use crate::workload::rng::Rng;
 use crate::workload::{JobPlan, Plan};
+use shared::analysis::SlowIo;
 use shared::{Backend, RunError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// What a job tells the runner.
+/// What a job tells the runner. (Intervals dominate the traffic, one per job per interval,
+/// so the enum is as large as one; boxing would add an allocation per message.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum JobMsg {
     /// Set-up finished (or failed); the job now waits at the start barrier.

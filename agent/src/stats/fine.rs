@@ -37,7 +37,11 @@ impl FineStats {
     #[inline]
     pub fn gap(&mut self, ns: u64, extra: u64) {
         let us = ns / 1000;
-        let i = if us == 0 { 0 } else { (63 - us.leading_zeros()) as usize };
+        let i = if us == 0 {
+            0
+        } else {
+            (63 - us.leading_zeros()) as usize
+        };
         self.gaps[i.min(GAP_BUCKETS - 1)] += 1;
         self.gaps[0] += extra;
     }
@@ -127,7 +131,10 @@ mod tests {
         assert_eq!(tl.bucket_ms, 10);
         assert_eq!(tl.bytes.len(), 200);
         assert_eq!((tl.bytes[0], tl.bytes[1], tl.bytes[99]), (100, 50, 7));
-        assert_eq!(tl.gaps_log2_us[11], 1, "3 ms = 3000 µs lies in [2048, 4096)");
+        assert_eq!(
+            tl.gaps_log2_us[11], 1,
+            "3 ms = 3000 µs lies in [2048, 4096)"
+        );
         assert_eq!(tl.gaps_log2_us[0], 2);
     }
 }

@@ -9,8 +9,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::de::DeserializeOwned;
-use shared::api::RunInfo;
 use shared::analysis::{Analysis, Timeline};
+use shared::api::RunInfo;
 use shared::{
     Environment, HistogramDump, RunError, RunStatus, RunSummary, Sample, StepReport, WorkloadSpec,
 };

@@ -49,7 +49,10 @@ pub fn cache_cliff(samples: &[Sample]) -> CacheCliff {
     let above = pre_s.iter().filter(|v| **v > mid).count() as f64 / pre_s.len() as f64;
     let below = post_level.iter().filter(|v| **v < mid).count() as f64 / post_level.len() as f64;
     let confidence = above.min(below);
-    if above < 0.8 || below < 0.8 {
+    // A cache does not come back while writes go on: two samples in a row back above the
+    // midpoint mean a sawtooth (thermal throttling) or dips, not a cliff.
+    let recovers = post_level.windows(2).any(|w| w[0] > mid && w[1] > mid);
+    if above < 0.8 || below < 0.8 || recovers {
         return CacheCliff {
             confidence,
             pre_mbps: Some(pre),

@@ -1,0 +1,204 @@
+//! The emulated SSD as a FUSE filesystem: `disk.img` (the device, timed by the model) and
+//! `hwmon/temp1_input` (the model's temperature in millidegrees, where the agent's
+//! temperature source looks for a file target).
+
+use super::model::Device;
+use fuser::{
+    Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
+    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEntry,
+    ReplyOpen, ReplyStatfs, ReplyWrite, Request, WriteFlags,
+};
+use std::ffi::OsStr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+const ROOT: INodeNo = INodeNo::ROOT;
+const DISK: INodeNo = INodeNo(2);
+const HWMON: INodeNo = INodeNo(3);
+const TEMP: INodeNo = INodeNo(4);
+const TTL: Duration = Duration::from_secs(1);
+/// Below this, a request returns at once and the device clock carries the debt (sleeping
+/// costs more than it is worth); the average rate stays exact.
+const MIN_SLEEP: Duration = Duration::from_micros(200);
+
+pub struct EmulatedSsd {
+    device: Mutex<Device>,
+    created: SystemTime,
+}
+
+impl EmulatedSsd {
+    pub fn new(device: Device) -> Self {
+        EmulatedSsd {
+            device: Mutex::new(device),
+            created: SystemTime::now(),
+        }
+    }
+
+    fn device(&self) -> std::sync::MutexGuard<'_, Device> {
+        self.device.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn attr(&self, ino: INodeNo) -> Option<FileAttr> {
+        let (kind, size, perm) = match ino {
+            ROOT | HWMON => (FileType::Directory, 0, 0o755),
+            DISK => (FileType::RegularFile, self.device().model.capacity, 0o644),
+            TEMP => (FileType::RegularFile, 4096, 0o444),
+            _ => return None,
+        };
+        Some(FileAttr {
+            ino,
+            size,
+            blocks: size / 512,
+            atime: self.created,
+            mtime: self.created,
+            ctime: self.created,
+            crtime: self.created,
+            kind,
+            perm,
+            nlink: if kind == FileType::Directory { 2 } else { 1 },
+            uid: 0,
+            gid: 0,
+            rdev: 0,
+            blksize: 4096,
+            flags: 0,
+        })
+    }
+
+    fn temp_text(&self) -> String {
+        let t = self.device().temperature(Instant::now());
+        format!("{}\n", (t * 1000.0).round() as i64)
+    }
+}
+
+fn wait_until(t: Instant) {
+    let now = Instant::now();
+    if t > now + MIN_SLEEP {
+        std::thread::sleep(t - now);
+    }
+}
+
+impl Filesystem for EmulatedSsd {
+    fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
+        let _ = config.set_max_write(1 << 20);
+        Ok(())
+    }
+
+    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let ino = match (parent, name.to_str()) {
+            (ROOT, Some("disk.img")) => DISK,
+            (ROOT, Some("hwmon")) => HWMON,
+            (HWMON, Some("temp1_input")) => TEMP,
+            _ => return reply.error(Errno::ENOENT),
+        };
+        match self.attr(ino) {
+            Some(a) => reply.entry(&TTL, &a, Generation(0)),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        match self.attr(ino) {
+            Some(a) => reply.attr(&TTL, &a),
+            None => reply.error(Errno::ENOENT),
+        }
+    }
+
+    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        match ino {
+            // Every I/O reaches the model: no page cache in between.
+            DISK | TEMP => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            _ => reply.error(Errno::EISDIR),
+        }
+    }
+
+    fn read(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        size: u32,
+        _flags: OpenFlags,
+        _lock: Option<LockOwner>,
+        reply: ReplyData,
+    ) {
+        match ino {
+            DISK => {
+                let cap = self.device().model.capacity;
+                let len = u64::from(size).min(cap.saturating_sub(offset));
+                let done = self.device().read(len, Instant::now());
+                wait_until(done);
+                reply.data(&vec![0u8; len as usize]);
+            }
+            TEMP => {
+                let text = self.temp_text();
+                let b = text.as_bytes();
+                let start = (offset as usize).min(b.len());
+                let end = (start + size as usize).min(b.len());
+                reply.data(&b[start..end]);
+            }
+            _ => reply.error(Errno::EISDIR),
+        }
+    }
+
+    fn write(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        data: &[u8],
+        _write_flags: WriteFlags,
+        _flags: OpenFlags,
+        _lock: Option<LockOwner>,
+        reply: ReplyWrite,
+    ) {
+        if ino != DISK {
+            return reply.error(Errno::EACCES);
+        }
+        let cap = self.device().model.capacity;
+        if offset.saturating_add(data.len() as u64) > cap {
+            return reply.error(Errno::ENOSPC);
+        }
+        let done = self
+            .device()
+            .write(offset, data.len() as u64, Instant::now());
+        wait_until(done);
+        reply.written(data.len() as u32);
+    }
+
+    fn readdir(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        offset: u64,
+        mut reply: ReplyDirectory,
+    ) {
+        let entries: &[(INodeNo, FileType, &str)] = match ino {
+            ROOT => &[
+                (ROOT, FileType::Directory, "."),
+                (ROOT, FileType::Directory, ".."),
+                (DISK, FileType::RegularFile, "disk.img"),
+                (HWMON, FileType::Directory, "hwmon"),
+            ],
+            HWMON => &[
+                (HWMON, FileType::Directory, "."),
+                (ROOT, FileType::Directory, ".."),
+                (TEMP, FileType::RegularFile, "temp1_input"),
+            ],
+            _ => return reply.error(Errno::ENOTDIR),
+        };
+        for (i, (ino, kind, name)) in entries.iter().enumerate().skip(offset as usize) {
+            if reply.add(*ino, (i + 1) as u64, *kind, name) {
+                break;
+            }
+        }
+        reply.ok();
+    }
+
+    fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
+        let blocks = self.device().model.capacity / 4096;
+        reply.statfs(blocks, 0, 0, 4, 0, 4096, 255, 4096);
+    }
+}
