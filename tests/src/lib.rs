@@ -304,3 +304,66 @@ impl Drop for FailingDevice {
         let _ = sh("dmsetup", &["remove", "--retry", &self.name]);
     }
 }
+
+/// An emulated SSD (`diskscope emulate`) mounted in a temp dir; unmounted when dropped.
+pub struct Emulator {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+}
+
+impl Emulator {
+    /// Mounts one following `model` (JSON fields of the agent's `SsdModel`). Errs with the
+    /// reason when FUSE cannot be used here (not root, no /dev/fuse).
+    pub fn start(model: &str) -> Result<Emulator, String> {
+        if !is_root() {
+            return Err("FUSE mounts need root".into());
+        }
+        if !Path::new("/dev/fuse").exists() {
+            return Err("no /dev/fuse".into());
+        }
+        let dir = disk_tempdir();
+        let mut child = Command::new(diskscope_bin())
+            .args(["emulate", "--mount"])
+            .arg(dir.path())
+            .args(["--model", model])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start diskscope emulate: {e}"))?;
+        let disk = dir.path().join("disk.img");
+        for _ in 0..100 {
+            if disk.exists() {
+                return Ok(Emulator { child, dir });
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    use std::io::Read;
+                    let _ = e.read_to_string(&mut err);
+                }
+                return Err(format!("diskscope emulate exited ({status}): {err}"));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        Err("the emulated SSD did not appear within 5 s".into())
+    }
+
+    pub fn disk(&self) -> PathBuf {
+        self.dir.path().join("disk.img")
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        // SAFETY: plain kill(2) on our own child's pid.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let _ = self.child.wait();
+    }
+}

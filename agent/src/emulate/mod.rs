@@ -57,7 +57,9 @@ pub fn mount(dir: &Path, model: SsdModel) -> Result<Mounted, EmulateError> {
         fuser::MountOption::FSName("diskscope-emulated-ssd".into()),
         fuser::MountOption::DefaultPermissions,
     ];
-    config.n_threads = Some(2);
+    // Several requests in flight in the daemon hide its per-request cost; the device clock
+    // still serializes them.
+    config.n_threads = Some(4);
     let fs = fs::EmulatedSsd::new(Device::new(model, Instant::now()));
     let session = fuser::spawn_mount(fs, dir, &config).map_err(|source| EmulateError::Mount {
         path: dir.display().to_string(),

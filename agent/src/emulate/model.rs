@@ -12,6 +12,12 @@
 //!   `hysteresis_c` below (a sawtooth locked to the trip point);
 //! - reads run at `read_mbps`.
 //!
+//! The device has an internal queue: an I/O arriving less than [`QUEUE_SLACK`] after the
+//! previous one finished starts where it finished, as if it had been queued. The FUSE path
+//! hands I/Os to the daemon one at a time per file (io_uring serializes writes to one
+//! inode), so without this the daemon's own per-request cost would count as device idle
+//! time and the measured rate would fall short of the model.
+//!
 //! Data is not kept: writes are timed and discarded, reads return zeros.
 
 use serde::{Deserialize, Serialize};
@@ -63,6 +69,9 @@ impl Default for SsdModel {
     }
 }
 
+/// Gaps shorter than this between I/Os are host overhead, not idle time.
+pub const QUEUE_SLACK: Duration = Duration::from_millis(2);
+
 /// The device's state as the I/Os change it.
 #[derive(Debug)]
 pub struct Device {
@@ -101,7 +110,7 @@ impl Device {
         let dt = (now - self.last).as_secs_f64();
         let m = &self.model;
         self.temp_c = m.ambient_c + (self.temp_c - m.ambient_c) * (-dt / m.tau_s).exp();
-        let idle_from = self.busy_until.max(self.last);
+        let idle_from = (self.busy_until + QUEUE_SLACK).max(self.last);
         if now > idle_from {
             let idle = (now - idle_from).as_secs_f64();
             self.cache_used = (self.cache_used - idle * m.drain_mbps * 1e6).max(0.0);
@@ -131,7 +140,7 @@ impl Device {
         if self.throttled {
             rate = rate.min(m.throttle_mbps);
         }
-        let mut start = self.busy_until.max(now);
+        let mut start = self.start(now);
         // Periodic garbage-collection stalls once random writes have settled.
         if !sequential
             && m.gc_period_ms > 0
@@ -160,10 +169,20 @@ impl Device {
     /// A read of `len` bytes arriving at `now`: when the device completes it.
     pub fn read(&mut self, len: u64, now: Instant) -> Instant {
         self.advance(now);
-        let start = self.busy_until.max(now);
+        let start = self.start(now);
         let done = start + Duration::from_secs_f64(len as f64 / (self.model.read_mbps * 1e6));
         self.busy_until = done;
         done
+    }
+
+    /// When an I/O arriving at `now` starts: at once on an idle device, after the previous
+    /// one on a busy device or one that finished less than [`QUEUE_SLACK`] ago.
+    fn start(&self, now: Instant) -> Instant {
+        if now <= self.busy_until + QUEUE_SLACK {
+            self.busy_until
+        } else {
+            now
+        }
     }
 
     pub fn temperature(&mut self, now: Instant) -> f64 {

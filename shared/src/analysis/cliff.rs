@@ -4,7 +4,8 @@
 //! explains the series as two levels (largest drop of squared error). It is a cliff when the
 //! later level is at most 80 % of the earlier one, at least 80 % of the samples before the
 //! split are above the midpoint between the levels and at least 80 % after it are below (a
-//! single dip or a noisy flat run fails this), and the low level lasts at least 3 samples.
+//! single dip or a noisy flat run fails this), the low level lasts at least 3 samples, and
+//! it does not come back above the midpoint twice (a throttling sawtooth does).
 //! The cache size is the bytes written before the split, refined inside the transition
 //! sample by how far its rate lies between the two levels.
 
@@ -49,9 +50,9 @@ pub fn cache_cliff(samples: &[Sample]) -> CacheCliff {
     let above = pre_s.iter().filter(|v| **v > mid).count() as f64 / pre_s.len() as f64;
     let below = post_level.iter().filter(|v| **v < mid).count() as f64 / post_level.len() as f64;
     let confidence = above.min(below);
-    // A cache does not come back while writes go on: two samples in a row back above the
-    // midpoint mean a sawtooth (thermal throttling) or dips, not a cliff.
-    let recovers = post_level.windows(2).any(|w| w[0] > mid && w[1] > mid);
+    // A cache does not come back while writes go on: samples back above the midpoint twice
+    // or more mean a sawtooth (thermal throttling) or dips, not a cliff.
+    let recovers = post_level.iter().filter(|v| **v > mid).count() >= 2;
     if above < 0.8 || below < 0.8 || recovers {
         return CacheCliff {
             confidence,

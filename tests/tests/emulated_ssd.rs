@@ -1,0 +1,208 @@
+//! The analyses against ground truth: presets run with the real CLI on the emulated SSD
+//! (`diskscope emulate`, FUSE), whose model parameters are known, and the analyses must
+//! find them: cache size within ±10 %, post-cache speed within ±15 %, a thermal sawtooth
+//! classified `thermal` and a cache step `cache`, steady state after the model's transient,
+//! and `sustain` failing above the native speed and passing below.
+
+use shared::analysis::Slowdown;
+use tests::*;
+
+/// One emulator at a time: they are timing models, and two at once on a small machine
+/// would measure each other.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn emulator(model: &str) -> Option<Emulator> {
+    match Emulator::start(model) {
+        Ok(e) => Some(e),
+        Err(why) => {
+            eprintln!("SKIP emulated_ssd: {why}");
+            None
+        }
+    }
+}
+
+fn run(args: &[&str]) -> (std::process::Output, shared::RunReport) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let mut all: Vec<&str> = vec!["run", "-q", "--json", json.to_str().expect("utf8")];
+    all.extend_from_slice(args);
+    let out = diskscope(&all);
+    assert!(json.exists(), "no report: {}", stderr(&out));
+    (out, read_report(&json))
+}
+
+#[test]
+fn the_cache_size_and_post_cache_speed_are_found() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    let cache: u64 = 512 << 20;
+    let Some(emu) = emulator(&format!(
+        r#"{{"capacity": 2147483648, "cache_bytes": {cache}, "cache_mbps": 200, "native_mbps": 50, "heat_c_per_gb": 1}}"#
+    )) else {
+        return;
+    };
+    let disk = emu.disk();
+    let (out, r) = run(&[
+        "--target",
+        disk.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "8",
+        "--size",
+        "700M",
+        "--interval-ms",
+        "250",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let c = r.analysis.cache_cliff.expect("cache analysis");
+    assert!(c.detected, "{c:?}");
+    let found = c.cache_bytes.unwrap() as f64;
+    assert!(
+        (found / cache as f64 - 1.0).abs() <= 0.10,
+        "cache {found} vs model {cache}"
+    );
+    let post = c.post_mbps.unwrap();
+    assert!(
+        (post / 50.0 - 1.0).abs() <= 0.15,
+        "post-cache {post} MB/s vs 50"
+    );
+    let t = r.analysis.thermal.expect("thermal analysis");
+    assert_eq!(t.classification, Slowdown::Cache, "{t:?}");
+    assert!(
+        r.samples.iter().all(|s| s.temp_c.is_some()),
+        "the model's temperature is in every sample"
+    );
+}
+
+#[test]
+fn a_thermal_sawtooth_is_classified_thermal_not_a_cache() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    let Some(emu) = emulator(
+        r#"{"capacity": 8589934592, "cache_bytes": 100000000000, "cache_mbps": 200, "native_mbps": 200,
+            "heat_c_per_gb": 30, "tau_s": 5, "trip_c": 55, "hysteresis_c": 3, "throttle_mbps": 40}"#,
+    ) else {
+        return;
+    };
+    let disk = emu.disk();
+    let (out, r) = run(&[
+        "--target",
+        disk.to_str().unwrap(),
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "8",
+        "--runtime",
+        "24s",
+        "--interval-ms",
+        "500",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let t = r.analysis.thermal.expect("thermal analysis");
+    assert_eq!(t.classification, Slowdown::Thermal, "{t:?}");
+    eprintln!("thermal: {} ({:?}–{:?} °C)", t.reason, t.min_c, t.max_c);
+    assert!(t.max_c.unwrap() >= 54.0, "{t:?}");
+    let c = r.analysis.cache_cliff.expect("cache analysis");
+    assert!(!c.detected, "a sawtooth is not a cache: {c:?}");
+}
+
+#[test]
+fn steady_state_is_attained_after_the_transient() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    // Random writes settle from 100 MB/s to 10 % of it over some 32 MiB × ln(…) written.
+    let Some(emu) = emulator(
+        r#"{"capacity": 1073741824, "cache_bytes": 0, "native_mbps": 100, "random_floor": 0.1,
+            "random_scale_bytes": 33554432, "heat_c_per_gb": 0}"#,
+    ) else {
+        return;
+    };
+    let disk = emu.disk();
+    let (out, r) = run(&[
+        "--target",
+        disk.to_str().unwrap(),
+        "--preset",
+        "snia-steady",
+        "--size",
+        "256M",
+        "--runtime",
+        "1s",
+        "--count",
+        "25",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s = r.analysis.steady_state.expect("steady-state analysis");
+    assert!(s.attained, "{s:?}");
+    let round = s.round.unwrap();
+    assert!(
+        round >= 5,
+        "attained at round {round}, before the transient was over: {s:?}"
+    );
+    let floor_iops = 0.1 * 100e6 / 4096.0;
+    let mean = s.mean.unwrap();
+    eprintln!("steady state at round {round}: {mean:.0} IOPS (model floor {floor_iops:.0})");
+    assert!(
+        (mean / floor_iops - 1.0).abs() <= 0.15,
+        "steady {mean} IOPS vs model {floor_iops}"
+    );
+    assert_eq!(r.steps[0].name, "precondition: 128K sequential write ×2");
+    assert!(r.steps.iter().skip(1).all(|s| s.name.starts_with("round ")));
+}
+
+#[test]
+fn sustain_fails_above_the_native_speed_and_passes_below() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    let Some(emu) = emulator(
+        r#"{"capacity": 4294967296, "cache_bytes": 0, "native_mbps": 100, "heat_c_per_gb": 0}"#,
+    ) else {
+        return;
+    };
+    let disk = emu.disk();
+    let target = disk.to_str().unwrap();
+    let (ok, r) = run(&[
+        "--target",
+        target,
+        "--preset",
+        "sustain",
+        "--rate",
+        "60MB",
+        "--runtime",
+        "4s",
+    ]);
+    let s = r.analysis.sustain.expect("sustain analysis");
+    assert!(
+        s.pass && ok.status.success(),
+        "60 MB/s on a 100 MB/s device: {s:?} {}",
+        stderr(&ok)
+    );
+    assert_eq!(s.required_mbps, 60.0);
+    let (bad, r) = run(&[
+        "--target",
+        target,
+        "--preset",
+        "sustain",
+        "--rate",
+        "150MB",
+        "--runtime",
+        "4s",
+    ]);
+    let s = r.analysis.sustain.expect("sustain analysis");
+    assert!(!s.pass, "150 MB/s on a 100 MB/s device: {s:?}");
+    eprintln!(
+        "sustain 150 MB/s: achieved {:.1} MB/s, buffer needed {} B, 1 s windows below {}",
+        s.achieved_mbps, s.buffer_bytes_needed, s.windows_below_1s
+    );
+    assert_eq!(
+        bad.status.code(),
+        Some(1),
+        "a failed sustain exits 1 for scripts"
+    );
+    assert!(s.buffer_bytes_needed > 100_000_000, "{s:?}");
+    assert!(stderr(&bad).contains("did not sustain"), "{}", stderr(&bad));
+}
