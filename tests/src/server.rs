@@ -38,10 +38,26 @@ impl Server {
         armed: &[&Path],
         env: &[(&str, &str)],
     ) -> Server {
+        Self::start_full(data_dir, allow, armed, env, &[])
+    }
+
+    /// With `--demo` (the emulated SSD in the data directory).
+    pub fn start_demo(data_dir: &Path) -> Server {
+        Self::start_full(data_dir, &[], &[], &[], &["--demo"])
+    }
+
+    fn start_full(
+        data_dir: &Path,
+        allow: &[&Path],
+        armed: &[&Path],
+        env: &[(&str, &str)],
+        extra: &[&str],
+    ) -> Server {
         let mut cmd = Command::new(crate::diskscope_bin());
         cmd.envs(env.iter().copied());
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
+            .args(extra)
             .env("DISKSCOPE_OPERATOR_TOKEN", OP)
             .env("DISKSCOPE_VIEWER_TOKEN", VIEW)
             .stdout(Stdio::piped())

@@ -206,3 +206,32 @@ fn sustain_fails_above_the_native_speed_and_passes_below() {
     assert!(s.buffer_bytes_needed > 100_000_000, "{s:?}");
     assert!(stderr(&bad).contains("did not sustain"), "{}", stderr(&bad));
 }
+
+#[test]
+fn serve_demo_offers_the_emulated_ssd_and_the_quick_preset_finds_its_cache() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    if !is_root() || !std::path::Path::new("/dev/fuse").exists() {
+        skip!("serve --demo needs root and /dev/fuse");
+    }
+    let data = disk_tempdir();
+    let server = tests::server::Server::start_demo(data.path());
+    let disk = data.path().join("demo-ssd/disk.img");
+    let (_, targets) = server.get("/api/v1/targets", tests::server::VIEW);
+    let listed = targets
+        .as_array()
+        .expect("list")
+        .iter()
+        .any(|t| t["path"] == disk.to_str().unwrap());
+    assert!(listed, "the demo SSD is a target: {targets}");
+    let id = server.start_run(&serde_json::json!({"target": disk, "preset": "quick"}));
+    let run = server.wait_status(id, "completed");
+    let cliff = &run["analysis"]["cache_cliff"];
+    assert_eq!(cliff["detected"], true, "{run}");
+    let cache = cliff["cache_bytes"].as_f64().unwrap();
+    assert!((cache / (1u64 << 30) as f64 - 1.0).abs() <= 0.10, "{cliff}");
+    eprintln!(
+        "demo: cache cliff after {cache:.0} B, {} → {} MB/s",
+        cliff["pre_mbps"], cliff["post_mbps"]
+    );
+}

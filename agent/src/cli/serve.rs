@@ -30,7 +30,21 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let (tokens, origin) = Tokens::load(&dir)
         .with_context(|| format!("cannot read or create tokens in {}", dir.display()))?;
-    let access = AccessPolicy::new(dir.join(SCRATCH_NAME), &args.allow, &args.allow_destructive);
+    // The demo SSD lives as long as the server (unmounted when `_demo` drops).
+    let mut allow = args.allow.clone();
+    let _demo = if args.demo {
+        let mounted =
+            crate::emulate::mount(&dir.join("demo-ssd"), Default::default()).context("--demo")?;
+        eprintln!(
+            "demo: emulated SSD at {} (1 GiB SLC cache at 400 MB/s, then 80 MB/s): run the quick preset on it",
+            mounted.disk().display()
+        );
+        allow.push(mounted.disk());
+        Some(mounted)
+    } else {
+        None
+    };
+    let access = AccessPolicy::new(dir.join(SCRATCH_NAME), &allow, &args.allow_destructive);
     let manager = Manager::new(store, access);
     let state = AppState {
         manager: Arc::clone(&manager),
