@@ -56,10 +56,21 @@ fn directions(samples: &[Sample], f: fn(&shared::DirSample) -> f64) -> Vec<Serie
     out
 }
 
-/// MB/s per direction; a required byte rate shows as a level.
+/// MB/s per direction; a required byte rate shows as a level, and a cache cliff (found
+/// live, by the same analysis as the agent's) as a line.
 pub fn throughput(samples: &[Sample], spec: Option<&WorkloadSpec>) -> ChartData {
     let mut c = timed("Throughput", "MB/s", YAxis::Linear, Fmt::Count);
     c.series = directions(samples, |d| d.mb_s);
+    if samples.iter().any(|s| s.step > 0) {
+        // Several steps: a cliff across different workloads means nothing; the agent's
+        // analysis (per step) marks it when the run ends.
+    } else if samples.iter().any(|s| s.write.ios > 0) {
+        let a = shared::analysis::Analysis {
+            cache_cliff: Some(shared::analysis::cache_cliff(samples)),
+            ..Default::default()
+        };
+        c.markers.extend(analysis_markers(&a, &[]));
+    }
     if let Some(Rate::BytesPerSec(b)) = spec.and_then(|s| s.rate) {
         let mb = b as f64 / 1e6;
         c.markers.push(Marker::Level {
@@ -68,6 +79,50 @@ pub fn throughput(samples: &[Sample], spec: Option<&WorkloadSpec>) -> ChartData 
         });
     }
     c
+}
+
+/// What the analyses mark on time charts: where the cache ran out, the steady-state window.
+pub fn analysis_markers(
+    a: &shared::analysis::Analysis,
+    steps: &[shared::StepReport],
+) -> Vec<Marker> {
+    let mut out = Vec::new();
+    if let Some(c) = a.cache_cliff.as_ref().filter(|c| c.detected) {
+        if let (Some(at), Some(bytes)) = (c.at_s, c.cache_bytes) {
+            out.push(Marker::At {
+                x: at,
+                label: format!("cache full after {}", shared::units::format_bytes(bytes)),
+            });
+        }
+    }
+    if let Some(s) = a.steady_state.as_ref().filter(|s| s.attained) {
+        let window = match (s.window_start_s, s.window_end_s, s.round) {
+            (Some(a), Some(b), _) => Some((a, b)),
+            (_, _, Some(r)) => {
+                let rounds: Vec<&shared::StepReport> = steps
+                    .iter()
+                    .filter(|s| s.name.starts_with("round "))
+                    .collect();
+                let (r, w) = (r as usize, shared::analysis::STEADY_WINDOW);
+                match (
+                    rounds.get(r.saturating_sub(w)),
+                    rounds.get(r.saturating_sub(1)),
+                ) {
+                    (Some(a), Some(b)) => Some((a.start_ns as f64 / 1e9, b.end_ns as f64 / 1e9)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((x0, x1)) = window {
+            out.push(Marker::Band {
+                x0,
+                x1,
+                label: "steady state".into(),
+            });
+        }
+    }
+    out
 }
 
 /// I/O per second per direction; a required IOPS rate shows as a level.

@@ -349,6 +349,96 @@ fn form_key(field: &str) -> &'static str {
     }
 }
 
+/// The knobs of a preset (empty = the preset's default), as the user typed them.
+pub const PRESET_OPTIONS: &[Field] = &[
+    Field {
+        key: "size",
+        label: "Test size / span",
+        kind: Kind::Text("preset default"),
+        help: "e.g. 1G; cdm up to the free space",
+    },
+    Field {
+        key: "count",
+        label: "Passes / max rounds",
+        kind: Kind::Text("preset default"),
+        help: "cdm passes (5), snia-steady rounds (25)",
+    },
+    Field {
+        key: "runtime",
+        label: "Time per step",
+        kind: Kind::Text("preset default"),
+        help: "e.g. 5s; steady-state round length",
+    },
+    Field {
+        key: "rate",
+        label: "Required rate",
+        kind: Kind::Text("sustain only"),
+        help: "e.g. 3200MB (per second)",
+    },
+    Field {
+        key: "streams",
+        label: "Streams",
+        kind: Kind::Text("1"),
+        help: "sustain: parallel writers sharing the rate",
+    },
+    Field {
+        key: "idle",
+        label: "Idle between steps",
+        kind: Kind::Text("preset default"),
+        help: "e.g. 1s; cache-recovery 30s",
+    },
+    Field {
+        key: "bs",
+        label: "Block size",
+        kind: Kind::Text("preset default"),
+        help: "full-span, fill, sustain",
+    },
+];
+
+/// The preset options from their text fields; errors keyed by field, naming the value.
+pub fn preset_options(
+    fields: &BTreeMap<&'static str, String>,
+) -> Result<shared::PresetOptions, BTreeMap<&'static str, String>> {
+    let mut errs = BTreeMap::new();
+    let mut o = shared::PresetOptions::default();
+    let text = |k: &str| {
+        fields
+            .get(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    macro_rules! opt {
+        ($key:literal, $parse:expr) => {
+            match text($key).map($parse) {
+                None => None,
+                Some(Ok(v)) => Some(v),
+                Some(Err(e)) => {
+                    errs.insert($key, e.to_string());
+                    None
+                }
+            }
+        };
+    }
+    let whole = |what: &'static str| {
+        move |t: String| {
+            t.parse::<u32>()
+                .map_err(|_| format!("invalid {what} '{t}': expected a whole number"))
+        }
+    };
+    o.size = opt!("size", |t: String| parse_size(&t));
+    o.count = opt!("count", whole("count"));
+    o.runtime_ms = opt!("runtime", |t: String| parse_duration_ms(&t));
+    o.rate = opt!("rate", |t: String| t.parse::<Rate>());
+    o.streams = opt!("streams", whole("stream count"));
+    o.idle_ms = opt!("idle", |t: String| parse_duration_ms(&t));
+    o.bs = opt!("bs", |t: String| parse_size(&t));
+    if errs.is_empty() {
+        Ok(o)
+    } else {
+        Err(errs)
+    }
+}
+
 /// Whether the run writes (and so, on a block device, destroys data).
 pub fn writes(spec: &WorkloadSpec) -> bool {
     spec.rw.read_pct(spec.read_pct) < 100
@@ -410,6 +500,21 @@ mod tests {
             !errs.contains_key("runtime"),
             "empty run time means until done"
         );
+    }
+
+    #[test]
+    fn preset_options_parse_or_name_the_bad_value() {
+        let mut f = BTreeMap::new();
+        f.insert("size", "2G".to_string());
+        f.insert("rate", "3200MB".to_string());
+        f.insert("count", "".to_string());
+        let o = preset_options(&f).expect("valid");
+        assert_eq!(o.size, Some(2 << 30));
+        assert_eq!(o.rate, Some(Rate::BytesPerSec(3_200_000_000)));
+        assert_eq!(o.count, None);
+        f.insert("count", "five".to_string());
+        let e = preset_options(&f).expect_err("invalid");
+        assert!(e["count"].contains("'five'"), "{e:?}");
     }
 
     #[test]

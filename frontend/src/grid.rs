@@ -78,6 +78,94 @@ pub fn grid(runs: &[RunInfo]) -> Option<Vec<GridRow>> {
     Some(rows.into_iter().map(|(_, row)| row).collect())
 }
 
+/// One test of a CrystalDiskMark-style run (a `cdm` preset): best and mean over its passes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepGridRow {
+    pub label: String,
+    pub read_best: Option<f64>,
+    pub read_mean: Option<f64>,
+    pub write_best: Option<f64>,
+    pub write_mean: Option<f64>,
+    pub passes: usize,
+}
+
+/// The grid of a run whose steps are tests with passes (`SEQ1M Q8T1 read #2`): MB/s best
+/// and mean per test and direction, in the run's order. `None` unless two or more tests.
+pub fn grid_from_steps(steps: &[shared::StepReport]) -> Option<Vec<StepGridRow>> {
+    let mut rows: Vec<StepGridRow> = Vec::new();
+    let mut values: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    for s in steps {
+        let label = test_label(&s.spec);
+        let i = match rows.iter().position(|r| r.label == label) {
+            Some(i) => i,
+            None => {
+                rows.push(StepGridRow {
+                    label,
+                    read_best: None,
+                    read_mean: None,
+                    write_best: None,
+                    write_mean: None,
+                    passes: 0,
+                });
+                values.push((Vec::new(), Vec::new()));
+                rows.len() - 1
+            }
+        };
+        let sum = &s.summary;
+        if sum.read.ios > 0 {
+            values[i].0.push(sum.read.mb_s);
+        }
+        if sum.write.ios > 0 {
+            values[i].1.push(sum.write.mb_s);
+        }
+    }
+    if rows.len() < 2 {
+        return None;
+    }
+    let best = |v: &[f64]| v.iter().cloned().reduce(f64::max);
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    for (row, (r, w)) in rows.iter_mut().zip(&values) {
+        row.read_best = best(r);
+        row.read_mean = mean(r);
+        row.write_best = best(w);
+        row.write_mean = mean(w);
+        row.passes = r.len().max(w.len());
+    }
+    Some(rows)
+}
+
+/// A block-size sweep among a run's steps (ATTO, ORION): MB/s per block size of the mode,
+/// depth and job count with the most block sizes.
+pub fn sweep_from_steps(steps: &[shared::StepReport]) -> Option<Vec<SweepPoint>> {
+    let key = |s: &shared::StepReport| (s.spec.rw.is_random(), s.spec.iodepth, s.spec.jobs);
+    let mut best: Option<Vec<SweepPoint>> = None;
+    for s in steps {
+        let mut pts: Vec<SweepPoint> = Vec::new();
+        for t in steps.iter().filter(|t| key(t) == key(s)) {
+            let p = match pts.iter_mut().find(|p| p.bs == t.spec.bs) {
+                Some(p) => p,
+                None => {
+                    pts.push(SweepPoint {
+                        bs: t.spec.bs,
+                        read_mb_s: 0.0,
+                        write_mb_s: 0.0,
+                        iops: 0.0,
+                    });
+                    pts.last_mut()?
+                }
+            };
+            p.read_mb_s = p.read_mb_s.max(t.summary.read.mb_s);
+            p.write_mb_s = p.write_mb_s.max(t.summary.write.mb_s);
+            p.iops = p.iops.max(t.summary.read.iops + t.summary.write.iops);
+        }
+        if pts.len() >= 2 && best.as_ref().is_none_or(|b| pts.len() > b.len()) {
+            pts.sort_by_key(|p| p.bs);
+            best = Some(pts);
+        }
+    }
+    best
+}
+
 /// One block size of a sweep.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepPoint {
@@ -189,6 +277,42 @@ mod tests {
         );
         assert_eq!(g[2].write_mb_s, None);
         assert!(grid(&runs[..1]).is_none(), "one test is not a grid");
+    }
+
+    #[test]
+    fn a_cdm_run_gives_best_and_mean_per_test() {
+        let step = |name: &str, rw: RwMode, bs: u64, qd: u32, mb: f64| {
+            let r = run(rw, bs, qd, mb);
+            shared::StepReport {
+                name: name.into(),
+                spec: r.spec,
+                summary: r.summary.unwrap_or_default(),
+                ..Default::default()
+            }
+        };
+        let steps = vec![
+            step("SEQ1M Q8T1 read #1", RwMode::Read, 1 << 20, 8, 3000.0),
+            step("SEQ1M Q8T1 read #2", RwMode::Read, 1 << 20, 8, 3400.0),
+            step("SEQ1M Q8T1 write #1", RwMode::Write, 1 << 20, 8, 2000.0),
+            step("RND4K Q1T1 read #1", RwMode::RandRead, 4096, 1, 60.0),
+        ];
+        let g = grid_from_steps(&steps).expect("grid");
+        assert_eq!(g[0].label, "SEQ1M Q8T1");
+        assert_eq!(
+            (g[0].read_best, g[0].read_mean),
+            (Some(3400.0), Some(3200.0))
+        );
+        assert_eq!((g[0].write_best, g[0].passes), (Some(2000.0), 2));
+        assert_eq!(g[1].write_best, None);
+        let atto: Vec<_> = [512u64, 4096, 1 << 20]
+            .iter()
+            .map(|&bs| step("x", RwMode::Read, bs, 4, bs as f64 / 1000.0))
+            .collect();
+        let s = sweep_from_steps(&atto).expect("sweep");
+        assert_eq!(
+            s.iter().map(|p| p.bs).collect::<Vec<_>>(),
+            [512, 4096, 1 << 20]
+        );
     }
 
     #[test]

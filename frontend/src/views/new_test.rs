@@ -39,6 +39,14 @@ pub fn NewTest() -> impl IntoView {
         }
     });
     let checked = Memo::new(move |_| form.with(SpecForm::to_spec));
+    let opt_fields = RwSignal::new(std::collections::BTreeMap::<&'static str, String>::new());
+    let options = Memo::new(move |_| opt_fields.with(crate::form::preset_options));
+    // The picked preset, when it is a sequence of several steps.
+    let sequence = move || {
+        preset.get().and_then(|n| {
+            presets.with(|l| l.iter().find(|p| p.name == n && p.steps.len() > 1).cloned())
+        })
+    };
     let block = move || {
         target.with(|p| {
             c.targets.with(|t| {
@@ -49,8 +57,13 @@ pub fn NewTest() -> impl IntoView {
             })
         })
     };
-    let needs_confirm =
-        move || block() && checked.with(|r| r.as_ref().map(crate::form::writes).unwrap_or(false));
+    let needs_confirm = move || {
+        block()
+            && match sequence() {
+                Some(p) => p.steps.iter().any(|s| crate::form::writes(&s.spec)),
+                None => checked.with(|r| r.as_ref().map(crate::form::writes).unwrap_or(false)),
+            }
+    };
     let confirmed = move || !needs_confirm() || confirm.with(|c| target.with(|t| c.trim() == t));
     let pick_preset = move |ev: leptos::ev::Event| {
         let v = event_target_value(&ev);
@@ -68,13 +81,20 @@ pub fn NewTest() -> impl IntoView {
         let Ok(spec) = checked.get_untracked() else {
             return;
         };
+        let Ok(opts) = options.get_untracked() else {
+            return;
+        };
         let req = CreateRun {
             target: target.get_untracked().trim().to_string(),
             spec: preset.get_untracked().is_none().then_some(spec),
             preset: preset.get_untracked(),
             name: Some(name.get_untracked()).filter(|n| !n.trim().is_empty()),
             confirm: needs_confirm().then(|| confirm.get_untracked().trim().to_string()),
-            options: None,
+            options: preset
+                .get_untracked()
+                .is_some()
+                .then_some(opts)
+                .filter(|o| *o != shared::PresetOptions::default()),
         };
         let t = c.token.get_value();
         sending.set(true);
@@ -152,7 +172,34 @@ pub fn NewTest() -> impl IntoView {
                         <input id="run-name" type="text" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev))/>
                     </div>
                 </div>
-                <div class="fields">{FIELDS.iter().map(field).collect_view()}</div>
+                {move || sequence().map(|p| {
+                    let opt_field = move |f: &'static crate::form::Field| {
+                        let key = f.key;
+                        let id = format!("o-{key}");
+                        let err = move || options.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
+                        let hint = match f.kind { Kind::Text(h) => h, _ => "" };
+                        view! {
+                            <div class="field" class:invalid=move || err().is_some()>
+                                <label for=id.clone()>{f.label}</label>
+                                <input id=id type="text" placeholder=hint autocomplete="off"
+                                    prop:value=move || opt_fields.with(|m| m.get(key).cloned().unwrap_or_default())
+                                    on:input=move |ev| opt_fields.update(|m| { m.insert(key, event_target_value(&ev)); })/>
+                                <small class="help">{f.help}</small>
+                                {move || err().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
+                            </div>
+                        }
+                    };
+                    let n = p.steps.len();
+                    let names: Vec<String> = p.steps.iter().take(12).map(|s| s.name.clone()).collect();
+                    view! {
+                        <h3>{format!("Preset {}: {n} steps", p.name)}</h3>
+                        <p class="help">{names.join(" · ")}{(n > 12).then_some(" · …")}</p>
+                        <div class="fields preset-options">{crate::form::PRESET_OPTIONS.iter().map(opt_field).collect_view()}</div>
+                    }
+                })}
+                <Show when=move || sequence().is_none()>
+                    <div class="fields">{FIELDS.iter().map(field).collect_view()}</div>
+                </Show>
                 <Show when=needs_confirm>
                     <div class="field danger">
                         <label for="confirm">{move || format!("This test writes to the block device {} and destroys the data on it. Type its path to confirm:", target.get())}</label>
@@ -162,7 +209,7 @@ pub fn NewTest() -> impl IntoView {
                 </Show>
                 <div class="controls">
                     <button id="start" type="submit"
-                        disabled=move || checked.with(Result::is_err) || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
+                        disabled=move || checked.with(Result::is_err) || options.with(Result::is_err) || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
                         {move || if checked.with(Result::is_err) { "Fix the fields marked above" } else { "Start" }}
                     </button>
                 </div>

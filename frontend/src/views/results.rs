@@ -39,13 +39,79 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 .map(|r| r.spec.clone())
         })
     };
+    let run = move || info.with(|i| i.as_ref().and_then(|r| r.as_ref().ok()).cloned());
     let chart =
         move |f: fn(&[Sample], Option<&shared::WorkloadSpec>) -> crate::chart::ChartData| {
             Signal::derive(move || {
                 let s = spec();
-                samples.with(|x| f(x, s.as_ref()))
+                let mut c = samples.with(|x| f(x, s.as_ref()));
+                // Preset runs: the agent's per-step analysis marks the chart.
+                if let Some(r) = run().filter(|r| !r.steps.is_empty()) {
+                    if let Some(a) = &r.analysis {
+                        c.markers.extend(charts::analysis_markers(a, &r.steps));
+                    }
+                }
+                c
             })
         };
+    let steps_view = move || {
+        let r = run()?;
+        if r.steps.is_empty() {
+            return None;
+        }
+        let grid = crate::grid::grid_from_steps(&r.steps);
+        let sweep = crate::grid::sweep_from_steps(&r.steps);
+        let cell = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
+        Some(view! {
+            {grid.map(|rows| view! {
+                <h3>"CrystalDiskMark grid (MB/s)"</h3>
+                <table id="cdm-grid" class="cdm">
+                    <thead><tr><th>"test"</th><th class="num">"Read (best)"</th><th class="num">"Read (mean)"</th>
+                        <th class="num">"Write (best)"</th><th class="num">"Write (mean)"</th><th class="num">"passes"</th></tr></thead>
+                    <tbody>{rows.into_iter().map(|g| view! {
+                        <tr>
+                            <th>{g.label}</th>
+                            <td class="num big">{cell(g.read_best)}</td>
+                            <td class="num">{cell(g.read_mean)}</td>
+                            <td class="num big">{cell(g.write_best)}</td>
+                            <td class="num">{cell(g.write_mean)}</td>
+                            <td class="num">{g.passes}</td>
+                        </tr>
+                    }).collect_view()}</tbody>
+                </table>
+            })}
+            {sweep.map(|pts| view! {
+                <ChartView id=format!("run-{id}-sweep") data=Signal::derive(move || charts::sweep(&pts))/>
+            })}
+            <h3>"Steps"</h3>
+            <table id="steps">
+                <thead><tr><th>"step"</th><th class="num">"MB/s"</th><th class="num">"IOPS"</th><th class="num">"p99"</th><th class="num">"starts at"</th></tr></thead>
+                <tbody>{r.steps.iter().map(|s| {
+                    let d = &s.summary;
+                    view! {
+                        <tr>
+                            <td>{s.name.clone()}</td>
+                            <td class="num">{format!("{:.1}", d.read.mb_s + d.write.mb_s)}</td>
+                            <td class="num">{format!("{:.0}", d.read.iops + d.write.iops)}</td>
+                            <td class="num">{format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))}</td>
+                            <td class="num">{crate::chart::fmt_seconds(s.start_ns as f64 / 1e9)}</td>
+                        </tr>
+                    }
+                }).collect_view()}</tbody>
+            </table>
+        })
+    };
+    let analysis_view = move || {
+        let lines = run()?.analysis?.summary_lines();
+        (!lines.is_empty()).then(|| {
+            view! {
+                <section class="analysis" id="analysis">
+                    <h3>"What the analyses found"</h3>
+                    <ul>{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+                </section>
+            }
+        })
+    };
     let position = Memo::new(move |_| {
         let s = spec();
         samples.with(|x| charts::by_position(x, s.as_ref()))
@@ -136,6 +202,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
             </div>
             {move || if info.get().is_none() { Some(view! { <p class="status empty">"Loading…"</p> }) } else { None }}
             {head}
+            {analysis_view}
             <div class="charts">
                 <ChartView id=format!("run-{id}-throughput") data=chart(charts::throughput)/>
                 <ChartView id=format!("run-{id}-iops") data=chart(charts::iops)/>
@@ -143,6 +210,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 {move || temp.get().map(|d| view! { <ChartView id=format!("run-{id}-temperature") data=Signal::derive(move || d.clone())/> })}
                 {move || position.get().map(|d| view! { <ChartView id=format!("run-{id}-position") data=Signal::derive(move || d.clone())/> })}
             </div>
+            {steps_view}
         </section>
     }
 }

@@ -21,10 +21,22 @@ pub fn cache_cliff(samples: &[Sample]) -> CacheCliff {
         };
     }
     let x: Vec<f64> = w.iter().map(|s| s.write.mb_s).collect();
-    let total_sse = sse(&x);
+    // Prefix sums make every split's squared error O(1): the search is linear, so it can
+    // run live in the browser on a day of samples.
+    let (mut s1, mut s2) = (vec![0.0; x.len() + 1], vec![0.0; x.len() + 1]);
+    for (i, v) in x.iter().enumerate() {
+        s1[i + 1] = s1[i] + v;
+        s2[i + 1] = s2[i] + v * v;
+    }
+    let sse = |a: usize, b: usize| {
+        let n = (b - a) as f64;
+        let sum = s1[b] - s1[a];
+        (s2[b] - s2[a]) - sum * sum / n
+    };
+    let total_sse = sse(0, x.len());
     let mut best: Option<(usize, f64)> = None;
     for k in 2..=x.len() - 3 {
-        let gain = total_sse - sse(&x[..k]) - sse(&x[k..]);
+        let gain = total_sse - sse(0, k) - sse(k, x.len());
         if best.is_none_or(|(_, g)| gain > g) {
             best = Some((k, gain));
         }
@@ -87,11 +99,6 @@ pub fn cache_cliff(samples: &[Sample]) -> CacheCliff {
         ratio: Some(post / pre),
         confidence,
     }
-}
-
-fn sse(x: &[f64]) -> f64 {
-    let m = mean(x);
-    x.iter().map(|v| (v - m) * (v - m)).sum()
 }
 
 #[cfg(test)]

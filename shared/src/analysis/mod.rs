@@ -11,7 +11,7 @@ mod thermal;
 
 pub use cliff::cache_cliff;
 pub use misc::{block_size, compressibility, first_last, stalls};
-pub use steady::{steady_state_rounds, steady_state_windows};
+pub use steady::{steady_state_rounds, steady_state_windows, WINDOW as STEADY_WINDOW};
 pub use sustain::sustain;
 pub use thermal::thermal;
 
@@ -226,6 +226,100 @@ pub struct Timeline {
     pub gaps_log2_us: Vec<u64>,
     pub slow_ios: Vec<SlowIo>,
     pub slow_ios_total: u64,
+}
+
+impl Analysis {
+    /// One line per finding, for the CLI summary and the dashboard (same words in both).
+    pub fn summary_lines(&self) -> Vec<String> {
+        use crate::units::format_bytes;
+        let a = self;
+        let mut lines = Vec::new();
+        if let Some(c) = &a.cache_cliff {
+            lines.push(match (c.detected, c.cache_bytes) {
+                (true, Some(b)) => format!(
+                    "cache cliff: after {} written at {:.1} s, {:.0} → {:.0} MB/s ({:.0} %), confidence {:.2}",
+                    format_bytes(b),
+                    c.at_s.unwrap_or(0.0),
+                    c.pre_mbps.unwrap_or(0.0),
+                    c.post_mbps.unwrap_or(0.0),
+                    c.ratio.unwrap_or(0.0) * 100.0,
+                    c.confidence
+                ),
+                _ if c.verdict == Verdict::NotEnoughData => "cache cliff: not enough write samples".into(),
+                _ => "cache cliff: none (write rate held)".into(),
+            });
+        }
+        if let Some(s) = &a.steady_state {
+            lines.push(match (s.attained, s.round) {
+                (true, Some(r)) => format!(
+                    "steady state: attained at round {r} (mean {:.0} IOPS, range {:.1} %, slope {:.1} %)",
+                    s.mean.unwrap_or(0.0),
+                    s.range_pct.unwrap_or(0.0),
+                    s.slope_pct.unwrap_or(0.0)
+                ),
+                _ if s.verdict == Verdict::NotEnoughData => "steady state: not enough rounds".into(),
+                _ => format!("steady state: not attained in {} rounds", s.rounds.len()),
+            });
+        }
+        if let Some(f) = &a.first_last {
+            if f.verdict == Verdict::Found {
+                lines.push(format!(
+                    "first vs last {:.0} s: {:.0} → {:.0} IOPS ({:.0} %)",
+                    f.window_s,
+                    f.first_iops,
+                    f.last_iops,
+                    f.iops_ratio.unwrap_or(0.0) * 100.0
+                ));
+            }
+        }
+        if let Some(t) = &a.thermal {
+            if t.classification != Slowdown::None {
+                lines.push(
+                    format!("slowdown: {:?} ({})", t.classification, t.reason).to_lowercase(),
+                );
+            }
+            if let (Some(lo), Some(hi)) = (t.min_c, t.max_c) {
+                lines.push(format!("temperature: {lo:.0}–{hi:.0} °C"));
+            }
+        }
+        if let Some(s) = &a.sustain {
+            lines.push(format!(
+                "sustain {:.0} MB/s: {} (achieved {:.0} MB/s, buffer needed {}, longest stall {} ms, 1 s windows below: {})",
+                s.required_mbps,
+                if s.pass { "PASS" } else { "FAIL" },
+                s.achieved_mbps,
+                format_bytes(s.buffer_bytes_needed),
+                s.longest_stall_ms,
+                s.windows_below_1s
+            ));
+        }
+        if let Some(b) = &a.block_size {
+            if let (Some(i), Some(m)) = (b.best_iops_bs, b.best_mbps_bs) {
+                lines.push(format!(
+                    "block size: best IOPS at {}, best MB/s at {}, saturates from {}",
+                    format_bytes(i),
+                    format_bytes(m),
+                    b.saturation_bs.map(format_bytes).unwrap_or_default()
+                ));
+            }
+        }
+        if let Some(c) = &a.compressibility {
+            if let Some(r) = c.zeros_random_ratio {
+                lines.push(format!("data pattern: zeros/random = {r:.2}×"));
+            }
+        }
+        if let Some(s) = &a.stalls {
+            if s.verdict == Verdict::Found {
+                lines.push(format!(
+                    "stalls: {} interval(s) and {} I/O(s) over {:.0} ms",
+                    s.intervals.len(),
+                    s.slow_ios_total,
+                    s.threshold_ms
+                ));
+            }
+        }
+        lines
+    }
 }
 
 pub(crate) fn mean(xs: &[f64]) -> f64 {
