@@ -162,6 +162,27 @@ try {
   await page.locator('#history').waitFor(T);
   await page.waitForFunction(() => ![...document.querySelectorAll('#history tr')].some((tr) => tr.textContent.includes('e2e custom')), null, T);
 
+  step = 'a CrystalDiskMark preset from the picker, with its options, gives a grid';
+  await page.click('#tab-new');
+  await page.selectOption('#preset', 'cdm');
+  await page.locator('#o-count').waitFor(T);
+  await page.fill('#o-count', 'two');
+  await page.locator('.field-error', { hasText: "'two'" }).waitFor(T);
+  check(await page.locator('#start').isDisabled(), 'start is enabled with a bad preset option');
+  await page.fill('#o-count', '1');
+  await page.fill('#o-runtime', '1s');
+  await page.fill('#o-idle', '100ms');
+  await page.fill('#o-size', '64M');
+  await page.click('#start');
+  await page.locator('.state', { hasText: 'running' }).waitFor(T);
+  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: 'cdm' }).first().locator('button.open').click();
+  await page.locator('#cdm-grid tbody tr').nth(3).waitFor(T);
+  check(await page.locator('#cdm-grid tbody tr').count() === 4, 'the cdm grid does not have 4 tests');
+  check(await page.locator('#steps tbody tr').count() === 8, 'the cdm run does not have 8 steps');
+  await page.screenshot({ path: `${shots}/cdm.png`, fullPage: true });
+
   step = 'a wrong token gets a clear message';
   const w = await open('wrong-token', `${base}/`);
   await w.evaluate(() => localStorage.clear());
