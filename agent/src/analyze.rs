@@ -62,7 +62,10 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
     // Slowdowns are judged within one workload: across the steps of a preset, changes of
     // workload and the pauses between them would read as dips.
     let longest = r.steps.iter().max_by_key(|s| s.samples);
-    let main = rebased(step_samples(r, if r.steps.is_empty() { None } else { longest }));
+    let main = rebased(step_samples(
+        r,
+        if r.steps.is_empty() { None } else { longest },
+    ));
     let mut cliff = a.cache_cliff.clone().unwrap_or_default();
     if cliff_on.map(|s| s.index) != longest.map(|s| s.index) {
         cliff = Default::default();
