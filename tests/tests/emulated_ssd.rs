@@ -58,13 +58,15 @@ fn the_cache_size_and_post_cache_speed_are_found() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let c = r.analysis.cache_cliff.expect("cache analysis");
-    assert!(c.detected, "{c:?}");
+    let rates: Vec<f64> = r.samples.iter().map(|s| s.write.mb_s.round()).collect();
+    assert!(c.detected, "{c:?}; write MB/s per sample: {rates:?}");
     let found = c.cache_bytes.unwrap() as f64;
     assert!(
         (found / cache as f64 - 1.0).abs() <= 0.10,
         "cache {found} vs model {cache}"
     );
     let post = c.post_mbps.unwrap();
+    eprintln!("cache found {found:.0} B (model {cache}), post-cache {post:.1} MB/s (model 50); per sample {rates:?}");
     assert!(
         (post / 50.0 - 1.0).abs() <= 0.15,
         "post-cache {post} MB/s vs 50"

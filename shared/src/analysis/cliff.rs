@@ -49,7 +49,20 @@ pub fn cache_cliff(samples: &[Sample]) -> CacheCliff {
     let post0 = mean(&post_s[1.min(post_s.len() - 1)..]);
     let transition = post_s[0] > post0 + 0.25 * (pre0 - post0);
     let post_level = if transition { &post_s[1..] } else { post_s };
-    let (pre, post) = (mean(pre_s), mean(post_level));
+    // The levels are bytes over time, so a short last interval (the drain at the end) or
+    // bursty completions weigh by their length.
+    let level = |from: usize, to: usize| {
+        let (bytes, ns) = w[from..to].iter().fold((0u64, 0u64), |(b, t), s| {
+            (b + s.write.bytes, t + (s.end_ns - s.start_ns))
+        });
+        if ns == 0 {
+            0.0
+        } else {
+            bytes as f64 / 1e6 / (ns as f64 / 1e9)
+        }
+    };
+    let post_from = if transition { k + 1 } else { k };
+    let (pre, post) = (level(0, k), level(post_from, w.len()));
     if pre <= 0.0 || post_level.len() < 3 || post > 0.8 * pre {
         return CacheCliff {
             pre_mbps: Some(pre),
