@@ -5,6 +5,7 @@
 //! (`"preset"`, `"options"`) and the dashboard's picker all go through [`build`].
 
 use shared::api::Preset;
+use shared::units::size_short;
 use shared::{DataPattern, PresetOptions, Rate, RwMode, Step, WorkloadSpec};
 
 const GIB: u64 = 1 << 30;
@@ -208,7 +209,7 @@ pub fn build(
                 while bs <= 64 * MIB {
                     if bs >= lbs && bs <= size {
                         steps.push(step(
-                            format!("{} {dir}", crate::presets::size_label(bs)),
+                            format!("{} {dir}", size_short(bs)),
                             timed(spanned(spec(rw, bs, 4), size), runtime),
                         ));
                     }
@@ -226,7 +227,7 @@ pub fn build(
                     for qd in [1, 4, 16, 32] {
                         if bs >= lbs {
                             steps.push(step(
-                                format!("{} QD{qd} rand{dir}", size_label(bs)),
+                                format!("{} QD{qd} rand{dir}", size_short(bs)),
                                 timed(spanned(spec(rw, bs, qd), size), runtime),
                             ));
                         }
@@ -341,15 +342,6 @@ pub fn build(
         analysis.required_rate.get_or_insert(b as f64);
     }
     Ok(Built { steps, analysis })
-}
-
-/// `4K`, `1M`, `512B`.
-pub fn size_label(bs: u64) -> String {
-    match bs {
-        b if b >= MIB && b.is_multiple_of(MIB) => format!("{}M", b / MIB),
-        b if b >= 1024 && b.is_multiple_of(1024) => format!("{}K", b / 1024),
-        b => format!("{b}B"),
-    }
 }
 
 /// Every preset as the API shows it: steps with default options on a 1 GiB target.

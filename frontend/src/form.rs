@@ -152,14 +152,9 @@ pub const FIELDS: &[Field] = &[
     },
 ];
 
-/// A size as the user would type it: `4K`, `1M`, `3G`, or bytes.
+/// A size as the user would type it: `4K`, `1M`, `3G`, `512B`.
 pub fn size_text(bytes: u64) -> String {
-    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{unit}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
+    shared::units::size_short(bytes)
 }
 
 /// A duration as the user would type it: `10s`, `5m`, `250ms`.

@@ -5,16 +5,7 @@
 use shared::api::RunInfo;
 use shared::{RunSummary, WorkloadSpec};
 
-/// CrystalDiskMark's name for a test: `SEQ1M Q8T1`, `RND4K Q32T1`.
-pub fn test_label(spec: &WorkloadSpec) -> String {
-    let kind = if spec.rw.is_random() { "RND" } else { "SEQ" };
-    format!(
-        "{kind}{} Q{}T{}",
-        crate::form::size_text(spec.bs),
-        spec.iodepth,
-        spec.jobs
-    )
-}
+pub use shared::steps::{grid_from_steps, test_label, StepGridRow};
 
 /// One row of the grid: the best read and write of the runs with that label.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,62 +67,6 @@ pub fn grid(runs: &[RunInfo]) -> Option<Vec<GridRow>> {
         )
     });
     Some(rows.into_iter().map(|(_, row)| row).collect())
-}
-
-/// One test of a CrystalDiskMark-style run (a `cdm` preset): best and mean over its passes.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StepGridRow {
-    pub label: String,
-    pub read_best: Option<f64>,
-    pub read_mean: Option<f64>,
-    pub write_best: Option<f64>,
-    pub write_mean: Option<f64>,
-    pub passes: usize,
-}
-
-/// The grid of a run whose steps are tests with passes (`SEQ1M Q8T1 read #2`): MB/s best
-/// and mean per test and direction, in the run's order. `None` unless two or more tests.
-pub fn grid_from_steps(steps: &[shared::StepReport]) -> Option<Vec<StepGridRow>> {
-    let mut rows: Vec<StepGridRow> = Vec::new();
-    let mut values: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
-    for s in steps {
-        let label = test_label(&s.spec);
-        let i = match rows.iter().position(|r| r.label == label) {
-            Some(i) => i,
-            None => {
-                rows.push(StepGridRow {
-                    label,
-                    read_best: None,
-                    read_mean: None,
-                    write_best: None,
-                    write_mean: None,
-                    passes: 0,
-                });
-                values.push((Vec::new(), Vec::new()));
-                rows.len() - 1
-            }
-        };
-        let sum = &s.summary;
-        if sum.read.ios > 0 {
-            values[i].0.push(sum.read.mb_s);
-        }
-        if sum.write.ios > 0 {
-            values[i].1.push(sum.write.mb_s);
-        }
-    }
-    if rows.len() < 2 {
-        return None;
-    }
-    let best = |v: &[f64]| v.iter().cloned().reduce(f64::max);
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    for (row, (r, w)) in rows.iter_mut().zip(&values) {
-        row.read_best = best(r);
-        row.read_mean = mean(r);
-        row.write_best = best(w);
-        row.write_mean = mean(w);
-        row.passes = r.len().max(w.len());
-    }
-    Some(rows)
 }
 
 /// A block-size sweep among a run's steps (ATTO, ORION): MB/s per block size of the mode,

@@ -97,6 +97,17 @@ pub fn parse_duration_ms(input: &str) -> Result<u64, ParseError> {
     Ok(ms.round() as u64)
 }
 
+/// A size as one would type it: `4K`, `1M`, `3G`, `512B` (binary multiples, parseable by
+/// [`parse_size`]).
+pub fn size_short(bytes: u64) -> String {
+    for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}B")
+}
+
 /// Formats a byte count with a binary unit, e.g. `4 KiB`, `1.5 GiB`.
 pub fn format_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

@@ -117,6 +117,21 @@ pub fn analysis(r: &RunReport) -> String {
             ));
         }
     }
+    if let Some(grid) = shared::steps::grid_from_steps(&r.steps) {
+        let cell = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.2}"));
+        out.push_str("\nCrystalDiskMark grid, MB/s (best / mean of the passes):\n");
+        out.push_str(&format!("  {:<16} {:>21} {:>21}\n", "", "read", "write"));
+        for g in grid {
+            out.push_str(&format!(
+                "  {:<16} {:>10} / {:>8} {:>10} / {:>8}\n",
+                g.label,
+                cell(g.read_best),
+                cell(g.read_mean),
+                cell(g.write_best),
+                cell(g.write_mean)
+            ));
+        }
+    }
     let lines = r.analysis.summary_lines();
     if !lines.is_empty() {
         out.push_str("\nanalysis:\n");
