@@ -8,6 +8,7 @@
 pub mod analyze;
 pub mod api;
 pub mod cli;
+pub mod devices;
 pub mod emulate;
 pub mod engine;
 pub mod env;

@@ -9,6 +9,7 @@
 
 pub mod analysis;
 pub mod api;
+pub mod devices;
 pub mod report;
 pub mod sample;
 pub mod spec;

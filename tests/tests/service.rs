@@ -417,3 +417,40 @@ async fn between_runs_subscribe_active_shows_the_last_result() {
     assert_eq!(end, RunEvent::Completed);
     assert!(seqs.len() >= 4 && contiguous(&seqs), "{seqs:?}");
 }
+
+#[test]
+fn devices_lists_loop_devices_with_their_use() {
+    let fs = match LoopMount::new(16 << 20) {
+        Ok(m) => m,
+        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+    };
+    let free = match LoopDevice::new(8 << 20, 512) {
+        Ok(d) => d,
+        Err(e) => skip!("no loop device: {e}"),
+    };
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[]);
+    let (status, list) = server.get("/api/v1/devices", VIEW);
+    assert_eq!(status, 200, "{list}");
+    let find = |p: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["path"] == p)
+            .unwrap_or_else(|| panic!("{p} not listed: {list}"))
+            .clone()
+    };
+    let mounted = find(&fs.device().display().to_string());
+    assert_eq!(mounted["transport"], "loop");
+    let reasons = mounted["in_use"].to_string();
+    assert!(reasons.contains("is mounted at"), "{mounted}");
+    let f = find(free.path_str());
+    assert_eq!(
+        (f["size"].as_u64(), f["in_use"].as_array().map(Vec::len)),
+        (Some(8 << 20), Some(0)),
+        "{f}"
+    );
+    let out = ds("devices --json");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(free.path_str()));
+}

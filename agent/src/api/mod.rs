@@ -38,6 +38,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/v1/health", get(targets::health))
         .route("/api/v1/targets", get(targets::list))
+        .route("/api/v1/devices", get(targets::devices))
         .route("/api/v1/presets", get(targets::presets))
         .route("/api/v1/runs", get(runs::list).post(runs::create))
         .route("/api/v1/runs/{id}", get(runs::get).delete(runs::delete))

@@ -58,3 +58,11 @@ pub async fn list(
     .map_err(|e| ApiError::internal(&e))?;
     Ok(Json(views))
 }
+
+/// `GET /api/v1/devices`: every block device on the host with what the agent knows of it.
+pub async fn devices(_: Viewer) -> Result<Json<Vec<shared::devices::DeviceInfo>>, ApiError> {
+    tokio::task::spawn_blocking(crate::devices::list)
+        .await
+        .map(Json)
+        .map_err(|e| ApiError::internal(&e))
+}

@@ -28,6 +28,16 @@ pub enum Command {
     /// Mount an emulated SSD (FUSE; root) whose DIR/disk.img follows a known model: SLC
     /// cache, native speed, thermal throttle, GC. For tests and demos; runs until stopped.
     Emulate(EmulateArgs),
+    /// List the block devices: model, serial, firmware, size, transport, PCIe link,
+    /// partitions, mounts, holders, whether writes would be refused, health and temperature.
+    Devices(DevicesArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DevicesArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

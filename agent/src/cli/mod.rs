@@ -3,6 +3,7 @@
 //! into a [`shared::WorkloadSpec`], and reports errors as one line naming the bad value.
 
 mod args;
+mod devices;
 mod emulate;
 mod quick;
 mod run;
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Quick(args) => quick::run(&args, cancel),
         Command::Serve(args) => serve::run(&args),
         Command::Emulate(args) => emulate::run(&args, cancel),
+        Command::Devices(args) => devices::run(&args),
     };
     finish(result)
 }

@@ -1,0 +1,368 @@
+//! Block-device discovery from sysfs, /proc/self/mountinfo and /proc/swaps. Every input is
+//! a parameter, so fixture trees (an NVMe drive, a SATA drive, a USB bridge, loop and dm
+//! devices) test it without the hardware.
+
+use shared::devices::{DeviceInfo, PcieLink};
+use std::path::Path;
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn read_num<T: std::str::FromStr>(p: &Path) -> Option<T> {
+    read(p)?.parse().ok()
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|it| {
+            it.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The transport, from the device name and where sysfs places it.
+fn transport(name: &str, real: &Path) -> &'static str {
+    let path = real.to_string_lossy();
+    match name {
+        n if n.starts_with("nvme") => "nvme",
+        n if n.starts_with("loop") => "loop",
+        n if n.starts_with("dm-") => "dm",
+        n if n.starts_with("md") => "md",
+        n if n.starts_with("vd") => "virtio",
+        n if n.starts_with("mmcblk") => "mmc",
+        _ if path.contains("/usb") => "usb",
+        n if n.starts_with("sd") || n.starts_with("hd") => "sata/scsi",
+        _ => "unknown",
+    }
+}
+
+/// Mount points of the devices numbered `ids` (`major:minor`), from mountinfo text.
+fn mounts(mountinfo: &str, ids: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in mountinfo.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 5 {
+            continue;
+        }
+        if let Some((_, name)) = ids.iter().find(|(id, _)| id == f[2]) {
+            out.push(format!("{name} on {}", f[4]));
+        }
+    }
+    out
+}
+
+/// Every block device under `sys/block` with a non-zero size. `swaps` lists the device
+/// paths in use as swap (the first column of /proc/swaps).
+pub fn discover(sys: &Path, mountinfo: &str, swaps: &[String]) -> Vec<DeviceInfo> {
+    let block = sys.join("block");
+    let mut out = Vec::new();
+    for name in names_in(&block) {
+        let dir = block.join(&name);
+        let size = read_num::<u64>(&dir.join("size")).unwrap_or(0) * 512;
+        if size == 0 {
+            continue;
+        }
+        let real = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        let transport = transport(&name, &real);
+        let dev = dir.join("device");
+        // NVMe namespaces: `device` is the controller; its `device` the PCI function.
+        let pcie = (transport == "nvme")
+            .then(|| {
+                let pci = dev.join("device");
+                let link = PcieLink {
+                    current_speed: read(&pci.join("current_link_speed")),
+                    current_width: read_num(&pci.join("current_link_width")),
+                    max_speed: read(&pci.join("max_link_speed")),
+                    max_width: read_num(&pci.join("max_link_width")),
+                };
+                (link != PcieLink::default()).then_some(link)
+            })
+            .flatten();
+        let partitions: Vec<String> = names_in(&dir)
+            .into_iter()
+            .filter(|p| dir.join(p).join("partition").exists())
+            .collect();
+        let mut ids: Vec<(String, String)> = Vec::new();
+        if let Some(id) = read(&dir.join("dev")) {
+            ids.push((id, name.clone()));
+        }
+        for p in &partitions {
+            if let Some(id) = read(&dir.join(p).join("dev")) {
+                ids.push((id, p.clone()));
+            }
+        }
+        let mounts = mounts(mountinfo, &ids);
+        let mut holders: Vec<String> = Vec::new();
+        for (n, d) in
+            std::iter::once((&name, dir.clone())).chain(partitions.iter().map(|p| (p, dir.join(p))))
+        {
+            for h in names_in(&d.join("holders")) {
+                holders.push(format!("{n} is held by {h}"));
+            }
+        }
+        let swap_names: Vec<&String> = ids
+            .iter()
+            .map(|(_, n)| n)
+            .filter(|n| {
+                swaps
+                    .iter()
+                    .any(|s| s.rsplit('/').next() == Some(n.as_str()))
+            })
+            .collect();
+        let mut in_use: Vec<String> = mounts
+            .iter()
+            .map(|m| m.replacen(" on ", " is mounted at ", 1))
+            .collect();
+        in_use.extend(swap_names.iter().map(|n| format!("{n} is in use as swap")));
+        in_use.extend(holders.iter().cloned());
+        out.push(DeviceInfo {
+            path: format!("/dev/{name}"),
+            name: name.clone(),
+            model: read(&dev.join("model")).or_else(|| read(&dir.join("dm/name"))),
+            serial: read(&dev.join("serial")),
+            firmware: read(&dev.join("firmware_rev")).or_else(|| read(&dev.join("rev"))),
+            wwn: read(&dir.join("wwid")).or_else(|| read(&dev.join("wwid"))),
+            size,
+            logical_block_size: read_num(&dir.join("queue/logical_block_size")).unwrap_or(512),
+            physical_block_size: read_num(&dir.join("queue/physical_block_size")).unwrap_or(512),
+            rotational: read(&dir.join("queue/rotational")).as_deref() == Some("1"),
+            transport: transport.to_string(),
+            pcie,
+            partitions,
+            mounts,
+            holders: holders
+                .iter()
+                .filter_map(|h| h.rsplit(' ').next().map(String::from))
+                .collect(),
+            swap: !swap_names.is_empty(),
+            in_use,
+            health: None,
+        });
+    }
+    out
+}
+
+/// The swap devices listed in /proc/swaps text.
+pub fn swap_devices(swaps: &str) -> Vec<String> {
+    swaps
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
+}
+
+/// The host's devices, from the real /sys and /proc.
+pub fn discover_system() -> Vec<DeviceInfo> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let swaps = swap_devices(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
+    discover(Path::new("/sys"), &mountinfo, &swaps)
+}
+
+/// Builds fixture trees in tests.
+#[cfg(test)]
+pub(crate) struct Fixture {
+    pub root: tempfile::TempDir,
+}
+
+#[cfg(test)]
+impl Fixture {
+    pub fn new() -> Self {
+        Fixture {
+            root: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    /// A device placed at `devices/<real>` with `block/<name>` linking to it (as sysfs does).
+    pub fn device(&self, name: &str, real: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+        let dir = self.root.path().join("devices").join(real);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for (rel, text) in files {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, format!("{text}\n")).expect("write");
+        }
+        std::fs::create_dir_all(self.root.path().join("block")).expect("mkdir");
+        std::os::unix::fs::symlink(&dir, self.root.path().join("block").join(name)).expect("link");
+        dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sys() -> Fixture {
+        let f = Fixture::new();
+        // NVMe namespace under its controller under a PCIe function.
+        let pci = "pci0000:00/0000:00:01.1/0000:01:00.0";
+        f.device(
+            "nvme0n1",
+            &format!("{pci}/nvme/nvme0/nvme0n1"),
+            &[
+                ("size", "3907029168"),
+                ("dev", "259:0"),
+                ("wwid", "eui.0025385b11b0c7d4"),
+                ("queue/logical_block_size", "512"),
+                ("queue/physical_block_size", "512"),
+                ("queue/rotational", "0"),
+                ("nvme0n1p1/partition", "1"),
+                ("nvme0n1p1/dev", "259:1"),
+                ("nvme0n1p2/partition", "2"),
+                ("nvme0n1p2/dev", "259:2"),
+            ],
+        );
+        let ctrl = f.root.path().join("devices").join(pci).join("nvme/nvme0");
+        for (k, v) in [
+            ("model", "Samsung SSD 990 PRO 2TB"),
+            ("serial", "S73WNJ0W123456"),
+            ("firmware_rev", "4B2QJXD7"),
+        ] {
+            std::fs::write(ctrl.join(k), format!("{v}\n")).expect("write");
+        }
+        std::os::unix::fs::symlink(
+            &ctrl,
+            f.root
+                .path()
+                .join("devices")
+                .join(pci)
+                .join("nvme/nvme0/nvme0n1/device"),
+        )
+        .expect("link");
+        let func = f.root.path().join("devices").join(pci);
+        for (k, v) in [
+            ("current_link_speed", "16.0 GT/s PCIe"),
+            ("current_link_width", "4"),
+            ("max_link_speed", "16.0 GT/s PCIe"),
+            ("max_link_width", "4"),
+        ] {
+            std::fs::write(func.join(k), format!("{v}\n")).expect("write");
+        }
+        std::os::unix::fs::symlink(&func, ctrl.join("device")).expect("link");
+        // SATA disk, rotational, on an AHCI port.
+        f.device(
+            "sda",
+            "pci0000:00/0000:00:17.0/ata1/host0/target0:0:0/0:0:0:0/block/sda",
+            &[
+                ("size", "7814037168"),
+                ("dev", "8:0"),
+                ("queue/logical_block_size", "512"),
+                ("queue/physical_block_size", "4096"),
+                ("queue/rotational", "1"),
+                ("device/model", "ST4000DM004-2CV1"),
+                ("device/rev", "0001"),
+                ("sda1/partition", "1"),
+                ("sda1/dev", "8:1"),
+                ("sda1/holders/md0/.keep", ""),
+            ],
+        );
+        // USB bridge.
+        f.device(
+            "sdb",
+            "pci0000:00/0000:00:14.0/usb2/2-1/2-1:1.0/host6/target6:0:0/6:0:0:0/block/sdb",
+            &[
+                ("size", "1953525168"),
+                ("dev", "8:16"),
+                ("queue/rotational", "0"),
+                ("device/model", "RTL9210B-CG"),
+            ],
+        );
+        f.device(
+            "loop3",
+            "virtual/block/loop3",
+            &[
+                ("size", "2097152"),
+                ("dev", "7:3"),
+                ("queue/logical_block_size", "4096"),
+            ],
+        );
+        f.device(
+            "loop4",
+            "virtual/block/loop4",
+            &[("size", "0"), ("dev", "7:4")],
+        );
+        f.device(
+            "dm-0",
+            "virtual/block/dm-0",
+            &[
+                ("size", "409600"),
+                ("dev", "253:0"),
+                ("dm/name", "vg0-data"),
+            ],
+        );
+        f
+    }
+
+    const MOUNTINFO: &str = "29 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n30 29 259:1 / /boot/efi rw - vfat /dev/nvme0n1p1 rw\n";
+
+    #[test]
+    fn finds_identity_geometry_transport_and_use() {
+        let f = sys();
+        let swaps =
+            swap_devices("Filename Type Size Used Priority\n/dev/dm-0 partition 204800 0 -2\n");
+        let d = discover(f.root.path(), MOUNTINFO, &swaps);
+        let by = |n: &str| {
+            d.iter()
+                .find(|x| x.name == n)
+                .unwrap_or_else(|| panic!("{n} missing: {d:?}"))
+        };
+        assert!(
+            d.iter().all(|x| x.name != "loop4"),
+            "empty loop devices are skipped"
+        );
+
+        let nvme = by("nvme0n1");
+        assert_eq!(nvme.transport, "nvme");
+        assert_eq!(nvme.model.as_deref(), Some("Samsung SSD 990 PRO 2TB"));
+        assert_eq!(nvme.serial.as_deref(), Some("S73WNJ0W123456"));
+        assert_eq!(nvme.firmware.as_deref(), Some("4B2QJXD7"));
+        assert_eq!(nvme.wwn.as_deref(), Some("eui.0025385b11b0c7d4"));
+        assert_eq!(nvme.size, 3_907_029_168 * 512);
+        let link = nvme.pcie.as_ref().expect("pcie");
+        assert_eq!(
+            (link.current_width, link.max_speed.as_deref()),
+            (Some(4), Some("16.0 GT/s PCIe"))
+        );
+        assert_eq!(nvme.partitions, ["nvme0n1p1", "nvme0n1p2"]);
+        assert_eq!(nvme.mounts, ["nvme0n1p2 on /", "nvme0n1p1 on /boot/efi"]);
+        assert!(
+            nvme.in_use.iter().any(|r| r == "nvme0n1p2 is mounted at /"),
+            "{:?}",
+            nvme.in_use
+        );
+
+        let sata = by("sda");
+        assert_eq!(
+            (
+                sata.transport.as_str(),
+                sata.rotational,
+                sata.physical_block_size
+            ),
+            ("sata/scsi", true, 4096)
+        );
+        assert_eq!(sata.firmware.as_deref(), Some("0001"));
+        assert_eq!(sata.holders, ["md0"]);
+        assert_eq!(sata.in_use, ["sda1 is held by md0"]);
+
+        assert_eq!(by("sdb").transport, "usb");
+        let lp = by("loop3");
+        assert_eq!(
+            (lp.transport.as_str(), lp.logical_block_size),
+            ("loop", 4096)
+        );
+        assert!(lp.in_use.is_empty());
+        let dm = by("dm-0");
+        assert_eq!(
+            (dm.transport.as_str(), dm.model.as_deref(), dm.swap),
+            ("dm", Some("vg0-data"), true)
+        );
+        assert_eq!(dm.in_use, ["dm-0 is in use as swap"]);
+    }
+}
