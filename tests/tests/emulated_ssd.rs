@@ -236,4 +236,14 @@ fn serve_demo_offers_the_emulated_ssd_and_the_quick_preset_finds_its_cache() {
         "demo: cache cliff after {cache:.0} B, {} → {} MB/s",
         cliff["pre_mbps"], cliff["post_mbps"]
     );
+    // A graceful stop unmounts the demo SSD.
+    let mut server = server;
+    assert!(server.terminate().success());
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let dir = data.path().join("demo-ssd");
+    assert!(
+        !mounts.contains(dir.to_str().unwrap()),
+        "the demo SSD is still mounted"
+    );
+    lazy_unmount(&dir);
 }

@@ -38,16 +38,30 @@ pub enum EmulateError {
     },
 }
 
-/// Mounts an emulated SSD following `model` at `dir` (created if missing; a stale mount
-/// left by a killed agent is detached first).
-pub fn mount(dir: &Path, model: SsdModel) -> Result<Mounted, EmulateError> {
+/// Detaches whatever is mounted at `dir`: it disappears for new users at once and goes away
+/// when the last open file on it closes (an io_uring worker may still hold one for a moment
+/// after a run). Failure (nothing mounted) is the common case and is ignored.
+fn detach(dir: &Path) {
     if let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) {
-        // SAFETY: `c` is a valid NUL-terminated path; umount2 only reads it. Failure (not
-        // mounted) is the common case and is ignored.
+        // SAFETY: `c` is a valid NUL-terminated path; umount2 only reads it.
         unsafe {
             libc::umount2(c.as_ptr(), libc::MNT_DETACH);
         }
     }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        // fuser's own unmount (when the session drops) fails with EBUSY while a file is
+        // still open; detaching never does.
+        detach(&self.dir);
+    }
+}
+
+/// Mounts an emulated SSD following `model` at `dir` (created if missing; a stale mount
+/// left by a killed agent is detached first).
+pub fn mount(dir: &Path, model: SsdModel) -> Result<Mounted, EmulateError> {
+    detach(dir);
     std::fs::create_dir_all(dir).map_err(|source| EmulateError::MountPoint {
         path: dir.display().to_string(),
         source,
