@@ -53,8 +53,10 @@ pub fn run(
 ) -> Result<RunReport, MeasureError> {
     let started = crate::env::unix_ms();
     let plan = Arc::new(plan);
+    let snapshot = crate::devices::Snapshot::take(plan.target());
     let outcome = runner::run(&plan, cancel, observer)?;
     let mut report = report::build(&plan, outcome, started);
+    snapshot.finish(&mut report.environment, report.summary.write.bytes);
     report.analysis = crate::analyze::analyze(&report, &AnalysisOptions::for_spec(plan.spec()));
     Ok(report)
 }
@@ -101,6 +103,9 @@ pub fn run_steps(
     observer: &mut dyn Observer,
 ) -> Result<RunReport, MeasureError> {
     let started = crate::env::unix_ms();
+    let snapshot = steps
+        .first()
+        .map(|s| crate::devices::Snapshot::take(s.plan.target()));
     let mut seq = Sequence::default();
     let mut first: Option<RunReport> = None;
     for (index, sp) in steps.into_iter().enumerate() {
@@ -138,7 +143,7 @@ pub fn run_steps(
             let go_on = report.status == RunStatus::Completed;
             seq.add_step(name, index, report, &mut first);
             if !go_on {
-                return Ok(seq.finish(first, opts));
+                return Ok(with_snapshot(seq.finish(first, opts), snapshot));
             }
             match step.until_steady {
                 Some(max) if round < max => {
@@ -159,7 +164,14 @@ pub fn run_steps(
             break;
         }
     }
-    Ok(seq.finish(first, opts))
+    Ok(with_snapshot(seq.finish(first, opts), snapshot))
+}
+
+fn with_snapshot(mut r: RunReport, s: Option<crate::devices::Snapshot>) -> RunReport {
+    if let Some(s) = s {
+        s.finish(&mut r.environment, r.summary.write.bytes);
+    }
+    r
 }
 
 /// Passes a step's samples on with the run's `seq`, time and byte counts.

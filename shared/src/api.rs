@@ -102,6 +102,15 @@ pub struct TargetView {
     pub busy: bool,
     /// Why writes would be refused (mounted, swap, holders, signatures), empty when free.
     pub in_use: Vec<String>,
+    /// The block device under it (itself, or the disk holding the file), when known.
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub transport: Option<String>,
+    #[serde(default)]
+    pub temperature_c: Option<f64>,
+    #[serde(default)]
+    pub health: Option<crate::devices::DeviceHealth>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -66,3 +66,83 @@ pub struct DeviceHealth {
     pub thermal_t1_seconds: Option<u32>,
     pub thermal_t2_seconds: Option<u32>,
 }
+
+/// Where a file target lives.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct FsInfo {
+    /// `ext4`, `xfs`, `tmpfs`, `fuse`, ...
+    pub fs_type: String,
+    pub mount_point: String,
+    pub free_bytes: u64,
+    pub direct_io: bool,
+}
+
+/// What changed on the drive during a run, one line each (the drive's own byte counter next
+/// to what the run wrote, throttle counters that moved, wear, errors).
+pub fn health_changes(before: &DeviceHealth, after: &DeviceHealth, run_wrote: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let diff = |a: Option<u128>, b: Option<u128>| match (a, b) {
+        (Some(a), Some(b)) if b >= a => Some(b - a),
+        _ => None,
+    };
+    if let Some(w) = diff(before.bytes_written, after.bytes_written) {
+        out.push(format!(
+            "the drive counted {:.2} GB written (the run wrote {:.2} GB)",
+            w as f64 / 1e9,
+            run_wrote as f64 / 1e9
+        ));
+    }
+    let diff32 = |a: Option<u32>, b: Option<u32>| match (a, b) {
+        (Some(a), Some(b)) if b > a => Some(b - a),
+        _ => None,
+    };
+    if let Some(n) = diff32(before.thermal_t1_transitions, after.thermal_t1_transitions) {
+        out.push(format!("thermal throttling (T1) engaged {n} time(s)"));
+    }
+    if let Some(n) = diff32(before.thermal_t2_transitions, after.thermal_t2_transitions) {
+        out.push(format!("heavy thermal throttling (T2) engaged {n} time(s)"));
+    }
+    if let Some(n) = diff32(before.warning_temp_minutes, after.warning_temp_minutes) {
+        out.push(format!("{n} minute(s) above the warning temperature"));
+    }
+    if let Some(n) = diff(before.media_errors, after.media_errors).filter(|n| *n > 0) {
+        out.push(format!("{n} new media error(s)"));
+    }
+    if let (Some(a), Some(b)) = (before.percentage_used, after.percentage_used) {
+        if b > a {
+            out.push(format!("wear rose from {a} % to {b} % used"));
+        }
+    }
+    if let (Some(a), Some(b)) = (before.temperature_c, after.temperature_c) {
+        out.push(format!("temperature {a:.0} °C before, {b:.0} °C after"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_name_what_moved() {
+        let before = DeviceHealth {
+            bytes_written: Some(1_000_000_000_000),
+            thermal_t1_transitions: Some(4),
+            temperature_c: Some(41.0),
+            ..DeviceHealth::default()
+        };
+        let after = DeviceHealth {
+            bytes_written: Some(1_012_300_000_000),
+            thermal_t1_transitions: Some(7),
+            temperature_c: Some(68.0),
+            ..DeviceHealth::default()
+        };
+        let c = health_changes(&before, &after, 12_000_000_000);
+        assert_eq!(
+            c[0],
+            "the drive counted 12.30 GB written (the run wrote 12.00 GB)"
+        );
+        assert_eq!(c[1], "thermal throttling (T1) engaged 3 time(s)");
+        assert_eq!(c[2], "temperature 41 °C before, 68 °C after");
+    }
+}

@@ -83,6 +83,16 @@ pub struct Environment {
     /// Ring features that could be used (fixed buffers, registered file, ...).
     pub ring_features: Vec<String>,
     pub warnings: Vec<String>,
+    /// The block device under the target (the device itself, or the one holding the
+    /// file) with its health just before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_before: Option<crate::devices::DeviceInfo>,
+    /// Its health just after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_after: Option<crate::devices::DeviceHealth>,
+    /// For a file target: its filesystem, free space and whether O_DIRECT works there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<crate::devices::FsInfo>,
 }
 
 /// The document written by `diskscope run --json` and served by the API's export.

@@ -22,15 +22,31 @@ pub async fn presets(_: Viewer) -> Json<Vec<Preset>> {
 }
 
 fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
-    let (kind, size, in_use) = if path.is_dir() {
-        ("directory".to_string(), None, Vec::new())
+    let (kind, size, in_use, device) = if path.is_dir() {
+        ("directory".to_string(), None, Vec::new(), None)
     } else {
         match TargetInfo::probe(path, None) {
-            Ok(t) => (t.kind.as_str().to_string(), Some(t.size), t.in_use()),
-            Err(_) if !path.exists() => ("missing".to_string(), None, Vec::new()),
-            Err(e) => ("unusable".to_string(), None, vec![e.to_string()]),
+            Ok(t) => (
+                t.kind.as_str().to_string(),
+                Some(t.size),
+                t.in_use(),
+                crate::devices::under(&t),
+            ),
+            Err(_) if !path.exists() => ("missing".to_string(), None, Vec::new(), None),
+            Err(e) => ("unusable".to_string(), None, vec![e.to_string()], None),
         }
     };
+    // A file's temperature comes from beside it (the emulated SSD) when its device has none.
+    let temperature_c = device
+        .as_ref()
+        .and_then(|d| d.health.as_ref())
+        .and_then(|h| h.temperature_c)
+        .or_else(|| {
+            TargetInfo::probe(path, None)
+                .ok()
+                .and_then(|t| crate::temperature::TempSource::for_target(&t))
+                .and_then(|s| s.read())
+        });
     TargetView {
         path: path.display().to_string(),
         kind,
@@ -38,6 +54,10 @@ fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
         scratch,
         busy,
         in_use,
+        model: device.as_ref().and_then(|d| d.model.clone()),
+        transport: device.as_ref().map(|d| d.transport.clone()),
+        temperature_c,
+        health: device.and_then(|d| d.health),
     }
 }
 

@@ -44,3 +44,115 @@ pub fn list() -> Vec<DeviceInfo> {
     }
     all
 }
+
+/// The block device under `target` (itself, or the whole disk holding the file's
+/// filesystem), with its health now. `None` for files on virtual filesystems.
+pub fn under(target: &crate::target::TargetInfo) -> Option<DeviceInfo> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&target.path).ok()?;
+    let devno = match target.kind {
+        crate::target::TargetKind::Block => meta.rdev(),
+        _ => meta.dev(),
+    };
+    let sysdev =
+        Path::new("/sys/dev/block").join(format!("{}:{}", libc::major(devno), libc::minor(devno)));
+    let real = std::fs::canonicalize(&sysdev).ok()?;
+    // A partition's directory sits inside its disk's.
+    let disk = if real.join("partition").exists() {
+        real.parent()?.to_path_buf()
+    } else {
+        real
+    };
+    let name = disk.file_name()?.to_string_lossy().into_owned();
+    let mut d = sysfs::discover_system()
+        .into_iter()
+        .find(|d| d.name == name)?;
+    d.health = health(&d);
+    Some(d)
+}
+
+/// The filesystem a file target lives on.
+pub fn filesystem(target: &crate::target::TargetInfo) -> Option<shared::devices::FsInfo> {
+    use std::os::unix::fs::MetadataExt;
+    if target.kind != crate::target::TargetKind::File {
+        return None;
+    }
+    let meta = std::fs::metadata(&target.path).ok()?;
+    let id = format!("{}:{}", libc::major(meta.dev()), libc::minor(meta.dev()));
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    // The longest mount point of that device that contains the file.
+    let (mount_point, fs_type) = info
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let sep = f.iter().position(|x| *x == "-")?;
+            (f.get(2) == Some(&id.as_str())).then(|| {
+                (
+                    f[4].to_string(),
+                    f.get(sep + 1).map_or("", |v| v).to_string(),
+                )
+            })
+        })
+        .filter(|(mp, _)| target.path.starts_with(mp))
+        .max_by_key(|(mp, _)| mp.len())?;
+    let free_bytes = {
+        let c = std::ffi::CString::new(target.path.as_os_str().as_encoded_bytes()).ok()?;
+        // SAFETY: `st` is a plain C struct (all-zero is valid) that statvfs fills from a
+        // valid NUL-terminated path.
+        unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            if libc::statvfs(c.as_ptr(), &mut st) == 0 {
+                st.f_bavail as u64 * st.f_frsize as u64
+            } else {
+                0
+            }
+        }
+    };
+    let direct_io = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&target.path)
+            .is_ok()
+    };
+    Some(shared::devices::FsInfo {
+        fs_type,
+        mount_point,
+        free_bytes,
+        direct_io,
+    })
+}
+
+/// Health and identity before a run, to compare with after.
+pub struct Snapshot {
+    device: Option<DeviceInfo>,
+    filesystem: Option<shared::devices::FsInfo>,
+}
+
+impl Snapshot {
+    pub fn take(target: &crate::target::TargetInfo) -> Snapshot {
+        Snapshot {
+            device: under(target),
+            filesystem: filesystem(target),
+        }
+    }
+
+    /// Records the snapshot and the device's health now into the report's environment, and
+    /// what changed on the drive as warnings.
+    pub fn finish(self, env: &mut shared::Environment, run_wrote: u64) {
+        if let Some(d) = &self.device {
+            let after = health(d);
+            if let (Some(b), Some(a)) = (&d.health, &after) {
+                env.warnings.extend(
+                    shared::devices::health_changes(b, a, run_wrote)
+                        .into_iter()
+                        .map(|c| format!("drive: {c}")),
+                );
+            }
+            env.device_after = after;
+        }
+        env.device_before = self.device;
+        env.filesystem = self.filesystem;
+    }
+}

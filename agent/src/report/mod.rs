@@ -44,6 +44,9 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         io_workers_seen: outcome.io_workers_seen,
         ring_features: outcome.ring_features,
         warnings,
+        device_before: None,
+        device_after: None,
+        filesystem: None,
     };
     RunReport {
         protocol_version: PROTOCOL_VERSION,

@@ -157,6 +157,21 @@ pub fn RunResults(id: i64) -> impl IntoView {
                         <span>{duration}</span>
                     </p>
                     {r.error.clone().map(|e| view! { <p class="banner error" role="alert">{e.message}</p> })}
+                    {r.environment.clone().map(|e| {
+                        let mut facts = vec![format!("backend {}", e.backend)];
+                        if let Some(d) = &e.device_before {
+                            facts.push(format!("device {} ({}{})", d.path, d.transport, d.model.as_ref().map(|m| format!(", {m}")).unwrap_or_default()));
+                        }
+                        if let Some(f) = &e.filesystem {
+                            facts.push(format!("{} on {} ({} free, O_DIRECT {})", f.fs_type, f.mount_point, format_bytes(f.free_bytes), if f.direct_io { "works" } else { "refused" }));
+                        }
+                        view! {
+                            <p class="meta environment">{facts.join(" · ")}</p>
+                            {(!e.warnings.is_empty()).then(|| view! {
+                                <ul class="warnings" id="warnings">{e.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+                            })}
+                        }
+                    })}
                     <table id="summary" class="summary">
                         <thead><tr>
                             <th></th><th>"MB/s"</th><th>"MiB/s"</th><th>"IOPS"</th><th>"data"</th>

@@ -24,11 +24,37 @@ pub fn Targets() -> impl IntoView {
     });
     let row = |t: TargetView| {
         let note = target_note(&t);
+        let device = match (&t.model, &t.transport) {
+            (Some(m), Some(tr)) => format!("{m} ({tr})"),
+            (None, Some(tr)) => tr.clone(),
+            (Some(m), None) => m.clone(),
+            (None, None) => "–".into(),
+        };
+        let health = t
+            .health
+            .as_ref()
+            .map(|h| {
+                let mut parts = Vec::new();
+                if let Some(u) = h.percentage_used {
+                    parts.push(format!("{u} % used"));
+                }
+                if let Some(w) = h.bytes_written {
+                    parts.push(format!("{:.1} TB written", w as f64 / 1e12));
+                }
+                if let Some(p) = h.power_on_hours {
+                    parts.push(format!("{p} h on"));
+                }
+                parts.join(", ")
+            })
+            .unwrap_or_default();
         view! {
             <tr>
                 <td class="path">{t.path}</td>
                 <td>{t.kind}</td>
                 <td class="num">{t.size.map(format_bytes).unwrap_or_else(|| "–".into())}</td>
+                <td>{device}</td>
+                <td class="num">{t.temperature_c.map(|c| format!("{c:.0} °C")).unwrap_or_default()}</td>
+                <td>{health}</td>
                 <td>{note}</td>
             </tr>
         }
@@ -42,10 +68,9 @@ pub fn Targets() -> impl IntoView {
                 Some(Ok(list)) if list.is_empty() => view! { <p class="status empty">"No targets: start the agent with --allow PATH."</p> }.into_any(),
                 Some(Ok(list)) => view! {
                     <table id="targets">
-                        <thead><tr><th>"path"</th><th>"kind"</th><th class="num">"size"</th><th>"state"</th></tr></thead>
+                        <thead><tr><th>"path"</th><th>"kind"</th><th class="num">"size"</th><th>"device"</th><th class="num">"temp"</th><th>"health"</th><th>"state"</th></tr></thead>
                         <tbody>{list.into_iter().map(row).collect_view()}</tbody>
                     </table>
-                    <p class="help">"Model, temperature and health appear here for devices that report them."</p>
                 }.into_any(),
             }}
         </section>
