@@ -348,6 +348,7 @@ impl Sequence {
             steps: Vec::new(),
             analysis: Default::default(),
             timeline: None,
+            targets: Vec::new(),
         });
         let dir = |h: &Histogram, bytes: u64| {
             shared::DirSample {
@@ -376,4 +377,220 @@ impl Sequence {
         report.analysis = crate::analyze::analyze(&report, opts);
         report
     }
+}
+
+/// Runs one workload on several targets at once (each its own jobs and ring): the run's
+/// samples are the sum of the targets' samples of the same interval, each with a part per
+/// target; the summary sums bytes and I/Os and merges the latency histograms. The four
+/// recorders case: four drives written together.
+pub fn run_multi(
+    plans: Vec<Plan>,
+    cancel: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+) -> Result<RunReport, MeasureError> {
+    // One message per target per interval; the rare Done is boxed, the samples are not.
+    #[allow(clippy::large_enum_variant)]
+    enum Msg {
+        Sample(usize, Sample),
+        Done(usize, Box<Result<(RunReport, String), MeasureError>>),
+    }
+    struct Forward {
+        i: usize,
+        tx: std::sync::mpsc::Sender<Msg>,
+    }
+    impl Observer for Forward {
+        fn sample(&mut self, s: &Sample) {
+            let _ = self.tx.send(Msg::Sample(self.i, s.clone()));
+        }
+    }
+    let n = plans.len();
+    let (tx, rx) = std::sync::mpsc::channel::<Msg>();
+    let mut handles = Vec::new();
+    for (i, plan) in plans.into_iter().enumerate() {
+        let tx = tx.clone();
+        let cancel = Arc::clone(&cancel);
+        let h = std::thread::Builder::new()
+            .name(format!("ds-target-{i}"))
+            .spawn(move || {
+                let path = plan.target().path.display().to_string();
+                let mut fwd = Forward { i, tx: tx.clone() };
+                let r = run(plan, cancel, &mut fwd).map(|r| (r, path));
+                let _ = tx.send(Msg::Done(i, Box::new(r)));
+            })
+            .map_err(|e| MeasureError::Start(runner::StartError::Thread(e)))?;
+        handles.push(h);
+    }
+    drop(tx);
+    let mut pending: std::collections::BTreeMap<u64, Vec<Option<Sample>>> = Default::default();
+    let mut done: Vec<Option<Result<(RunReport, String), MeasureError>>> =
+        (0..n).map(|_| None).collect();
+    let mut next = 0u64;
+    let mut merged: Vec<Sample> = Vec::new();
+    let mut emit = |pending: &mut std::collections::BTreeMap<u64, Vec<Option<Sample>>>,
+                    done: &[Option<Result<(RunReport, String), MeasureError>>],
+                    next: &mut u64,
+                    merged: &mut Vec<Sample>| {
+        loop {
+            let all_done = done.iter().all(Option::is_some);
+            let ready = match pending.get(next) {
+                // Complete when every target has reported it or has ended.
+                Some(row) => row
+                    .iter()
+                    .enumerate()
+                    .all(|(i, s)| s.is_some() || done[i].is_some()),
+                None => false,
+            };
+            if !ready {
+                if all_done && !pending.is_empty() {
+                    // Everyone ended: flush what is left, in order.
+                    if let Some((&k, _)) = pending.iter().next() {
+                        *next = k;
+                        continue;
+                    }
+                }
+                break;
+            }
+            if let Some(row) = pending.remove(next) {
+                let s = sum_samples(merged.len() as u64, &row);
+                observer.sample(&s);
+                merged.push(s);
+            }
+            *next += 1;
+        }
+    };
+    for msg in rx {
+        match msg {
+            Msg::Sample(i, s) => {
+                let seq = s.seq;
+                pending.entry(seq).or_insert_with(|| vec![None; n])[i] = Some(s);
+            }
+            Msg::Done(i, r) => done[i] = Some(*r),
+        }
+        emit(&mut pending, &done, &mut next, &mut merged);
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    emit(&mut pending, &done, &mut next, &mut merged);
+    let mut reports = Vec::new();
+    for d in done.into_iter().flatten() {
+        reports.push(d?);
+    }
+    let Some((first, _)) = reports.first().cloned() else {
+        return Err(MeasureError::Spec(Vec::new()));
+    };
+    let mut report = first;
+    let (mut hr, mut hw) = (Histogram::default(), Histogram::default());
+    let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
+        let buckets: Vec<(usize, u64)> = b.iter().map(|x| (x.index as usize, x.count)).collect();
+        Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
+    };
+    let (mut rb, mut wb, mut dur) = (0u64, 0u64, 0u64);
+    for (r, _) in &reports {
+        hr.merge(&hist(&r.histogram.read, &r.summary.read));
+        hw.merge(&hist(&r.histogram.write, &r.summary.write));
+        rb += r.summary.read.bytes;
+        wb += r.summary.write.bytes;
+        dur = dur.max(r.summary.duration_ns);
+    }
+    let dir = |h: &Histogram, bytes: u64| {
+        shared::DirSample {
+            bytes,
+            ios: h.count(),
+            lat: crate::stats::merge::latency_stats(h),
+            cum_bytes: bytes,
+            ..shared::DirSample::default()
+        }
+        .with_rates(dur)
+    };
+    report.summary = RunSummary {
+        duration_ns: dur,
+        read: dir(&hr, rb),
+        write: dir(&hw, wb),
+        samples: merged.len() as u64,
+        fsync_ns: None,
+    };
+    report.histogram.read = crate::stats::merge::dump(&hr);
+    report.histogram.write = crate::stats::merge::dump(&hw);
+    report.samples = merged;
+    report.timeline = None;
+    report.status = reports
+        .iter()
+        .map(|(r, _)| r.status)
+        .find(|s| *s != RunStatus::Completed)
+        .unwrap_or(RunStatus::Completed);
+    report.error = reports.iter().find_map(|(r, _)| r.error.clone());
+    report.environment.target = reports
+        .iter()
+        .map(|(_, p)| p.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    report.targets = reports
+        .iter()
+        .map(|(r, p)| shared::TargetPart {
+            path: p.clone(),
+            summary: r.summary.clone(),
+            status: Some(r.status),
+        })
+        .collect();
+    report.analysis = crate::analyze::analyze(&report, &AnalysisOptions::for_spec(&report.spec));
+    Ok(report)
+}
+
+/// The sum of the targets' samples of interval `seq`.
+fn sum_samples(seq: u64, row: &[Option<Sample>]) -> Sample {
+    let mut out = Sample {
+        seq,
+        ..Sample::default()
+    };
+    let parts: Vec<&Sample> = row.iter().flatten().collect();
+    out.start_ns = parts.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    out.end_ns = parts.iter().map(|s| s.end_ns).max().unwrap_or(0);
+    let add = |acc: &mut shared::DirSample, d: &shared::DirSample| {
+        let ios = acc.ios + d.ios;
+        if ios > 0 {
+            acc.lat.mean_ns = ((acc.lat.mean_ns as u128 * acc.ios as u128
+                + d.lat.mean_ns as u128 * d.ios as u128)
+                / ios as u128) as u64;
+        }
+        if d.ios > 0 {
+            acc.lat.min_ns = if acc.ios == 0 {
+                d.lat.min_ns
+            } else {
+                acc.lat.min_ns.min(d.lat.min_ns)
+            };
+        }
+        // Percentiles of a sum cannot be rebuilt from the parts' percentiles: the slowest
+        // target's bounds them from above and is what a recorder waits for.
+        acc.lat.p50_ns = acc.lat.p50_ns.max(d.lat.p50_ns);
+        acc.lat.p90_ns = acc.lat.p90_ns.max(d.lat.p90_ns);
+        acc.lat.p99_ns = acc.lat.p99_ns.max(d.lat.p99_ns);
+        acc.lat.p99_9_ns = acc.lat.p99_9_ns.max(d.lat.p99_9_ns);
+        acc.lat.p99_99_ns = acc.lat.p99_99_ns.max(d.lat.p99_99_ns);
+        acc.lat.max_ns = acc.lat.max_ns.max(d.lat.max_ns);
+        acc.ios = ios;
+        acc.bytes += d.bytes;
+        acc.mb_s += d.mb_s;
+        acc.mib_s += d.mib_s;
+        acc.iops += d.iops;
+        acc.cum_bytes += d.cum_bytes;
+    };
+    for (i, s) in row.iter().enumerate() {
+        let Some(s) = s else { continue };
+        add(&mut out.read, &s.read);
+        add(&mut out.write, &s.write);
+        out.temp_c = match (out.temp_c, s.temp_c) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        out.parts.push(shared::PartSample {
+            target: i as u32,
+            read_mb_s: s.read.mb_s,
+            write_mb_s: s.write.mb_s,
+            iops: s.total_iops(),
+            bytes: s.total_bytes(),
+            p99_ns: s.read.lat.p99_ns.max(s.write.lat.p99_ns),
+        });
+    }
+    out
 }

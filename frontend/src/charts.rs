@@ -61,6 +61,23 @@ fn directions(samples: &[Sample], f: fn(&shared::DirSample) -> f64) -> Vec<Serie
 pub fn throughput(samples: &[Sample], spec: Option<&WorkloadSpec>) -> ChartData {
     let mut c = timed("Throughput", "MB/s", YAxis::Linear, Fmt::Count);
     c.series = directions(samples, |d| d.mb_s);
+    // Several targets at once: a line per target beside the sum.
+    let targets = samples.iter().map(|s| s.parts.len()).max().unwrap_or(0);
+    if targets > 1 {
+        for t in 0..targets {
+            c.series.push(Series {
+                name: format!("target {}", t + 1),
+                color: PALETTE[(t + 2) % PALETTE.len()],
+                points: samples
+                    .iter()
+                    .filter_map(|s| {
+                        let p = s.parts.iter().find(|p| p.target as usize == t)?;
+                        Some((s.end_ns as f64 / 1e9, p.read_mb_s + p.write_mb_s))
+                    })
+                    .collect(),
+            });
+        }
+    }
     if samples.iter().any(|s| s.step > 0) {
         // Several steps: a cliff across different workloads means nothing; the agent's
         // analysis (per step) marks it when the run ends.

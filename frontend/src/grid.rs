@@ -191,6 +191,7 @@ mod tests {
             error: None,
             steps: Vec::new(),
             analysis: None,
+            targets: Vec::new(),
         }
     }
 

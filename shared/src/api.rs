@@ -40,6 +40,10 @@ pub struct CreateRun {
     pub preset: Option<String>,
     #[serde(default)]
     pub name: Option<String>,
+    /// Further targets run at the same time with the same workload (each with its own
+    /// jobs); samples and the summary are their sum, with a part per target.
+    #[serde(default)]
+    pub also: Vec<String>,
     /// Knobs of the preset (test size, count, rate, ...).
     #[serde(default)]
     pub options: Option<crate::steps::PresetOptions>,
@@ -73,6 +77,9 @@ pub struct RunInfo {
     pub steps: Vec<crate::steps::StepReport>,
     #[serde(default)]
     pub analysis: Option<crate::analysis::Analysis>,
+    /// A run over several targets: each one's summary.
+    #[serde(default)]
+    pub targets: Vec<crate::report::TargetPart>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -16,8 +16,8 @@ pub mod spec;
 pub mod steps;
 pub mod units;
 
-pub use report::{Environment, RunError, RunReport, RunStatus};
-pub use sample::{DirSample, HistogramDump, LatencyStats, RunSummary, Sample};
+pub use report::{Environment, RunError, RunReport, RunStatus, TargetPart};
+pub use sample::{DirSample, HistogramDump, LatencyStats, PartSample, RunSummary, Sample};
 pub use spec::{Backend, DataPattern, Rate, RwMode, SpecError, WorkloadSpec};
 pub use steps::{PresetOptions, Step, StepReport};
 

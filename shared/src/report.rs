@@ -115,4 +115,16 @@ pub struct RunReport {
     /// Bytes per 10 ms, completion gaps and slow I/Os.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<crate::analysis::Timeline>,
+    /// A run over several targets at once: each target's summary (the run's summary and
+    /// samples are their sum).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetPart>,
+}
+
+/// One target of a multi-target run.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct TargetPart {
+    pub path: String,
+    pub summary: RunSummary,
+    pub status: Option<RunStatus>,
 }

@@ -68,6 +68,21 @@ pub struct Sample {
     /// The step of a multi-step run (preset) this interval belongs to.
     #[serde(default)]
     pub step: u32,
+    /// Per target, for a run over several targets at once (this sample is their sum).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartSample>,
+}
+
+/// One target's share of an interval in a multi-target run.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct PartSample {
+    /// Index into the run's targets.
+    pub target: u32,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    pub iops: f64,
+    pub bytes: u64,
+    pub p99_ns: u64,
 }
 
 impl Sample {

@@ -454,3 +454,78 @@ fn devices_lists_loop_devices_with_their_use() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains(free.path_str()));
 }
+
+#[test]
+fn a_run_over_two_loop_devices_sums_its_parts() {
+    let (a, b) = match (
+        LoopDevice::new(32 << 20, 512),
+        LoopDevice::new(32 << 20, 512),
+    ) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => skip!("no loop device: {e}"),
+    };
+    require_io_uring!();
+    // The CLI: --target twice.
+    let dir = disk_tempdir();
+    let json = dir.path().join("m.json");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--target",
+        a.path_str(),
+        "--target",
+        b.path_str(),
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "4",
+        "--size",
+        "16M",
+        "--interval-ms",
+        "100",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    assert_eq!(r.targets.len(), 2);
+    let parts: u64 = r.targets.iter().map(|t| t.summary.write.bytes).sum();
+    assert_eq!((r.summary.write.bytes, parts), (32 << 20, 32 << 20));
+    let sampled: u64 = r.samples.iter().map(|s| s.write.bytes).sum();
+    let in_parts: u64 = r
+        .samples
+        .iter()
+        .flat_map(|s| &s.parts)
+        .map(|p| p.bytes)
+        .sum();
+    assert_eq!(
+        (sampled, in_parts),
+        (32 << 20, 32 << 20),
+        "each sample is the sum of its parts"
+    );
+    // The API: "also", with both devices confirmed.
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[a.path.as_path(), b.path.as_path()]);
+    let body = json!({"target": a.path_str(), "also": [b.path_str()],
+        "spec": {"rw": "write", "bs": 1 << 20, "size": 8 << 20}});
+    let (status, v) = server.post("/api/v1/runs", OP, &body);
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (428, Some("confirm_required")),
+        "{v}"
+    );
+    let mut body = body;
+    body["confirm"] = json!(format!("{},{}", a.path_str(), b.path_str()));
+    let id = server.start_run(&body);
+    let run = server.wait_status(id, "completed");
+    let targets = run["targets"].as_array().expect("targets");
+    assert_eq!(targets.len(), 2, "{run}");
+    let sum: u64 = targets
+        .iter()
+        .map(|t| t["summary"]["write"]["bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, run["summary"]["write"]["bytes"].as_u64().unwrap());
+    assert_eq!(sum, 16 << 20);
+}

@@ -213,6 +213,7 @@ pub async fn export(
         steps: run.steps,
         analysis: run.analysis.unwrap_or_default(),
         timeline,
+        targets: run.targets,
     };
     Ok(([(header::CONTENT_DISPOSITION, disposition)], Json(report)).into_response())
 }

@@ -93,9 +93,10 @@ fn duration_ms(s: &str) -> Result<u64, String> {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// File or block device to measure (a label only with --backend null). A missing file is
-    /// created when --size is given.
-    #[arg(long)]
-    pub target: PathBuf,
+    /// created when --size is given. Repeat it to run the workload on several targets at
+    /// once (each with its own jobs; samples and summary are their sum, with a part each).
+    #[arg(long, required = true)]
+    pub target: Vec<PathBuf>,
     /// read, write, randread, randwrite, randrw or rw.
     #[arg(long, default_value = "read")]
     pub rw: RwMode,

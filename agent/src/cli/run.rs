@@ -12,9 +12,20 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let first = &args.target[0];
     let report = match &args.preset {
+        None if args.target.len() > 1 => {
+            let spec = args.spec();
+            let plans = args
+                .target
+                .iter()
+                .map(|t| measure::plan(&spec, t))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut term = Terminal::for_steps(Vec::new(), args.quiet);
+            measure::run_multi(plans, cancel, &mut term)?
+        }
         None => {
-            let plan = measure::plan(&args.spec(), &args.target)?;
+            let plan = measure::plan(&args.spec(), first)?;
             let mut term = Terminal::new(&plan, args.quiet);
             let report = measure::run(plan, cancel, &mut term)?;
             term.finish();
@@ -22,9 +33,12 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
         }
         Some(name) => {
             let options = args.preset_options();
-            let info = crate::target::TargetInfo::probe(&args.target, options.size)?;
+            if args.target.len() > 1 {
+                anyhow::bail!("--preset runs on one target; give --target once");
+            }
+            let info = crate::target::TargetInfo::probe(first, options.size)?;
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
-            let plans = measure::plan_steps(&built.steps, &args.target)?;
+            let plans = measure::plan_steps(&built.steps, first)?;
             let names = built.steps.iter().map(|s| s.name.clone()).collect();
             let mut term = Terminal::for_steps(names, args.quiet);
             measure::run_steps(plans, &built.analysis, cancel, &mut term)?

@@ -60,6 +60,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         steps: Vec::new(),
         analysis: Default::default(),
         timeline: Some(outcome.timeline),
+        targets: Vec::new(),
     }
 }
 

@@ -76,6 +76,8 @@ pub enum ServiceError {
 struct Active {
     id: RunId,
     target: PathBuf,
+    /// Further targets of a multi-target run.
+    others: Vec<PathBuf>,
     cancel: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -126,7 +128,7 @@ impl Manager {
     pub fn busy_with(&self, target: &std::path::Path) -> Option<RunId> {
         self.active()
             .values()
-            .find(|a| a.target == target)
+            .find(|a| a.target == target || a.others.iter().any(|o| o == target))
             .map(|a| a.id)
     }
 
@@ -138,11 +140,26 @@ impl Manager {
         let path = self.access.resolve_target(&req.target)?;
         // Hold the lock from the busy check to the insert: one run per target.
         let mut active = self.active();
-        if let Some(a) = active.values().find(|a| a.target == path) {
-            return Err(ServiceError::Busy {
-                target: path.display().to_string(),
-                run_id: a.id,
-            });
+        let also: Vec<PathBuf> = req
+            .also
+            .iter()
+            .map(|t| self.access.resolve_target(t))
+            .collect::<Result<_, _>>()?;
+        for p in std::iter::once(&path).chain(&also) {
+            if let Some(a) = active
+                .values()
+                .find(|a| &a.target == p || a.others.contains(p))
+            {
+                return Err(ServiceError::Busy {
+                    target: p.display().to_string(),
+                    run_id: a.id,
+                });
+            }
+        }
+        if !also.is_empty() && req.preset.is_some() {
+            return Err(ServiceError::SpecOrPreset(
+                "a preset with \"also\" (presets run on one target)",
+            ));
         }
         if path == self.access.scratch() && !path.exists() {
             create_scratch(&path)?;
@@ -180,16 +197,34 @@ impl Manager {
             let target = first.plan.target();
             self.access.check_write(target)?;
             if target.kind == crate::target::TargetKind::Block {
-                let confirmed = req
-                    .confirm
-                    .as_deref()
-                    .is_some_and(|c| c == req.target || std::path::Path::new(c) == target.path);
+                let confirmed = req.confirm.as_deref().is_some_and(|c| {
+                    c.split(',').any(|x| {
+                        x.trim() == req.target || std::path::Path::new(x.trim()) == target.path
+                    })
+                });
                 if !confirmed {
                     return Err(ServiceError::ConfirmDevice(path.display().to_string()));
                 }
             }
         }
         let spec = first.plan.spec().clone();
+        // The further targets of a multi-target run: same workload, same checks.
+        let mut also_plans = Vec::new();
+        for p in &also {
+            let plan = measure::plan(&spec, p)?;
+            if plan.writes() {
+                let t = plan.target();
+                self.access.check_write(t)?;
+                let listed = req.confirm.as_deref().is_some_and(|c| {
+                    c.split(',')
+                        .any(|x| std::path::Path::new(x.trim()) == t.path)
+                });
+                if t.kind == crate::target::TargetKind::Block && !listed {
+                    return Err(ServiceError::ConfirmDevice(t.path.display().to_string()));
+                }
+            }
+            also_plans.push(plan);
+        }
         let id = self.store.create_run(&NewRun {
             name: req.name.as_deref(),
             target: &path.display().to_string(),
@@ -202,13 +237,14 @@ impl Manager {
         let run_cancel = Arc::clone(&cancel);
         let thread = std::thread::Builder::new()
             .name(format!("ds-run-{id}"))
-            .spawn(move || me.run_thread(id, plans, analysis, keep_steps, run_cancel))
+            .spawn(move || me.run_thread(id, plans, also_plans, analysis, keep_steps, run_cancel))
             .map_err(ServiceError::Thread)?;
         active.insert(
             id,
             Active {
                 id,
                 target: path,
+                others: also,
                 cancel,
                 thread: Some(thread),
             },
@@ -226,6 +262,7 @@ impl Manager {
         self: Arc<Self>,
         id: RunId,
         plans: Vec<StepPlan>,
+        also: Vec<crate::workload::Plan>,
         analysis: AnalysisOptions,
         keep_steps: bool,
         cancel: Arc<AtomicBool>,
@@ -235,7 +272,18 @@ impl Manager {
             events: &self.events,
             run_id: id,
         };
-        let (state, end_error) = match measure::run_steps(plans, &analysis, cancel, &mut persist) {
+        let result = if also.is_empty() {
+            measure::run_steps(plans, &analysis, cancel, &mut persist)
+        } else {
+            let all: Vec<crate::workload::Plan> = plans
+                .into_iter()
+                .map(|s| s.plan)
+                .take(1)
+                .chain(also)
+                .collect();
+            measure::run_multi(all, cancel, &mut persist)
+        };
+        let (state, end_error) = match result {
             Ok(mut report) => {
                 if !keep_steps {
                     report.steps.clear();
@@ -251,6 +299,7 @@ impl Manager {
                     steps: &report.steps,
                     analysis: Some(&report.analysis),
                     timeline: report.timeline.as_ref(),
+                    targets: &report.targets,
                 };
                 if let Err(e) = self.store.finish_run(id, &end) {
                     tracing::error!(run = id, "cannot record the end of the run: {e}");
@@ -274,6 +323,7 @@ impl Manager {
                     steps: &[],
                     analysis: None,
                     timeline: None,
+                    targets: &[],
                 };
                 if let Err(e) = self.store.finish_run(id, &end) {
                     tracing::error!(run = id, "cannot record the failure of the run: {e}");

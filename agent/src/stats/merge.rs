@@ -152,6 +152,7 @@ impl Merger {
             offset_hi: touched.then_some(s.offset_hi),
             temp_c: None,
             step: 0,
+            parts: Vec::new(),
         };
         self.next_seq += 1;
         sample

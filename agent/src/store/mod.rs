@@ -20,6 +20,7 @@ use std::sync::{Mutex, MutexGuard};
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_steps_timeline.sql"),
+    include_str!("migrations/0003_targets.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +63,7 @@ pub struct RunEnd<'a> {
     pub steps: &'a [StepReport],
     pub analysis: Option<&'a Analysis>,
     pub timeline: Option<&'a Timeline>,
+    pub targets: &'a [shared::TargetPart],
 }
 
 /// Filters and paging for the run list.
@@ -153,11 +155,15 @@ impl Store {
             .transpose()?;
         let analysis = end.analysis.map(serde_json::to_string).transpose()?;
         let timeline = end.timeline.map(serde_json::to_string).transpose()?;
+        let targets = (!end.targets.is_empty())
+            .then(|| serde_json::to_string(end.targets))
+            .transpose()?;
         let mut conn = self.conn();
         let tx = conn.transaction()?;
         tx.execute(
             "UPDATE runs SET state = ?2, ended_ms = ?3, environment_json = ?4, summary_json = ?5,
-                 error_json = ?6, steps_json = ?7, analysis_json = ?8 WHERE id = ?1",
+                 error_json = ?6, steps_json = ?7, analysis_json = ?8, targets_json = ?9
+             WHERE id = ?1",
             params![
                 run,
                 end.state.as_str(),
@@ -166,7 +172,8 @@ impl Store {
                 summary,
                 error,
                 steps,
-                analysis
+                analysis,
+                targets
             ],
         )?;
         if let Some(t) = timeline {
@@ -353,7 +360,7 @@ fn migrate(conn: &Connection, path: &str) -> Result<(), StoreError> {
 }
 
 const RUN_COLUMNS: &str = "SELECT id, name, target, preset, state, created_ms, ended_ms, spec_json,
-    environment_json, summary_json, error_json, steps_json, analysis_json FROM runs";
+    environment_json, summary_json, error_json, steps_json, analysis_json, targets_json FROM runs";
 
 struct RawRun {
     id: i64,
@@ -369,6 +376,7 @@ struct RawRun {
     error: Option<String>,
     steps: Option<String>,
     analysis: Option<String>,
+    targets: Option<String>,
 }
 
 fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
@@ -386,6 +394,7 @@ fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
         error: r.get(10)?,
         steps: r.get(11)?,
         analysis: r.get(12)?,
+        targets: r.get(13)?,
     })
 }
 
@@ -410,6 +419,7 @@ impl RawRun {
             error: parse_opt(self.error)?,
             steps: parse_opt(self.steps)?.unwrap_or_default(),
             analysis: parse_opt(self.analysis)?,
+            targets: parse_opt(self.targets)?.unwrap_or_default(),
         })
     }
 }

@@ -45,6 +45,7 @@ pub fn LiveView() -> impl IntoView {
                     name: None,
                     confirm: None,
                     options: None,
+                    also: Vec::new(),
                 };
                 crate::api::start(&t, &req).await
             }

@@ -85,6 +85,7 @@ pub fn NewTest() -> impl IntoView {
             return;
         };
         let req = CreateRun {
+            also: Vec::new(),
             target: target.get_untracked().trim().to_string(),
             spec: preset.get_untracked().is_none().then_some(spec),
             preset: preset.get_untracked(),

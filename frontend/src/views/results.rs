@@ -172,6 +172,20 @@ pub fn RunResults(id: i64) -> impl IntoView {
                             })}
                         }
                     })}
+                    {(!r.targets.is_empty()).then(|| view! {
+                        <table id="targets-summary">
+                            <thead><tr><th>"target"</th><th class="num">"read MB/s"</th><th class="num">"write MB/s"</th><th class="num">"IOPS"</th><th class="num">"p99"</th></tr></thead>
+                            <tbody>{r.targets.iter().enumerate().map(|(i, t)| view! {
+                                <tr>
+                                    <td>{format!("{}. {}", i + 1, t.path)}</td>
+                                    <td class="num">{format!("{:.1}", t.summary.read.mb_s)}</td>
+                                    <td class="num">{format!("{:.1}", t.summary.write.mb_s)}</td>
+                                    <td class="num">{format!("{:.0}", t.summary.read.iops + t.summary.write.iops)}</td>
+                                    <td class="num">{format_ns(t.summary.read.lat.p99_ns.max(t.summary.write.lat.p99_ns))}</td>
+                                </tr>
+                            }).collect_view()}</tbody>
+                        </table>
+                    })}
                     <table id="summary" class="summary">
                         <thead><tr>
                             <th></th><th>"MB/s"</th><th>"MiB/s"</th><th>"IOPS"</th><th>"data"</th>
