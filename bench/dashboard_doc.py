@@ -42,9 +42,12 @@ WebSocket and the agent sending the active run's samples so far.
 """
     text = open(out).read() if os.path.exists(out) else "# Benchmarks\n"
     at = text.find("\n## Dashboard")
+    rest = ""
     if at >= 0:
+        end = text.find("\n## ", at + 1)
+        rest = text[end:] if end >= 0 else ""
         text = text[:at]
-    text = text.rstrip("\n") + "\n" + section
+    text = text.rstrip("\n") + "\n" + section + rest
     open(out, "w").write(text)
     print(section)
 

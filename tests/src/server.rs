@@ -153,6 +153,11 @@ impl Server {
         panic!("run {run} never became {want}");
     }
 
+    /// The agent's process id (for its resident memory in benchmarks).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn kill9(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
