@@ -113,35 +113,18 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
     a
 }
 
-/// The sweep among the steps: the group of steps of one mode, depth and job count with the
-/// most distinct block sizes (at least two).
+/// The block-size analysis of a sweep among the steps (`shared::steps::sweep`: the steps of
+/// one order, depth and job count with the most block sizes); MB/s is the better direction.
 fn block_size(steps: &[StepReport]) -> Option<shared::analysis::BlockSize> {
-    let key = |s: &StepReport| (s.spec.rw, s.spec.iodepth, s.spec.jobs);
-    let mut best: Option<Vec<BlockSizePoint>> = None;
-    for s in steps {
-        let mut pts: Vec<BlockSizePoint> = Vec::new();
-        for t in steps.iter().filter(|t| key(t) == key(s)) {
-            let (iops, mbps) = (
-                t.summary.read.iops + t.summary.write.iops,
-                t.summary.read.mb_s + t.summary.write.mb_s,
-            );
-            match pts.iter_mut().find(|p| p.bs == t.spec.bs) {
-                Some(p) => {
-                    p.iops = p.iops.max(iops);
-                    p.mbps = p.mbps.max(mbps);
-                }
-                None => pts.push(BlockSizePoint {
-                    bs: t.spec.bs,
-                    iops,
-                    mbps,
-                }),
-            }
-        }
-        if pts.len() >= 2 && best.as_ref().is_none_or(|b| pts.len() > b.len()) {
-            best = Some(pts);
-        }
-    }
-    best.map(|pts| analysis::block_size(&pts))
+    let pts: Vec<BlockSizePoint> = shared::steps::sweep_from_steps(steps)?
+        .into_iter()
+        .map(|p| BlockSizePoint {
+            bs: p.bs,
+            iops: p.iops,
+            mbps: p.read_mb_s.max(p.write_mb_s),
+        })
+        .collect();
+    Some(analysis::block_size(&pts))
 }
 
 /// MB/s per data pattern among the writing steps, when they differ in pattern.

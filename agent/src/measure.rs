@@ -4,6 +4,7 @@
 use crate::presets::AnalysisOptions;
 use crate::report;
 use crate::runner::{self, Observer, StartError};
+use crate::stats::fine::BUCKET_NS;
 use crate::stats::Histogram;
 use crate::target::{TargetError, TargetInfo};
 use crate::workload::plan::{null_target, wanted_target_size};
@@ -174,6 +175,54 @@ fn with_snapshot(mut r: RunReport, s: Option<crate::devices::Snapshot>) -> RunRe
     r
 }
 
+/// Whole-run totals merged from several reports (steps of a preset, targets of a
+/// multi-target run): bytes and the latency histograms rebuilt from their buckets.
+#[derive(Default)]
+struct Totals {
+    read: Histogram,
+    write: Histogram,
+    read_bytes: u64,
+    write_bytes: u64,
+}
+
+impl Totals {
+    fn add(&mut self, r: &RunReport) {
+        let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
+            let buckets: Vec<(usize, u64)> =
+                b.iter().map(|x| (x.index as usize, x.count)).collect();
+            Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
+        };
+        self.read.merge(&hist(&r.histogram.read, &r.summary.read));
+        self.write
+            .merge(&hist(&r.histogram.write, &r.summary.write));
+        self.read_bytes += r.summary.read.bytes;
+        self.write_bytes += r.summary.write.bytes;
+    }
+
+    /// Sets `report`'s summary and histogram to these totals over `duration_ns`.
+    fn apply(&self, report: &mut RunReport, duration_ns: u64, samples: u64, fsync_ns: Option<u64>) {
+        let dir = |h: &Histogram, bytes: u64| {
+            shared::DirSample {
+                bytes,
+                ios: h.count(),
+                lat: crate::stats::merge::latency_stats(h),
+                cum_bytes: bytes,
+                ..shared::DirSample::default()
+            }
+            .with_rates(duration_ns)
+        };
+        report.summary = RunSummary {
+            duration_ns,
+            read: dir(&self.read, self.read_bytes),
+            write: dir(&self.write, self.write_bytes),
+            samples,
+            fsync_ns,
+        };
+        report.histogram.read = crate::stats::merge::dump(&self.read);
+        report.histogram.write = crate::stats::merge::dump(&self.write);
+    }
+}
+
 /// Passes a step's samples on with the run's `seq`, time and byte counts.
 struct Shifted<'a> {
     seq: &'a Sequence,
@@ -196,12 +245,11 @@ impl Observer for Shifted<'_> {
 struct Sequence {
     samples: Vec<Sample>,
     steps: Vec<StepReport>,
-    histograms: (Histogram, Histogram),
+    totals: Totals,
     timeline: Timeline,
-    /// Where the next step starts: time, seq, cumulative bytes.
+    /// Where the next step starts: time and seq (its bytes start at the totals').
     t_ns: u64,
     next_seq: u64,
-    cum: (u64, u64),
     status: Option<RunStatus>,
     error: Option<shared::RunError>,
     fsync_ns: Option<u64>,
@@ -212,8 +260,8 @@ impl Sequence {
         s.seq += self.next_seq;
         s.start_ns += self.t_ns;
         s.end_ns += self.t_ns;
-        s.read.cum_bytes += self.cum.0;
-        s.write.cum_bytes += self.cum.1;
+        s.read.cum_bytes += self.totals.read_bytes;
+        s.write.cum_bytes += self.totals.write_bytes;
         s.step = step;
         s
     }
@@ -248,15 +296,16 @@ impl Sequence {
                 step,
                 ..Sample::default()
             };
-            s.read.cum_bytes = self.cum.0;
-            s.write.cum_bytes = self.cum.1;
+            s.read.cum_bytes = self.totals.read_bytes;
+            s.write.cum_bytes = self.totals.write_bytes;
             observer.sample(&s);
             self.samples.push(s);
             self.next_seq += 1;
             self.t_ns += chunk * 1_000_000;
-            self.timeline
-                .bytes
-                .extend(std::iter::repeat_n(0, (chunk / 10) as usize));
+            self.timeline.bytes.extend(std::iter::repeat_n(
+                0,
+                (chunk * 1_000_000 / BUCKET_NS) as usize,
+            ));
             done_ms += chunk;
         }
         true
@@ -270,20 +319,9 @@ impl Sequence {
             let shifted = self.shift(s.clone(), index);
             self.samples.push(shifted);
         }
-        let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
-            let buckets: Vec<(usize, u64)> =
-                b.iter().map(|x| (x.index as usize, x.count)).collect();
-            Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
-        };
-        self.histograms
-            .0
-            .merge(&hist(&r.histogram.read, &r.summary.read));
-        self.histograms
-            .1
-            .merge(&hist(&r.histogram.write, &r.summary.write));
         if let Some(t) = &r.timeline {
             // Align the timeline with the step's start.
-            let at = (start_ns / 10_000_000) as usize;
+            let at = (start_ns / BUCKET_NS) as usize;
             if self.timeline.bytes.len() < at {
                 self.timeline.bytes.resize(at, 0);
             }
@@ -311,8 +349,7 @@ impl Sequence {
             .summary
             .duration_ns
             .max(r.samples.last().map_or(0, |s| s.end_ns));
-        self.cum.0 += r.summary.read.bytes;
-        self.cum.1 += r.summary.write.bytes;
+        self.totals.add(&r);
         if let Some(f) = r.summary.fsync_ns {
             *self.fsync_ns.get_or_insert(0) += f;
         }
@@ -350,25 +387,8 @@ impl Sequence {
             timeline: None,
             targets: Vec::new(),
         });
-        let dir = |h: &Histogram, bytes: u64| {
-            shared::DirSample {
-                bytes,
-                ios: h.count(),
-                lat: crate::stats::merge::latency_stats(h),
-                cum_bytes: bytes,
-                ..shared::DirSample::default()
-            }
-            .with_rates(self.t_ns)
-        };
-        report.summary = RunSummary {
-            duration_ns: self.t_ns,
-            read: dir(&self.histograms.0, self.cum.0),
-            write: dir(&self.histograms.1, self.cum.1),
-            samples: self.samples.len() as u64,
-            fsync_ns: self.fsync_ns,
-        };
-        report.histogram.read = crate::stats::merge::dump(&self.histograms.0);
-        report.histogram.write = crate::stats::merge::dump(&self.histograms.1);
+        let n = self.samples.len() as u64;
+        self.totals.apply(&mut report, self.t_ns, n, self.fsync_ns);
         report.samples = self.samples;
         report.status = self.status.unwrap_or(RunStatus::Stopped);
         report.error = self.error;
@@ -480,38 +500,13 @@ pub fn run_multi(
         return Err(MeasureError::Spec(Vec::new()));
     };
     let mut report = first;
-    let (mut hr, mut hw) = (Histogram::default(), Histogram::default());
-    let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
-        let buckets: Vec<(usize, u64)> = b.iter().map(|x| (x.index as usize, x.count)).collect();
-        Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
-    };
-    let (mut rb, mut wb, mut dur) = (0u64, 0u64, 0u64);
+    let mut totals = Totals::default();
+    let mut dur = 0u64;
     for (r, _) in &reports {
-        hr.merge(&hist(&r.histogram.read, &r.summary.read));
-        hw.merge(&hist(&r.histogram.write, &r.summary.write));
-        rb += r.summary.read.bytes;
-        wb += r.summary.write.bytes;
+        totals.add(r);
         dur = dur.max(r.summary.duration_ns);
     }
-    let dir = |h: &Histogram, bytes: u64| {
-        shared::DirSample {
-            bytes,
-            ios: h.count(),
-            lat: crate::stats::merge::latency_stats(h),
-            cum_bytes: bytes,
-            ..shared::DirSample::default()
-        }
-        .with_rates(dur)
-    };
-    report.summary = RunSummary {
-        duration_ns: dur,
-        read: dir(&hr, rb),
-        write: dir(&hw, wb),
-        samples: merged.len() as u64,
-        fsync_ns: None,
-    };
-    report.histogram.read = crate::stats::merge::dump(&hr);
-    report.histogram.write = crate::stats::merge::dump(&hw);
+    totals.apply(&mut report, dur, merged.len() as u64, None);
     report.samples = merged;
     report.timeline = None;
     report.status = reports

@@ -41,8 +41,9 @@ pub async fn run(token: &str, id: i64) -> Result<shared::api::RunInfo, String> {
     get(token, &format!("/api/v1/runs/{id}")).await
 }
 
-pub async fn delete(token: &str, id: i64) -> Result<(), String> {
-    let r = Request::delete(&format!("/api/v1/runs/{id}"))
+/// Sends a request whose success has no body; a failure comes back as the agent's message.
+async fn send_empty(req: gloo_net::http::RequestBuilder, token: &str) -> Result<(), String> {
+    let r = req
         .header("Authorization", &auth(token))
         .send()
         .await
@@ -52,6 +53,10 @@ pub async fn delete(token: &str, id: i64) -> Result<(), String> {
     } else {
         read::<serde_json::Value>(r).await.map(drop)
     }
+}
+
+pub async fn delete(token: &str, id: i64) -> Result<(), String> {
+    send_empty(Request::delete(&format!("/api/v1/runs/{id}")), token).await
 }
 
 /// Every sample of a run, fetched page by page (the agent caps one call).
@@ -82,16 +87,7 @@ pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {
 }
 
 pub async fn stop(token: &str, id: i64) -> Result<(), String> {
-    let r = Request::post(&format!("/api/v1/runs/{id}/stop"))
-        .header("Authorization", &auth(token))
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    if r.ok() {
-        Ok(())
-    } else {
-        read::<serde_json::Value>(r).await.map(drop)
-    }
+    send_empty(Request::post(&format!("/api/v1/runs/{id}/stop")), token).await
 }
 
 pub async fn targets(token: &str) -> Result<Vec<shared::api::TargetView>, String> {

@@ -146,7 +146,7 @@ pub fn fmt_gb(gb: f64) -> String {
 /// log2 of a block size, shown as the block size.
 pub fn fmt_log2_bytes(l: f64) -> String {
     let bytes = 2f64.powf(l).round() as u64;
-    crate::form::size_text(bytes)
+    shared::units::size_short(bytes)
 }
 
 fn y_bounds(data: &ChartData) -> (f64, f64) {

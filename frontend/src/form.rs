@@ -3,7 +3,7 @@
 //! agent's own validator (`shared`), so each error lands next to its field before anything is
 //! sent.
 
-use shared::units::{parse_duration_ms, parse_size};
+use shared::units::{parse_duration_ms, parse_size, size_short};
 use shared::{Backend, DataPattern, Rate, RwMode, WorkloadSpec};
 use std::collections::BTreeMap;
 
@@ -152,11 +152,6 @@ pub const FIELDS: &[Field] = &[
     },
 ];
 
-/// A size as the user would type it: `4K`, `1M`, `3G`, `512B`.
-pub fn size_text(bytes: u64) -> String {
-    shared::units::size_short(bytes)
-}
-
 /// A duration as the user would type it: `10s`, `5m`, `250ms`.
 pub fn duration_text(ms: u64) -> String {
     if ms != 0 && ms.is_multiple_of(60_000) {
@@ -178,12 +173,12 @@ impl SpecForm {
         let mut f = BTreeMap::new();
         f.insert("rw", spec.rw.as_str().to_string());
         f.insert("read_pct", spec.read_pct.to_string());
-        f.insert("bs", size_text(spec.bs));
+        f.insert("bs", size_short(spec.bs));
         f.insert("iodepth", spec.iodepth.to_string());
         f.insert("jobs", spec.jobs.to_string());
-        f.insert("offset", size_text(spec.offset));
-        f.insert("size", spec.size.map(size_text).unwrap_or_default());
-        f.insert("io_size", spec.io_size.map(size_text).unwrap_or_default());
+        f.insert("offset", size_short(spec.offset));
+        f.insert("size", spec.size.map(size_short).unwrap_or_default());
+        f.insert("io_size", spec.io_size.map(size_short).unwrap_or_default());
         f.insert("loops", spec.loops.to_string());
         f.insert(
             "runtime",

@@ -1,163 +1,33 @@
 //! Several runs read as one result: a CrystalDiskMark-style grid (one row per test, read
 //! and write side by side) when they are different tests, and a block-size chart when they
-//! are the same test at different block sizes (an ATTO-style sweep).
+//! are the same test at different block sizes (an ATTO-style sweep). The grouping is
+//! `shared::steps`' (the same code groups a preset run's steps, here and in the CLI).
 
 use shared::api::RunInfo;
-use shared::{RunSummary, WorkloadSpec};
 
-pub use shared::steps::{grid_from_steps, test_label, StepGridRow};
+pub use shared::steps::{grid_from_steps, sweep_from_steps, test_label, GridRow, SweepPoint};
 
-/// One row of the grid: the best read and write of the runs with that label.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GridRow {
-    pub label: String,
-    pub read_mb_s: Option<f64>,
-    pub write_mb_s: Option<f64>,
-    pub read_iops: Option<f64>,
-    pub write_iops: Option<f64>,
+fn measured(runs: &[RunInfo]) -> Vec<(&shared::WorkloadSpec, &shared::RunSummary)> {
+    runs.iter()
+        .filter_map(|r| r.summary.as_ref().map(|s| (&r.spec, s)))
+        .collect()
 }
 
-fn summary(r: &RunInfo) -> Option<&RunSummary> {
-    r.summary.as_ref().filter(|s| s.duration_ns > 0)
-}
-
-/// The grid, when the runs cover two or more different tests. Rows keep CrystalDiskMark's
-/// order: sequential before random, larger blocks and deeper queues first.
+/// The grid of picked runs, when they are two or more different tests.
 pub fn grid(runs: &[RunInfo]) -> Option<Vec<GridRow>> {
-    let mut rows: Vec<(WorkloadSpec, GridRow)> = Vec::new();
-    for r in runs {
-        let Some(s) = summary(r) else { continue };
-        let label = test_label(&r.spec);
-        let i = match rows.iter().position(|(_, row)| row.label == label) {
-            Some(i) => i,
-            None => {
-                rows.push((
-                    r.spec.clone(),
-                    GridRow {
-                        label,
-                        read_mb_s: None,
-                        write_mb_s: None,
-                        read_iops: None,
-                        write_iops: None,
-                    },
-                ));
-                rows.len() - 1
-            }
-        };
-        let row = &mut rows[i].1;
-        let best = |cur: Option<f64>, v: f64| Some(cur.map_or(v, |c| c.max(v)));
-        if s.read.ios > 0 {
-            row.read_mb_s = best(row.read_mb_s, s.read.mb_s);
-            row.read_iops = best(row.read_iops, s.read.iops);
-        }
-        if s.write.ios > 0 {
-            row.write_mb_s = best(row.write_mb_s, s.write.mb_s);
-            row.write_iops = best(row.write_iops, s.write.iops);
-        }
-    }
-    if rows.len() < 2 {
-        return None;
-    }
-    rows.sort_by_key(|(spec, _)| {
-        (
-            spec.rw.is_random(),
-            std::cmp::Reverse(spec.bs),
-            std::cmp::Reverse(spec.iodepth),
-            std::cmp::Reverse(spec.jobs),
-        )
-    });
-    Some(rows.into_iter().map(|(_, row)| row).collect())
+    shared::steps::grid(&measured(runs))
 }
 
-/// A block-size sweep among a run's steps (ATTO, ORION): MB/s per block size of the mode,
-/// depth and job count with the most block sizes.
-pub fn sweep_from_steps(steps: &[shared::StepReport]) -> Option<Vec<SweepPoint>> {
-    let key = |s: &shared::StepReport| (s.spec.rw.is_random(), s.spec.iodepth, s.spec.jobs);
-    let mut best: Option<Vec<SweepPoint>> = None;
-    for s in steps {
-        let mut pts: Vec<SweepPoint> = Vec::new();
-        for t in steps.iter().filter(|t| key(t) == key(s)) {
-            let p = match pts.iter_mut().find(|p| p.bs == t.spec.bs) {
-                Some(p) => p,
-                None => {
-                    pts.push(SweepPoint {
-                        bs: t.spec.bs,
-                        read_mb_s: 0.0,
-                        write_mb_s: 0.0,
-                        iops: 0.0,
-                    });
-                    pts.last_mut()?
-                }
-            };
-            p.read_mb_s = p.read_mb_s.max(t.summary.read.mb_s);
-            p.write_mb_s = p.write_mb_s.max(t.summary.write.mb_s);
-            p.iops = p.iops.max(t.summary.read.iops + t.summary.write.iops);
-        }
-        if pts.len() >= 2 && best.as_ref().is_none_or(|b| pts.len() > b.len()) {
-            pts.sort_by_key(|p| p.bs);
-            best = Some(pts);
-        }
-    }
-    best
-}
-
-/// One block size of a sweep.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SweepPoint {
-    pub bs: u64,
-    pub read_mb_s: f64,
-    pub write_mb_s: f64,
-    pub iops: f64,
-}
-
-/// The sweep, when the runs are one test (mode, depth, jobs) at two or more block sizes.
+/// The block-size sweep among picked runs.
 pub fn block_size_sweep(runs: &[RunInfo]) -> Option<Vec<SweepPoint>> {
-    let done: Vec<(&RunInfo, &RunSummary)> = runs
-        .iter()
-        .filter_map(|r| summary(r).map(|s| (r, s)))
-        .collect();
-    let (first, _) = done.first()?;
-    let same = |r: &RunInfo| {
-        (r.spec.rw.is_random(), r.spec.iodepth, r.spec.jobs)
-            == (
-                first.spec.rw.is_random(),
-                first.spec.iodepth,
-                first.spec.jobs,
-            )
-    };
-    if !done.iter().all(|(r, _)| same(r)) {
-        return None;
-    }
-    let mut pts: Vec<SweepPoint> = Vec::new();
-    for (r, s) in &done {
-        let p = match pts.iter_mut().find(|p| p.bs == r.spec.bs) {
-            Some(p) => p,
-            None => {
-                pts.push(SweepPoint {
-                    bs: r.spec.bs,
-                    read_mb_s: 0.0,
-                    write_mb_s: 0.0,
-                    iops: 0.0,
-                });
-                pts.last_mut()?
-            }
-        };
-        p.read_mb_s = p.read_mb_s.max(s.read.mb_s);
-        p.write_mb_s = p.write_mb_s.max(s.write.mb_s);
-        p.iops = p.iops.max(s.read.iops + s.write.iops);
-    }
-    if pts.len() < 2 {
-        return None;
-    }
-    pts.sort_by_key(|p| p.bs);
-    Some(pts)
+    shared::steps::sweep(&measured(runs))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use shared::report::RunStatus;
-    use shared::RwMode;
+    use shared::{RunSummary, RwMode, WorkloadSpec};
 
     fn run(rw: RwMode, bs: u64, qd: u32, mb_s: f64) -> RunInfo {
         let mut s = RunSummary {
@@ -208,10 +78,10 @@ mod tests {
         let labels: Vec<&str> = g.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(labels, ["SEQ1M Q8T1", "RND4K Q32T1", "RND4K Q1T1"]);
         assert_eq!(
-            (g[0].read_mb_s, g[0].write_mb_s),
+            (g[0].read_best, g[0].write_best),
             (Some(3500.0), Some(3100.0))
         );
-        assert_eq!(g[2].write_mb_s, None);
+        assert_eq!(g[2].write_best, None);
         assert!(grid(&runs[..1]).is_none(), "one test is not a grid");
     }
 

@@ -67,58 +67,146 @@ pub fn test_label(spec: &WorkloadSpec) -> String {
     )
 }
 
-/// One test of a CrystalDiskMark-style run (a `cdm` preset): best and mean over its passes.
+/// A measured test: its workload and summary (a run, or a step of one).
+pub type Measured<'a> = (&'a WorkloadSpec, &'a RunSummary);
+
+/// One test of a CrystalDiskMark-style grid: best and mean MB/s over its passes, best IOPS.
 #[derive(Clone, Debug, PartialEq)]
-pub struct StepGridRow {
+pub struct GridRow {
     pub label: String,
     pub read_best: Option<f64>,
     pub read_mean: Option<f64>,
     pub write_best: Option<f64>,
     pub write_mean: Option<f64>,
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
     pub passes: usize,
 }
 
-/// The grid of a run whose steps are tests with passes (`SEQ1M Q8T1 read #2`): MB/s best
-/// and mean per test and direction, in the run's order. `None` unless two or more tests.
-pub fn grid_from_steps(steps: &[StepReport]) -> Option<Vec<StepGridRow>> {
-    let mut rows: Vec<StepGridRow> = Vec::new();
-    let mut values: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
-    for s in steps {
-        let label = test_label(&s.spec);
-        let i = match rows.iter().position(|r| r.label == label) {
+/// The grid of several tests (a `cdm` run's steps, or runs picked in the history): one row
+/// per test label, in CrystalDiskMark's order (sequential first, larger blocks and deeper
+/// queues first). `None` unless two or more tests. Tests that measured nothing are left out.
+pub fn grid(items: &[Measured<'_>]) -> Option<Vec<GridRow>> {
+    struct Acc<'a> {
+        spec: &'a WorkloadSpec,
+        label: String,
+        read: Vec<(f64, f64)>,
+        write: Vec<(f64, f64)>,
+    }
+    let mut acc: Vec<Acc<'_>> = Vec::new();
+    for (spec, sum) in items.iter().filter(|(_, s)| s.duration_ns > 0) {
+        let label = test_label(spec);
+        let i = match acc.iter().position(|a| a.label == label) {
             Some(i) => i,
             None => {
-                rows.push(StepGridRow {
+                acc.push(Acc {
+                    spec,
                     label,
-                    read_best: None,
-                    read_mean: None,
-                    write_best: None,
-                    write_mean: None,
-                    passes: 0,
+                    read: Vec::new(),
+                    write: Vec::new(),
                 });
-                values.push((Vec::new(), Vec::new()));
-                rows.len() - 1
+                acc.len() - 1
             }
         };
-        let sum = &s.summary;
         if sum.read.ios > 0 {
-            values[i].0.push(sum.read.mb_s);
+            acc[i].read.push((sum.read.mb_s, sum.read.iops));
         }
         if sum.write.ios > 0 {
-            values[i].1.push(sum.write.mb_s);
+            acc[i].write.push((sum.write.mb_s, sum.write.iops));
         }
     }
-    if rows.len() < 2 {
+    if acc.len() < 2 {
         return None;
     }
-    let best = |v: &[f64]| v.iter().cloned().reduce(f64::max);
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    for (row, (r, w)) in rows.iter_mut().zip(&values) {
-        row.read_best = best(r);
-        row.read_mean = mean(r);
-        row.write_best = best(w);
-        row.write_mean = mean(w);
-        row.passes = r.len().max(w.len());
+    acc.sort_by_key(|a| {
+        let s = a.spec;
+        (
+            s.rw.is_random(),
+            std::cmp::Reverse(s.bs),
+            std::cmp::Reverse(s.iodepth),
+            std::cmp::Reverse(s.jobs),
+        )
+    });
+    let best = |v: &[(f64, f64)], f: fn(&(f64, f64)) -> f64| v.iter().map(f).reduce(f64::max);
+    let mean = |v: &[(f64, f64)]| {
+        (!v.is_empty()).then(|| v.iter().map(|x| x.0).sum::<f64>() / v.len() as f64)
+    };
+    Some(
+        acc.into_iter()
+            .map(|a| GridRow {
+                read_best: best(&a.read, |x| x.0),
+                read_mean: mean(&a.read),
+                write_best: best(&a.write, |x| x.0),
+                write_mean: mean(&a.write),
+                read_iops: best(&a.read, |x| x.1),
+                write_iops: best(&a.write, |x| x.1),
+                passes: a.read.len().max(a.write.len()),
+                label: a.label,
+            })
+            .collect(),
+    )
+}
+
+/// The grid of a run's steps.
+pub fn grid_from_steps(steps: &[StepReport]) -> Option<Vec<GridRow>> {
+    grid(
+        &steps
+            .iter()
+            .map(|s| (&s.spec, &s.summary))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// One block size of a sweep: the best MB/s per direction and the best IOPS at that size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepPoint {
+    pub bs: u64,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+    pub iops: f64,
+}
+
+/// A block-size sweep among several tests (an ATTO or ORION run's steps, or picked runs):
+/// the tests of one order (sequential or random), depth and job count with the most distinct
+/// block sizes, at least two. Block sizes ascending.
+pub fn sweep(items: &[Measured<'_>]) -> Option<Vec<SweepPoint>> {
+    let done: Vec<&Measured<'_>> = items.iter().filter(|(_, s)| s.duration_ns > 0).collect();
+    let key = |s: &WorkloadSpec| (s.rw.is_random(), s.iodepth, s.jobs);
+    let mut best: Option<Vec<SweepPoint>> = None;
+    for (spec, _) in &done {
+        let mut pts: Vec<SweepPoint> = Vec::new();
+        for (t, sum) in done.iter().filter(|(t, _)| key(t) == key(spec)) {
+            let i = match pts.iter().position(|p| p.bs == t.bs) {
+                Some(i) => i,
+                None => {
+                    pts.push(SweepPoint {
+                        bs: t.bs,
+                        read_mb_s: 0.0,
+                        write_mb_s: 0.0,
+                        iops: 0.0,
+                    });
+                    pts.len() - 1
+                }
+            };
+            let p = &mut pts[i];
+            p.read_mb_s = p.read_mb_s.max(sum.read.mb_s);
+            p.write_mb_s = p.write_mb_s.max(sum.write.mb_s);
+            p.iops = p.iops.max(sum.read.iops + sum.write.iops);
+        }
+        if pts.len() >= 2 && best.as_ref().is_none_or(|b| pts.len() > b.len()) {
+            pts.sort_by_key(|p| p.bs);
+            best = Some(pts);
+        }
     }
-    Some(rows)
+    best
+}
+
+/// The sweep among a run's steps.
+pub fn sweep_from_steps(steps: &[StepReport]) -> Option<Vec<SweepPoint>> {
+    sweep(
+        &steps
+            .iter()
+            .map(|s| (&s.spec, &s.summary))
+            .collect::<Vec<_>>(),
+    )
 }

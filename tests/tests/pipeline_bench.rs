@@ -83,6 +83,7 @@ fn streaming_and_persistence_cost() {
             ratios[1],
             ratios.iter().map(|r| format!("{r:.3}")).collect::<Vec<_>>()
         );
+        assert!(complete, "a client missed samples at {interval} ms");
     }
     println!(
         "agent resident memory after the runs: {} MiB",

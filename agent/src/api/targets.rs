@@ -22,29 +22,24 @@ pub async fn presets(_: Viewer) -> Json<Vec<Preset>> {
 }
 
 fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
-    let (kind, size, in_use, device) = if path.is_dir() {
-        ("directory".to_string(), None, Vec::new(), None)
-    } else {
-        match TargetInfo::probe(path, None) {
-            Ok(t) => (
-                t.kind.as_str().to_string(),
-                Some(t.size),
-                t.in_use(),
-                crate::devices::under(&t),
-            ),
-            Err(_) if !path.exists() => ("missing".to_string(), None, Vec::new(), None),
-            Err(e) => ("unusable".to_string(), None, vec![e.to_string()], None),
-        }
+    let probed = (!path.is_dir()).then(|| TargetInfo::probe(path, None));
+    let (kind, size, in_use) = match &probed {
+        None => ("directory".to_string(), None, Vec::new()),
+        Some(Ok(t)) => (t.kind.as_str().to_string(), Some(t.size), t.in_use()),
+        Some(Err(_)) if !path.exists() => ("missing".to_string(), None, Vec::new()),
+        Some(Err(e)) => ("unusable".to_string(), None, vec![e.to_string()]),
     };
+    let target = probed.and_then(Result::ok);
+    let device = target.as_ref().and_then(crate::devices::under);
     // A file's temperature comes from beside it (the emulated SSD) when its device has none.
     let temperature_c = device
         .as_ref()
         .and_then(|d| d.health.as_ref())
         .and_then(|h| h.temperature_c)
         .or_else(|| {
-            TargetInfo::probe(path, None)
-                .ok()
-                .and_then(|t| crate::temperature::TempSource::for_target(&t))
+            target
+                .as_ref()
+                .and_then(crate::temperature::TempSource::for_target)
                 .and_then(|s| s.read())
         });
     TargetView {

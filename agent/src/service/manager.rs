@@ -132,6 +132,33 @@ impl Manager {
             .map(|a| a.id)
     }
 
+    /// A write to `target` (as the request named it) may go ahead: the access rules allow it
+    /// and, for a block device, `confirm` repeats its path (comma-separated when a run
+    /// writes several devices).
+    fn authorize_write(
+        &self,
+        target: &crate::target::TargetInfo,
+        named: &str,
+        confirm: Option<&str>,
+    ) -> Result<(), ServiceError> {
+        self.access.check_write(target)?;
+        if target.kind != crate::target::TargetKind::Block {
+            return Ok(());
+        }
+        let confirmed = confirm.is_some_and(|c| {
+            c.split(',')
+                .map(str::trim)
+                .any(|x| x == named || std::path::Path::new(x) == target.path)
+        });
+        if confirmed {
+            Ok(())
+        } else {
+            Err(ServiceError::ConfirmDevice(
+                target.path.display().to_string(),
+            ))
+        }
+    }
+
     /// Validates, checks access and starts a run. Blocking (probes and may create the target).
     pub fn start(self: &Arc<Self>, req: &CreateRun) -> Result<RunId, ServiceError> {
         if self.shutting_down.load(Ordering::Relaxed) {
@@ -194,18 +221,7 @@ impl Manager {
             return Err(ServiceError::SpecOrPreset("neither"));
         };
         if plans.iter().any(|p| p.plan.writes()) {
-            let target = first.plan.target();
-            self.access.check_write(target)?;
-            if target.kind == crate::target::TargetKind::Block {
-                let confirmed = req.confirm.as_deref().is_some_and(|c| {
-                    c.split(',').any(|x| {
-                        x.trim() == req.target || std::path::Path::new(x.trim()) == target.path
-                    })
-                });
-                if !confirmed {
-                    return Err(ServiceError::ConfirmDevice(path.display().to_string()));
-                }
-            }
+            self.authorize_write(first.plan.target(), &req.target, req.confirm.as_deref())?;
         }
         let spec = first.plan.spec().clone();
         // The further targets of a multi-target run: same workload, same checks.
@@ -213,15 +229,8 @@ impl Manager {
         for p in &also {
             let plan = measure::plan(&spec, p)?;
             if plan.writes() {
-                let t = plan.target();
-                self.access.check_write(t)?;
-                let listed = req.confirm.as_deref().is_some_and(|c| {
-                    c.split(',')
-                        .any(|x| std::path::Path::new(x.trim()) == t.path)
-                });
-                if t.kind == crate::target::TargetKind::Block && !listed {
-                    return Err(ServiceError::ConfirmDevice(t.path.display().to_string()));
-                }
+                let named = p.display().to_string();
+                self.authorize_write(plan.target(), &named, req.confirm.as_deref())?;
             }
             also_plans.push(plan);
         }

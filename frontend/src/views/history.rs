@@ -295,8 +295,8 @@ fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
                         <tbody>{rows.into_iter().map(|r| view! {
                             <tr>
                                 <th>{r.label}</th>
-                                <td class="num big">{cell(r.read_mb_s)}</td>
-                                <td class="num big">{cell(r.write_mb_s)}</td>
+                                <td class="num big">{cell(r.read_best)}</td>
+                                <td class="num big">{cell(r.write_best)}</td>
                                 <td class="num">{r.read_iops.map(|v| format!("{v:.0}")).unwrap_or_else(|| "–".into())}</td>
                                 <td class="num">{r.write_iops.map(|v| format!("{v:.0}")).unwrap_or_else(|| "–".into())}</td>
                             </tr>
