@@ -80,9 +80,11 @@ impl<'r> UringBackend<'r> {
         let fixed_bufs = bufs.count() <= usize::from(u16::MAX)
             && unsafe { submitter.register_buffers(&bufs.iovecs()) }.is_ok();
         let ring_fd = submitter.register_ring_fd().is_ok();
+        let huge = bufs.huge_pages();
         for (on, name) in [
             (fixed_file, "registered_file"),
             (fixed_bufs, "fixed_buffers"),
+            (huge, "huge_page_buffers"),
             (ring_fd, "registered_ring_fd"),
             (ext_arg, "wait_timeout"),
             (min_wait, "batch_min_wait"),
