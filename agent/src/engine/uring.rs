@@ -24,11 +24,13 @@ pub fn build_ring(depth: u32) -> io::Result<(IoUring, Vec<&'static str>)> {
     let cq = entries * 2;
     type Flags = fn(&mut io_uring::Builder);
     let attempts: [(&[&'static str], Flags); 3] = [
-        (&["single_issuer", "defer_taskrun"], |b| {
-            b.setup_single_issuer().setup_defer_taskrun();
+        (&["single_issuer", "defer_taskrun", "taskrun_flag"], |b| {
+            b.setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_taskrun_flag();
         }),
-        (&["coop_taskrun"], |b| {
-            b.setup_coop_taskrun();
+        (&["coop_taskrun", "taskrun_flag"], |b| {
+            b.setup_coop_taskrun().setup_taskrun_flag();
         }),
         (&[], |_| {}),
     ];
@@ -191,7 +193,14 @@ impl IoBackend for UringBackend<'_> {
     #[inline]
     fn submit_and_wait(&mut self, want: u32, timeout_ns: u64) -> io::Result<()> {
         self.sq.sync();
-        let r = if self.ext_arg && want > 0 {
+        self.cq.sync();
+        // Never sleep while completions are ready: when the kernel has some waiting (in the
+        // CQ, or as deferred task work it flags), submit and collect them without waiting.
+        // Only a wait that must sleep anyway waits for a batch.
+        let ready = !self.cq.is_empty() || self.sq.taskrun();
+        let r = if ready {
+            self.submitter.submit()
+        } else if self.ext_arg && want > 0 {
             let ts = Timespec::new()
                 .sec(timeout_ns / 1_000_000_000)
                 .nsec((timeout_ns % 1_000_000_000) as u32);
@@ -240,6 +249,7 @@ impl IoBackend for UringBackend<'_> {
 
 impl Drop for UringBackend<'_> {
     fn drop(&mut self) {
+
         // The job loop drains every I/O before it returns; after a failed submit some may
         // still be in flight: give them a moment, and leak the buffers if they do not finish.
         for _ in 0..100 {
