@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Dashboard benchmark: builds the release agent with the dashboard, starts it on a scratch
-# folder, starts a run, and measures in headless Chromium (bench/dashboard.mjs).
+# folder, starts a run, and measures in headless Chromium (bench/dashboard.mjs); writes
+# bench/out/dashboard.json for bench/report.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build-frontend.sh >/dev/null 2>&1
@@ -18,5 +19,17 @@ curl -fs -H 'Authorization: Bearer bench-op' -H 'Content-Type: application/json'
   -d "{\"target\": \"$scratch\", \"spec\": {\"rw\": \"randread\", \"bs\": 4096, \"iodepth\": 4, \"runtime_ms\": 120000, \"interval_ms\": 200}}" \
   http://127.0.0.1:7988/api/v1/runs >/dev/null
 sleep 1
-node bench/dashboard.mjs http://127.0.0.1:7988 bench-view | tee "$data/result.json"
-python3 bench/dashboard_doc.py "$data/result.json" docs/benchmarks.md
+mkdir -p bench/out
+node bench/dashboard.mjs http://127.0.0.1:7988 bench-view >"$data/result.json"
+# Add the bundle's sizes (raw and gzipped at level 9) for bench/report.py.
+python3 - "$data/result.json" bench/out/dashboard.json <<'PY'
+import gzip, json, platform, os, sys, time
+r = json.load(open(sys.argv[1]))
+for name in ("frontend_bg.wasm", "frontend.js"):
+    b = open(os.path.join("static/pkg", name), "rb").read()
+    r.setdefault("bundle", {})[name] = dict(bytes=len(b), gzip=len(gzip.compress(b, 9)))
+r.update(generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), host=platform.node(),
+         cpus=os.cpu_count())
+json.dump(r, open(sys.argv[2], "w"), indent=1)
+print(json.dumps(r, indent=1))
+PY

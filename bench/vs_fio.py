@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""diskscope against fio, side by side, in one invocation.
+"""diskscope against fio, side by side, in one invocation (issue 7, cases 1 and 2).
 
-Runs fio (the reference meter) and diskscope alternately on the same targets — a file on the
-root filesystem with O_DIRECT and a loop device backed by a file in /dev/shm (root only) —
-for 4K randread QD1/QD32, 4K randwrite QD32, 1M read/write QD8 and 4K randrw 50/50 QD32, plus
-the null backend against fio's null engine. Each case runs --pairs times (fio, diskscope,
-fio, diskscope, ...); the table gives medians and the median of the per-pair ratios
-diskscope/fio. CPU is measured for the whole process (user + sys from wait4, which includes
-io_uring worker threads), not from fio's own per-thread figure.
+Case 1, engine overhead: diskscope's null backend against `fio --ioengine=null`, 4K, QD 1,
+32 and 128, with 1 and 2 jobs.
+Case 2, real targets: a file on the root filesystem with O_DIRECT and a loop device backed by
+a file in /dev/shm (root only): 4K randread QD1 and QD32, 4K randwrite QD32, 1M read QD8 (and,
+beyond the issue, 1M write QD8 and 4K randrw 50/50 QD32), fio with io_uring, fixed buffers and
+registered files.
 
-Usage: bench/vs_fio.py [--pairs 3] [--runtime 5] [--out docs/benchmarks.md]
+Each case runs --pairs times, alternating (fio, diskscope, fio, diskscope, ...). CPU is user +
+sys of the whole process tree from wait4 (io_uring worker threads and fio's job threads
+included), not fio's own per-thread figure. Every measurement is written to --out as JSON;
+bench/report.py turns it into docs/benchmarks.md.
+
+Usage: bench/vs_fio.py [--pairs 3] [--runtime 5] [--out bench/out/engine.json] [--cases 1M,null]
 """
 
 import argparse
@@ -17,30 +21,30 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "diskscope")
+BIN = os.environ.get("DISKSCOPE_BIN", os.path.join(ROOT, "target", "release", "diskscope"))
 
-CASES = [
-    # name, rw, bs, iodepth
-    ("4K randread QD1", "randread", "4k", 1),
-    ("4K randread QD32", "randread", "4k", 32),
-    ("4K randwrite QD32", "randwrite", "4k", 32),
-    ("1M read QD8", "read", "1m", 8),
-    ("1M write QD8", "write", "1m", 8),
-    ("4K randrw 50/50 QD32", "randrw", "4k", 32),
+REAL_CASES = [
+    # name, rw, bs, iodepth, named by the issue
+    ("4K randread QD1", "randread", "4k", 1, True),
+    ("4K randread QD32", "randread", "4k", 32, True),
+    ("4K randwrite QD32", "randwrite", "4k", 32, True),
+    ("1M read QD8", "read", "1m", 8, True),
+    ("1M write QD8", "write", "1m", 8, False),
+    ("4K randrw 50/50 QD32", "randrw", "4k", 32, False),
 ]
 NULL_DEPTHS = [1, 32, 128]
+NULL_JOBS = [1, 2]
 SIZE = "1G"
 
 
 def timed(cmd):
-    """Runs cmd; returns (stdout, cpu seconds of the whole process tree it waited for)."""
+    """Runs cmd; returns (stdout, CPU seconds of the whole process tree it waited for)."""
     with tempfile.TemporaryFile() as out:
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
         _, status, ru = os.wait4(p.pid, 0)
@@ -52,10 +56,22 @@ def timed(cmd):
         return out.read().decode(), ru.ru_utime + ru.ru_stime
 
 
-def run_fio(target, rw, bs, qd, runtime, engine="io_uring"):
-    cmd = ["fio", "--name=bench", f"--filename={target}", f"--rw={rw}", f"--bs={bs}",
+def fio_lat(d):
+    """Total latency (submission + completion, fio's `lat`, as diskscope measures it)."""
+    lat = d["lat_ns"]
+    pct = lat.get("percentile", {})
+    return dict(mean=lat.get("mean", 0.0), p50=pct.get("50.000000", 0),
+                p99=pct.get("99.000000", 0), p999=pct.get("99.900000", 0))
+
+
+PIN = []
+
+
+def run_fio(target, rw, bs, qd, runtime, jobs=1, engine="io_uring"):
+    cmd = PIN + ["fio", "--name=bench", f"--filename={target}", f"--rw={rw}", f"--bs={bs}",
            f"--iodepth={qd}", f"--runtime={runtime}", "--time_based", f"--size={SIZE}",
-           "--output-format=json", "--randrepeat=0", "--norandommap", "--lat_percentiles=1"]
+           "--output-format=json", "--randrepeat=0", "--norandommap", "--lat_percentiles=1",
+           f"--numjobs={jobs}", "--thread", "--group_reporting"]
     if engine == "null":
         cmd += ["--ioengine=null"]
     else:
@@ -68,48 +84,29 @@ def run_fio(target, rw, bs, qd, runtime, engine="io_uring"):
     secs = max(job["read"]["runtime"], job["write"]["runtime"]) / 1000.0
     nbytes = job["read"]["io_bytes"] + job["write"]["io_bytes"]
     main = job["read"] if job["read"]["total_ios"] else job["write"]
-    # Total latency (submission + completion), as diskscope measures it; fio's clat alone
-    # misses I/O that completes inline during submission.
-    p50 = main["lat_ns"].get("percentile", {}).get("50.000000", 0)
-    return dict(iops=ios / secs, mbs=nbytes / secs / 1e6, p50=p50, cpu=cpu, ios=ios)
+    return dict(iops=ios / secs, mbs=nbytes / secs / 1e6, cpu=cpu, ios=ios, **fio_lat(main))
 
 
-def run_ds(target, rw, bs, qd, runtime, backend="uring"):
+def run_ds(target, rw, bs, qd, runtime, jobs=1, backend="uring"):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        cmd = [BIN, "run", "--target", target, "--rw", rw, "--bs", bs, "--iodepth", str(qd),
+        cmd = PIN + [BIN, "run", "--target", target, "--rw", rw, "--bs", bs, "--iodepth", str(qd),
                "--runtime", f"{runtime}s", "--size", SIZE, "--json", f.name, "-q",
-               "--backend", backend]
+               "--backend", backend, "--jobs", str(jobs)]
         _, cpu = timed(cmd)
         r = json.load(open(f.name))
     s = r["summary"]
     ios = s["read"]["ios"] + s["write"]["ios"]
     secs = s["duration_ns"] / 1e9
     main = s["read"] if s["read"]["ios"] else s["write"]
+    lat = main["lat"]
     return dict(iops=ios / secs, mbs=(s["read"]["bytes"] + s["write"]["bytes"]) / secs / 1e6,
-                p50=main["lat"]["p50_ns"], cpu=cpu, ios=ios)
+                cpu=cpu, ios=ios, mean=lat["mean_ns"], p50=lat["p50_ns"], p99=lat["p99_ns"],
+                p999=lat["p99_9_ns"], features=r["environment"].get("ring_features", []),
+                io_workers=r["environment"].get("io_workers_seen", 0))
 
 
 def pairs(n, fio_fn, ds_fn):
-    res = []
-    for _ in range(n):
-        res.append((fio_fn(), ds_fn()))
-    return res
-
-
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
-
-
-def ratio(res, key, invert=False):
-    rs = []
-    for f, d in res:
-        if f[key] and d[key]:
-            rs.append(f[key] / d[key] if invert else d[key] / f[key])
-    return med(rs), (min(rs) if rs else float("nan")), (max(rs) if rs else float("nan"))
-
-
-def cpu_per_mio(r):
-    return r["cpu"] / r["ios"] * 1e6 if r["ios"] else float("nan")
+    return [dict(fio=fio_fn(), ds=ds_fn()) for _ in range(n)]
 
 
 def setup_loop(size_bytes):
@@ -123,120 +120,83 @@ def setup_loop(size_bytes):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--runtime", type=int, default=5)
     ap.add_argument("--dir", default="/var/tmp/diskscope-bench")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
-    ap.add_argument("--cases", default="", help="comma-separated substrings of case names to run")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "engine.json"))
+    ap.add_argument("--cpu", default=str(os.cpu_count() - 1),
+                    help="CPU list both tools are pinned to for case 2 (taskset -c; 'none' for no "
+                         "pinning). Unpinned, the loop device's QD1 latency depends on whether its "
+                         "worker lands on the tool's CPU and swings 2x between runs")
+    ap.add_argument("--cases", default="",
+                    help="comma-separated substrings of case names to run ('null' for case 1)")
     args = ap.parse_args()
+    if args.pairs < 1 or args.runtime < 1:
+        sys.exit(f"--pairs {args.pairs} / --runtime {args.runtime}: both must be at least 1")
     if not shutil.which("fio"):
         sys.exit("fio is not installed (apt-get install fio)")
-    subprocess.check_call(["cargo", "build", "--release", "-q", "-p", "agent", "--bin", "diskscope"], cwd=ROOT)
+    if not os.path.exists(BIN):
+        subprocess.check_call(["cargo", "build", "--release", "-q", "-p", "agent", "--bin",
+                               "diskscope"], cwd=ROOT)
+    wanted = [c for c in args.cases.split(",") if c]
+    want = lambda name: not wanted or any(w in name for w in wanted)
+    results = dict(pairs=args.pairs, runtime_s=args.runtime,
+                   generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                   host=platform.node(), kernel=platform.release(), cpus=os.cpu_count(),
+                   fio=subprocess.check_output(["fio", "--version"]).decode().strip(),
+                   null=[], real=[])
+
+    for jobs in NULL_JOBS:
+        for qd in NULL_DEPTHS:
+            if not want(f"null QD{qd} jobs{jobs}"):
+                continue
+            print(f"null QD{qd} jobs {jobs}", file=sys.stderr)
+            res = pairs(args.pairs,
+                        lambda: run_fio("null", "randread", "4k", qd, args.runtime, jobs, "null"),
+                        lambda: run_ds("null", "randread", "4k", qd, args.runtime, jobs, "null"))
+            results["null"].append(dict(qd=qd, jobs=jobs, pairs=res))
+
     os.makedirs(args.dir, exist_ok=True)
     file_target = os.path.join(args.dir, "bench.bin")
-    # Lay the file out with real data once, for both tools.
-    subprocess.check_call([BIN, "run", "--target", file_target, "--size", SIZE, "--rw", "write",
-                           "--bs", "1M", "--iodepth", "8", "-q"], stdout=subprocess.DEVNULL)
-    targets = [("file (ext4/xfs, O_DIRECT)", file_target)]
-    dev, backing = setup_loop(1 << 30)
-    if dev:
-        subprocess.check_call([BIN, "run", "--target", dev, "--rw", "write", "--bs", "1M",
-                               "--iodepth", "8", "-q"], stdout=subprocess.DEVNULL)
-        targets.append((f"loop device ({dev}, backed by /dev/shm)", dev))
-    else:
-        print("note: not root or no losetup: loop device cases skipped", file=sys.stderr)
-    wanted = [c for c in args.cases.split(",") if c]
-    rows = []
+    real = [c for c in REAL_CASES if want(c[0])]
+    targets = []
+    dev = backing = None
+    if real:
+        # Lay the file out with real data once, for both tools (a sparse file reads 10x fast).
+        subprocess.check_call([BIN, "run", "--target", file_target, "--size", SIZE, "--rw",
+                               "write", "--bs", "1M", "--iodepth", "8", "-q"],
+                              stdout=subprocess.DEVNULL)
+        targets.append(("file", "file on the root filesystem, O_DIRECT", file_target))
+        dev, backing = setup_loop(1 << 30)
+        if dev:
+            subprocess.check_call([BIN, "run", "--target", dev, "--rw", "write", "--bs", "1M",
+                                   "--iodepth", "8", "-q"], stdout=subprocess.DEVNULL)
+            targets.append(("loop", "loop device backed by a file in /dev/shm", dev))
+        else:
+            print("note: not root or no losetup: loop device cases skipped", file=sys.stderr)
+            results["skipped"] = "loop device cases: not root or no losetup"
+    if args.cpu != "none" and shutil.which("taskset"):
+        PIN[:] = ["taskset", "-c", args.cpu]
+        results["pinned_cpus"] = args.cpu
     try:
-        for tname, target in targets:
-            for name, rw, bs, qd in CASES:
-                if wanted and not any(w in name for w in wanted):
-                    continue
-                print(f"{tname}: {name}", file=sys.stderr)
+        for kind, desc, target in targets:
+            for name, rw, bs, qd, named in real:
+                print(f"{kind}: {name}", file=sys.stderr)
                 res = pairs(args.pairs,
                             lambda: run_fio(target, rw, bs, qd, args.runtime),
                             lambda: run_ds(target, rw, bs, qd, args.runtime))
-                rows.append((tname, name, res))
-        null_rows = []
-        for qd in NULL_DEPTHS:
-            if wanted and not any(w in "null" for w in wanted):
-                continue
-            print(f"null QD{qd}", file=sys.stderr)
-            res = pairs(args.pairs,
-                        lambda: run_fio("null", "randread", "4k", qd, args.runtime, engine="null"),
-                        lambda: run_ds("null", "randread", "4k", qd, args.runtime, backend="null"))
-            null_rows.append((qd, res))
+                results["real"].append(dict(target=kind, target_desc=desc, device=target,
+                                            name=name, named=named, pairs=res))
     finally:
         if dev:
             subprocess.call(["losetup", "-d", dev])
             os.unlink(backing)
-    write_report(args, rows, null_rows)
-
-
-def fmt_ratio(r):
-    m, lo, hi = r
-    return f"**{m:.2f}** ({lo:.2f}–{hi:.2f})"
-
-
-def write_report(args, rows, null_rows):
-    fio_ver = subprocess.check_output(["fio", "--version"]).decode().strip()
-    lines = [
-        "# Benchmarks: diskscope against fio",
-        "",
-        f"Generated by `bench/vs_fio.py --pairs {args.pairs} --runtime {args.runtime}` on "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, host `{platform.node()}`, kernel "
-        f"{platform.release()}, {os.cpu_count()} CPUs, {fio_ver}.",
-        "",
-        "fio runs with `--ioengine=io_uring --fixedbufs --registerfiles --direct=1 --norandommap`;",
-        "diskscope with its defaults (io_uring, fixed buffers, registered file, O_DIRECT, uniform",
-        "random offsets). Each case runs as alternating pairs; figures are medians, ratios are",
-        "the median (and range) of the per-pair ratios diskscope/fio. CPU is user + sys of the",
-        "whole process from wait4 (io_uring worker threads included). p50 is the completion",
-        "latency median (submit → complete; fio's `lat`, not `clat`) of the first direction",
-        "(reads in mixed runs).",
-        "",
-        "| target | case | fio IOPS | ds IOPS | IOPS ratio | MB/s ratio | fio p50 µs | ds p50 µs | p50 ratio | fio CPU s/MIO | ds CPU s/MIO | CPU/IO ratio |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for tname, name, res in rows:
-        f = [r[0] for r in res]
-        d = [r[1] for r in res]
-        cpu_ratio = med([cpu_per_mio(b) / cpu_per_mio(a) for a, b in res if a["ios"] and b["ios"]])
-        lines.append(
-            f"| {tname} | {name} | {med([x['iops'] for x in f]):,.0f} | {med([x['iops'] for x in d]):,.0f} | "
-            f"{fmt_ratio(ratio(res, 'iops'))} | {fmt_ratio(ratio(res, 'mbs'))} | "
-            f"{med([x['p50'] for x in f]) / 1e3:.1f} | {med([x['p50'] for x in d]) / 1e3:.1f} | "
-            f"{fmt_ratio(ratio(res, 'p50'))} | {med([cpu_per_mio(x) for x in f]):.2f} | "
-            f"{med([cpu_per_mio(x) for x in d]):.2f} | {cpu_ratio:.2f} |")
-    if null_rows:
-        lines += [
-            "",
-            "## Engine overhead: null backends (4K randread, nothing touches a device)",
-            "",
-            "| QD | fio null IOPS | ds null IOPS | IOPS ratio | fio IOPS per CPU-s | ds IOPS per CPU-s | per-CPU ratio |",
-            "|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for qd, res in null_rows:
-            f = [r[0] for r in res]
-            d = [r[1] for r in res]
-            per_cpu = lambda x: x["ios"] / x["cpu"] if x["cpu"] else float("nan")
-            pr = med([per_cpu(b) / per_cpu(a) for a, b in res])
-            lines.append(
-                f"| {qd} | {med([x['iops'] for x in f]):,.0f} | {med([x['iops'] for x in d]):,.0f} | "
-                f"{fmt_ratio(ratio(res, 'iops'))} | {med([per_cpu(x) for x in f]):,.0f} | "
-                f"{med([per_cpu(x) for x in d]):,.0f} | {pr:.2f} |")
-    text = "\n".join(lines) + "\n"
-    # The dashboard's section is written by bench/dashboard.sh: keep it.
-    if os.path.exists(args.out):
-        old = open(args.out).read()
-        at = old.find("\n## Dashboard")
-        if at >= 0:
-            text += old[at:]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as fh:
-        fh.write(text)
-    print(text)
+        json.dump(results, fh, indent=1)
+    print(f"wrote {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -167,10 +167,28 @@ impl LoopDevice {
     /// A loop device of `size` bytes with the given logical sector size. `Err` says why
     /// loop devices cannot be used here (the caller skips).
     pub fn new(size: u64, sector_size: u32) -> Result<Self, String> {
+        Self::backed_by(disk_tempdir(), size, sector_size, true)
+    }
+
+    /// A loop device over a file in /dev/shm (memory): the fastest block device there is
+    /// without hardware, for measuring the engine rather than a disk.
+    pub fn in_memory(size: u64) -> Result<Self, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("diskscope-test-")
+            .tempdir_in("/dev/shm")
+            .map_err(|e| format!("no /dev/shm: {e}"))?;
+        Self::backed_by(dir, size, 512, false)
+    }
+
+    fn backed_by(
+        dir: tempfile::TempDir,
+        size: u64,
+        sector_size: u32,
+        direct: bool,
+    ) -> Result<Self, String> {
         if !is_root() {
             return Err("needs root for losetup".into());
         }
-        let dir = disk_tempdir();
         let backing = dir.path().join("backing.img");
         let f = std::fs::File::create(&backing).map_err(|e| e.to_string())?;
         f.set_len(size).map_err(|e| e.to_string())?;
@@ -181,7 +199,11 @@ impl LoopDevice {
             &[
                 "--find",
                 "--show",
-                "--direct-io=on",
+                if direct {
+                    "--direct-io=on"
+                } else {
+                    "--direct-io=off"
+                },
                 "--sector-size",
                 &ss,
                 b,

@@ -1,15 +1,36 @@
-//! The live pipeline's cost (issue 7, case 3), as a benchmark, not a test: ignored by default.
-//! The same 4K random-read QD32 run on a loop device with no subscriber and with 20
-//! WebSocket clients, at 100 ms and 1 s intervals, alternating, 3 pairs each; prints the
-//! median IOPS ratio, whether every client got every sample, and the agent's resident memory.
+//! The live pipeline's cost (issue 7, case 3), as a benchmark, not a test: ignored by default,
+//! run by `bench/run.sh`.
+//!
+//! The same 4K random-read QD32 run on a loop device backed by /dev/shm three ways, in
+//! alternating triples: the CLI alone (no service, no database), `diskscope serve` with no
+//! client (persisting to SQLite), and `diskscope serve` streaming to 20 WebSocket clients
+//! (persisting too); at 100 ms and 1 s intervals. Every client must get every sample and the
+//! database must hold every sample. Then one long run (10 minutes unless told otherwise) at
+//! 100 ms with 20 clients, the agent's resident memory sampled throughout.
 //!
 //! `cargo build --release -p agent && DISKSCOPE_BIN=$PWD/target/release/diskscope \
 //!  cargo test --release -p tests --test pipeline_bench -- --ignored --nocapture`
+//! Knobs (environment): DISKSCOPE_BENCH_PAIRS (3), DISKSCOPE_BENCH_RUN_SECS (5),
+//! DISKSCOPE_BENCH_RSS_SECS (600; 0 skips the long run), DISKSCOPE_BENCH_OUT (a JSON file
+//! for bench/report.py).
 
-use serde_json::json;
+use serde_json::{json, Value};
 use shared::api::ClientMsg;
-use tests::server::{Server, WsClient, OP};
+use std::time::{Duration, Instant};
+use tests::server::{Server, WsClient, OP, VIEW};
 use tests::*;
+
+const CLIENTS: usize = 20;
+
+fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+        })
+        .unwrap_or(default)
+}
 
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -20,73 +41,208 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn iops(run: &serde_json::Value) -> f64 {
+fn iops(run: &Value) -> f64 {
     run["summary"]["read"]["iops"].as_f64().unwrap_or(0.0)
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut s = xs.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+/// Waits (up to `secs` + a minute) for the run to end; returns its record.
+fn wait_end(server: &Server, id: i64, secs: u64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(secs + 60);
+    while Instant::now() < deadline {
+        let (_, v) = server.get(&format!("/api/v1/runs/{id}"), VIEW);
+        if v["status"] == "completed" {
+            return v;
+        }
+        assert!(
+            v["status"] != "failed" && v["status"] != "stopped",
+            "run {id} ended as {}: {v}",
+            v["status"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("run {id} did not complete within {secs} s + 60 s");
+}
+
+/// The run on the CLI alone: no service, no database, no clients.
+fn cli_iops(dev: &str, secs: u64, interval_ms: u64) -> f64 {
+    let out = disk_tempdir();
+    let json = out.path().join("run.json");
+    let o = diskscope(&[
+        "run",
+        "--target",
+        dev,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "32",
+        "--runtime",
+        &format!("{secs}s"),
+        "--interval-ms",
+        &interval_ms.to_string(),
+        "-q",
+        "--json",
+        json.to_str().expect("utf-8 path"),
+    ]);
+    assert!(o.status.success(), "CLI run failed: {}", stderr(&o));
+    read_report(&json).summary.read.iops
+}
+
+/// Starts the run with `clients` subscribers; returns (IOPS, whether every client got every
+/// sample and the database holds them all, samples).
+fn served(
+    rt: &tokio::runtime::Runtime,
+    server: &Server,
+    spec: &Value,
+    clients: usize,
+) -> (f64, bool, usize) {
+    rt.block_on(async {
+        let mut subs = Vec::new();
+        for _ in 0..clients {
+            let mut c = WsClient::connect(server, OP, true).await;
+            c.send(&ClientMsg::SubscribeActive).await;
+            subs.push(c);
+        }
+        // Let every subscription land before the run starts.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let id = server.start_run(spec);
+        let tasks: Vec<_> = subs
+            .into_iter()
+            .map(|mut c| tokio::spawn(async move { c.collect_until_end(id).await.0 }))
+            .collect();
+        let mut got = Vec::new();
+        for t in tasks {
+            got.push(t.await.expect("client"));
+        }
+        let secs = spec["spec"]["runtime_ms"].as_u64().unwrap_or(0) / 1000;
+        let run = wait_end(server, id, secs);
+        let n = run["summary"]["samples"].as_u64().unwrap_or(0) as usize;
+        let (_, stored) = server.get(&format!("/api/v1/runs/{id}/samples"), VIEW);
+        let stored = stored["samples"].as_array().map_or(0, Vec::len);
+        let every = got.iter().all(|seqs| {
+            let mut s: Vec<u64> = seqs.iter().copied().filter(|q| (*q as usize) < n).collect();
+            s.sort_unstable();
+            s.dedup();
+            s.len() == n
+        });
+        (iops(&run), every && stored == n, n)
+    })
 }
 
 #[test]
 #[ignore = "a benchmark: run it on purpose (see the file's header)"]
 fn streaming_and_persistence_cost() {
-    let dev = match LoopDevice::new(512 << 20, 512) {
+    let dev = match LoopDevice::in_memory(1 << 30) {
         Ok(d) => d,
         Err(e) => skip!("no loop device: {e}"),
     };
     require_io_uring!();
+    let pairs = knob("DISKSCOPE_BENCH_PAIRS", 3).max(1);
+    let secs = knob("DISKSCOPE_BENCH_RUN_SECS", 5).max(1);
+    let rss_secs = knob("DISKSCOPE_BENCH_RSS_SECS", 600);
+    // Real data on the device first: a never-written tmpfs page reads faster than a written one.
+    let o = diskscope(&[
+        "run",
+        "--target",
+        dev.path_str(),
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "8",
+        "-q",
+    ]);
+    assert!(o.status.success(), "fill: {}", stderr(&o));
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[dev.path.as_path()]);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let spec = |interval: u64| {
+    let spec = |interval: u64, secs: u64| {
         json!({"target": dev.path_str(), "spec": {"rw": "randread", "bs": 4096, "iodepth": 32,
-            "runtime_ms": 5000, "interval_ms": interval}})
+            "runtime_ms": secs * 1000, "interval_ms": interval}})
     };
+    let mut intervals = Vec::new();
     for interval in [100u64, 1000] {
-        let mut ratios = Vec::new();
+        let (mut cli, mut alone, mut streamed) = (Vec::new(), Vec::new(), Vec::new());
         let mut complete = true;
-        for _ in 0..3 {
-            let id = server.start_run(&spec(interval));
-            let alone = iops(&server.wait_status(id, "completed"));
-            let (with, all_got_all) = rt.block_on(async {
-                let mut clients = Vec::new();
-                for _ in 0..20 {
-                    let mut c = WsClient::connect(&server, OP, true).await;
-                    c.send(&ClientMsg::SubscribeActive).await;
-                    clients.push(c);
-                }
-                // Let every subscription land before the run starts.
-                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-                let id = server.start_run(&spec(interval));
-                let mut tasks = Vec::new();
-                for mut c in clients {
-                    tasks.push(tokio::spawn(async move { c.collect_until_end(id).await.0 }));
-                }
-                let mut got = Vec::new();
-                for t in tasks {
-                    got.push(t.await.expect("client"));
-                }
-                let run = server.wait_status(id, "completed");
-                let n = run["summary"]["samples"].as_u64().unwrap_or(0) as usize;
-                let ok = got.iter().all(|seqs| {
-                    let mut s: Vec<u64> =
-                        seqs.iter().copied().filter(|q| (*q as usize) < n).collect();
-                    s.sort_unstable();
-                    s.dedup();
-                    s.len() == n
-                });
-                (iops(&run), ok)
-            });
-            complete &= all_got_all;
-            ratios.push(with / alone);
+        let mut samples = 0;
+        for _ in 0..pairs {
+            cli.push(cli_iops(dev.path_str(), secs, interval));
+            alone.push(served(&rt, &server, &spec(interval, secs), 0).0);
+            let (i, every, n) = served(&rt, &server, &spec(interval, secs), CLIENTS);
+            streamed.push(i);
+            complete &= every;
+            samples = n;
         }
-        ratios.sort_by(f64::total_cmp);
-        println!(
-            "interval {interval} ms: IOPS with 20 clients / without = {:.3} (pairs {:?}); every client got every sample: {complete}",
-            ratios[1],
-            ratios.iter().map(|r| format!("{r:.3}")).collect::<Vec<_>>()
+        let expected = (secs * 1000 / interval) as usize;
+        let ratio =
+            |a: &[f64], b: &[f64]| median(&a.iter().zip(b).map(|(x, y)| x / y).collect::<Vec<_>>());
+        let row = json!({
+            "interval_ms": interval,
+            "cli_iops": cli, "serve_alone_iops": alone, "serve_20_clients_iops": streamed,
+            "ratio_streamed_vs_cli": ratio(&streamed, &cli),
+            "ratio_streamed_vs_alone": ratio(&streamed, &alone),
+            "ratio_alone_vs_cli": ratio(&alone, &cli),
+            "every_client_every_sample": complete,
+            "samples": samples, "expected_samples": expected,
+        });
+        println!("{row}");
+        assert!(
+            complete,
+            "a client or the database missed samples at {interval} ms"
         );
-        assert!(complete, "a client missed samples at {interval} ms");
+        assert_eq!(
+            samples, expected,
+            "samples of a {secs} s run at {interval} ms"
+        );
+        intervals.push(row);
     }
-    println!(
-        "agent resident memory after the runs: {} MiB",
-        rss_kib(server.pid()) / 1024
-    );
+    let mut long = Value::Null;
+    if rss_secs > 0 {
+        let pid = server.pid();
+        let start = rss_kib(pid);
+        let mut trace = Vec::new();
+        let (iops, every, n) = std::thread::scope(|s| {
+            let watch = s.spawn(|| {
+                let t0 = Instant::now();
+                let mut points = Vec::new();
+                while t0.elapsed() < Duration::from_secs(rss_secs + 2) {
+                    points.push((t0.elapsed().as_secs(), rss_kib(pid)));
+                    std::thread::sleep(Duration::from_secs(5));
+                }
+                points
+            });
+            let r = served(&rt, &server, &spec(100, rss_secs), CLIENTS);
+            trace = watch.join().expect("watcher");
+            r
+        });
+        let end = rss_kib(pid);
+        let peak = trace.iter().map(|p| p.1).max().unwrap_or(end).max(end);
+        long = json!({"seconds": rss_secs, "interval_ms": 100, "clients": CLIENTS,
+            "iops": iops, "samples": n, "every_client_every_sample": every,
+            "rss_kib_before": start, "rss_kib_end": end, "rss_kib_peak": peak,
+            "rss_trace": trace});
+        println!(
+            "{rss_secs} s run at 100 ms with {CLIENTS} clients: RSS {} -> {} KiB (peak {peak}), {n} samples, every client got every one: {every}",
+            start, end
+        );
+        assert!(
+            every,
+            "a client or the database missed samples in the long run"
+        );
+    }
+    if let Ok(out) = std::env::var("DISKSCOPE_BENCH_OUT") {
+        let doc = json!({"pairs": pairs, "run_secs": secs, "clients": CLIENTS,
+            "device": "loop device backed by a file in /dev/shm", "intervals": intervals,
+            "long_run": long, "rss_kib_after": rss_kib(server.pid())});
+        std::fs::write(&out, serde_json::to_string_pretty(&doc).expect("json"))
+            .unwrap_or_else(|e| panic!("{out}: {e}"));
+    }
 }

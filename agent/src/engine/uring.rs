@@ -249,7 +249,6 @@ impl IoBackend for UringBackend<'_> {
 
 impl Drop for UringBackend<'_> {
     fn drop(&mut self) {
-
         // The job loop drains every I/O before it returns; after a failed submit some may
         // still be in flight: give them a moment, and leak the buffers if they do not finish.
         for _ in 0..100 {

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Writes docs/benchmarks.md from the measurements in bench/out/ (issue 7's four cases).
+
+  bench/out/engine.json     bench/vs_fio.py              cases 1 and 2 (against fio)
+  bench/out/pipeline.json   tests/tests/pipeline_bench.rs case 3 (live pipeline, memory)
+  bench/out/dashboard.json  bench/dashboard.sh           case 4 (front end)
+
+A case whose file is missing is left out. Everything from the heading "## Notes" on is
+hand-written (what the profiles showed) and kept as it is.
+
+Usage: bench/report.py [--out docs/benchmarks.md]
+"""
+
+import argparse
+import json
+import os
+import statistics
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT_DIR = os.path.join(ROOT, "bench", "out")
+NOTES = "\n## Notes"
+
+
+def load(name):
+    path = os.path.join(OUT_DIR, name)
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def med(xs):
+    xs = [x for x in xs if x == x]
+    return statistics.median(xs) if xs else float("nan")
+
+
+def ratios(pairs, f):
+    """Per-pair ratios diskscope/fio of f(measurement)."""
+    out = []
+    for p in pairs:
+        a, b = f(p["fio"]), f(p["ds"])
+        if a and b:
+            out.append(b / a)
+    return out
+
+
+def fr(rs, digits=2):
+    if not rs:
+        return "—"
+    return f"**{med(rs):.{digits}f}** ({min(rs):.{digits}f}–{max(rs):.{digits}f})"
+
+
+def cpu_per_mio(m):
+    return m["cpu"] / m["ios"] * 1e6 if m["ios"] else float("nan")
+
+
+def per_cpu(m):
+    return m["ios"] / m["cpu"] if m["cpu"] else float("nan")
+
+
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def engine_sections(e, summary):
+    lines = []
+    if e["null"]:
+        lines += [
+            "## Case 1 — engine overhead: null backends",
+            "",
+            "4K random reads where nothing touches a device: diskscope's `null` backend against",
+            "`fio --ioengine=null --thread`. IOPS per CPU-second is I/Os over user + sys CPU of the",
+            "whole process.",
+            "",
+            "| jobs | QD | fio IOPS | ds IOPS | IOPS ratio | fio IOPS per CPU-s | ds IOPS per CPU-s | per-CPU ratio |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        worst_deep, worst_any = float("inf"), float("inf")
+        for c in e["null"]:
+            ps = c["pairs"]
+            pr = ratios(ps, per_cpu)
+            lines.append(
+                f"| {c['jobs']} | {c['qd']} | {med([p['fio']['iops'] for p in ps]):,.0f} | "
+                f"{med([p['ds']['iops'] for p in ps]):,.0f} | {fr(ratios(ps, lambda m: m['iops']))} | "
+                f"{med([per_cpu(p['fio']) for p in ps]):,.0f} | {med([per_cpu(p['ds']) for p in ps]):,.0f} | "
+                f"{fr(pr)} |")
+            worst_any = min(worst_any, med(pr))
+            if c["qd"] >= 32:
+                worst_deep = min(worst_deep, med(pr))
+        summary.append(("1", "IOPS per CPU-s ≥ 1.2× fio at QD32 and QD128",
+                        f"lowest median {worst_deep:.1f}×", verdict(worst_deep >= 1.2)))
+        summary.append(("1", "never below 1.0× at any depth", f"lowest median {worst_any:.1f}×",
+                        verdict(worst_any >= 1.0)))
+    if e["real"]:
+        lines += [
+            "",
+            "## Case 2 — real targets against fio",
+            "",
+            "fio: `--ioengine=io_uring --fixedbufs --registerfiles --direct=1 --norandommap`.",
+            "diskscope: its defaults (io_uring, fixed buffers in huge pages where the kernel gives",
+            "them, registered file and ring, O_DIRECT, uniform random offsets). CPU is user + sys",
+            "of the whole process from wait4 (io_uring worker threads included). Latency is from",
+            "submission to completion (fio's `lat`, not `clat`) of the first direction (reads in",
+            "mixed runs). Cases marked * go beyond the issue's list.",
+            "",
+            "| target | case | fio IOPS | ds IOPS | IOPS ratio | fio CPU s/MIO | ds CPU s/MIO | CPU/IO ratio |",
+            "|---|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        lat_lines = [
+            "",
+            "Latency (µs, medians over the pairs; ratios diskscope/fio per pair):",
+            "",
+            "| target | case | fio p50 | ds p50 | p50 ratio | fio p99 | ds p99 | p99 ratio | fio p99.9 | ds p99.9 | p99.9 ratio |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        worst = dict(iops=float("inf"), cpu=0.0, lat=[])
+        for c in e["real"]:
+            ps = c["pairs"]
+            name = c["name"] + ("" if c["named"] else " *")
+            ir = ratios(ps, lambda m: m["iops"])
+            cr = ratios(ps, cpu_per_mio)
+            lines.append(
+                f"| {c['target']} | {name} | {med([p['fio']['iops'] for p in ps]):,.0f} | "
+                f"{med([p['ds']['iops'] for p in ps]):,.0f} | {fr(ir)} | "
+                f"{med([cpu_per_mio(p['fio']) for p in ps]):.2f} | "
+                f"{med([cpu_per_mio(p['ds']) for p in ps]):.2f} | {fr(cr)} |")
+            row = f"| {c['target']} | {name} "
+            for k in ("p50", "p99", "p999"):
+                lr = ratios(ps, lambda m: m[k])
+                row += (f"| {med([p['fio'][k] for p in ps]) / 1e3:,.1f} | "
+                        f"{med([p['ds'][k] for p in ps]) / 1e3:,.1f} | {fr(lr)} ")
+                if c["named"]:
+                    worst["lat"].append((med(lr), f"{c['target']} {c['name']} {k}"))
+            lat_lines.append(row + "|")
+            if c["named"]:
+                if med(ir) < worst["iops"]:
+                    worst["iops"], worst["iops_at"] = med(ir), f"{c['target']} {c['name']}"
+                if med(cr) > worst["cpu"]:
+                    worst["cpu"], worst["cpu_at"] = med(cr), f"{c['target']} {c['name']}"
+        lines += lat_lines
+        summary.append(("2", "IOPS ≥ 1.0× fio on every case",
+                        f"lowest median {worst['iops']:.2f}× ({worst.get('iops_at', '')})",
+                        verdict(worst["iops"] >= 1.0)))
+        summary.append(("2", "CPU per I/O ≤ 1.0× fio on every case",
+                        f"highest median {worst['cpu']:.2f}× ({worst.get('cpu_at', '')})",
+                        verdict(worst["cpu"] <= 1.0)))
+        outside = [f"{w} {r:.2f}×" for r, w in worst["lat"] if not 0.9 <= r <= 1.1]
+        summary.append(("2", "latency percentiles within ±10 % of fio's",
+                        f"{len(worst['lat']) - len(outside)} of {len(worst['lat'])} within"
+                        + (f"; outside: {', '.join(outside)}" if outside else ""),
+                        verdict(not outside)))
+    return lines
+
+
+def pipeline_section(p, summary):
+    lines = [
+        "",
+        "## Case 3 — live pipeline: streaming, persistence, memory",
+        "",
+        f"`tests/tests/pipeline_bench.rs` ({p['pairs']} alternating triples of {p['run_secs']} s "
+        f"runs): 4K random reads at QD32 on a {p['device']}, run by the CLI alone (no service,",
+        "no database), by `diskscope serve` with no client (samples persisted to SQLite), and by",
+        f"`diskscope serve` streaming to {p['clients']} WebSocket clients (persisting too). Ratios",
+        "are medians of the per-triple ratios.",
+        "",
+        "| interval | CLI IOPS | serve, no client | serve, 20 clients | 20 clients / CLI | 20 clients / no client | samples (expected) | every client and the database got every sample |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    worst = float("inf")
+    complete = True
+    for r in p["intervals"]:
+        lines.append(
+            f"| {r['interval_ms']} ms | {med(r['cli_iops']):,.0f} | {med(r['serve_alone_iops']):,.0f} | "
+            f"{med(r['serve_20_clients_iops']):,.0f} | **{r['ratio_streamed_vs_cli']:.3f}** | "
+            f"{r['ratio_streamed_vs_alone']:.3f} | {r['samples']} ({r['expected_samples']}) | "
+            f"{'yes' if r['every_client_every_sample'] else '**no**'} |")
+        worst = min(worst, r["ratio_streamed_vs_cli"])
+        if r["interval_ms"] == 100:
+            complete = r["every_client_every_sample"] and r["samples"] == r["expected_samples"]
+    summary.append(("3", "streaming + persistence cost ≤ 2 % of IOPS",
+                    f"20 clients / CLI alone: lowest median {worst:.3f}", verdict(worst >= 0.98)))
+    summary.append(("3", "no sample dropped at 100 ms", "every client and the database: "
+                    + ("all" if complete else "some missing"), verdict(complete)))
+    long = p.get("long_run")
+    if long:
+        mins = long["seconds"] / 60
+        lines += [
+            "",
+            f"Long run: {mins:g} minutes of 4K random reads at QD32, 100 ms samples, "
+            f"{long['clients']} clients following it: agent resident memory "
+            f"{long['rss_kib_before'] / 1024:.1f} MiB before, **{long['rss_kib_end'] / 1024:.1f} MiB "
+            f"at the end**, {long['rss_kib_peak'] / 1024:.1f} MiB at the peak (sampled every 5 s); "
+            f"{long['samples']:,} samples, every client got every one: "
+            f"{'yes' if long['every_client_every_sample'] else 'no'}.",
+        ]
+        label = f"after a {mins:g}-minute run" if mins >= 10 else f"after a {mins:g}-minute run (the issue asks 10)"
+        summary.append(("3", "agent RSS ≤ 64 MiB", f"{long['rss_kib_end'] / 1024:.1f} MiB {label}",
+                        verdict(long["rss_kib_end"] <= 64 * 1024 and mins >= 10)))
+    return lines
+
+
+def dashboard_section(d, summary):
+    wasm, js = d["bundle"]["frontend_bg.wasm"], d["bundle"]["frontend.js"]
+    gz = wasm["gzip"] + js["gzip"]
+    firsts = ", ".join(f"{x:.0f}" for x in d["first_chart_ms"])
+    summary.append(("4", "bundle ≤ 500 KiB gzipped", f"{gz / 1024:.0f} KiB", verdict(gz <= 500 * 1024)))
+    summary.append(("4", "first chart ≤ 1 s", f"{d['first_chart_ms_median']:.0f} ms",
+                    verdict(d["first_chart_ms_median"] <= 1000)))
+    summary.append(("4", "redraw ≤ 16 ms at 86,400 points × 4 series",
+                    f"{d['redraw_86400x4_ms_median']:.1f} ms", verdict(d["redraw_86400x4_ms_median"] <= 16)))
+    return [
+        "",
+        "## Case 4 — dashboard",
+        "",
+        f"`bench/dashboard.sh` ({d['generated']}): headless Chromium (Debian), release agent",
+        "serving the embedded dashboard on loopback, a 4K random-read run going on the scratch file.",
+        "",
+        "| measure | figure |",
+        "|---|---|",
+        f"| chart redraw, 86,400 points × 4 series (24 h at 1 s), 960×300 canvas, median of {d['rounds']} after 5 warm-up | {d['redraw_86400x4_ms_median']:.1f} ms (max {d['redraw_ms_max']:.1f} ms) |",
+        f"| first live chart with data, from navigation start (median of 5) | {d['first_chart_ms_median']:.0f} ms ({firsts}) |",
+        f"| bundle: `frontend_bg.wasm` | {wasm['bytes']:,} bytes ({wasm['gzip']:,} gzipped) |",
+        f"| bundle: `frontend.js` | {js['bytes']:,} bytes ({js['gzip']:,} gzipped) |",
+        "",
+        "The redraw is min/max downsampling to two points per pixel column and plotters drawing",
+        "on the canvas (`bench_chart` in `frontend/src/lib.rs`, timed with `performance.now()`).",
+        "The first-chart time is `performance.mark(\"diskscope-first-chart\")`, set when a chart",
+        "first draws samples: it includes loading and compiling the wasm, the token check, opening",
+        "the WebSocket and the agent sending the active run's samples so far.",
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    args = ap.parse_args()
+    engine, pipeline, dash = load("engine.json"), load("pipeline.json"), load("dashboard.json")
+    summary, body = [], []
+    if engine:
+        body += engine_sections(engine, summary)
+    if pipeline:
+        body += pipeline_section(pipeline, summary)
+    if dash:
+        body += dashboard_section(dash, summary)
+    head = ["# Benchmarks: diskscope against fio, the pipeline and the dashboard", ""]
+    if engine:
+        head += [
+            f"Generated by `bench/run.sh` ({engine['generated']}) on host `{engine['host']}`, kernel "
+            f"{engine['kernel']}, {engine['cpus']} CPUs, {engine['fio']}; {engine['pairs']} "
+            f"alternating pairs of {engine['runtime_s']} s per case (fio, diskscope, fio, ...).",
+            "Figures are medians; a ratio is the median (and range) of the per-pair ratios",
+            "diskscope/fio. This machine is a shared 2-vCPU VM: one pair varies ±15-40 %, so read",
+            "the medians and ranges, not single figures.",
+            "",
+        ]
+    head += ["## Targets (issue 7)", "", "| case | target | measured | verdict |", "|---|---|---|---|"]
+    head += [f"| {c} | {t} | {m} | {v} |" for c, t, m, v in summary]
+    head.append("")
+    text = "\n".join(head + body) + "\n"
+    if os.path.exists(args.out):
+        old = open(args.out).read()
+        at = old.find(NOTES)
+        if at >= 0:
+            text += old[at:]
+    with open(args.out, "w") as fh:
+        fh.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole performance benchmark of issue 7 in one invocation, then docs/benchmarks.md:
+#   case 1+2  bench/vs_fio.py              diskscope and fio alternately (null, file, loop)
+#   case 3    tests/tests/pipeline_bench.rs the live pipeline (20 WebSocket clients, SQLite)
+#             and agent memory at the end of a long run
+#   case 4    bench/dashboard.sh           bundle size, first chart, redraw (headless Chromium)
+# Raw measurements go to bench/out/*.json; bench/report.py writes the document.
+#
+# Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--only 1,2,3,4]
+#   --quick: 3 pairs of 2 s, a 60 s memory run (a smoke run, not figures to publish)
+#   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes.
+# Needs root for the loop device cases, fio, and for case 4 chromium + npm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pairs=5 runtime=5 rss=600 only=1,2,3,4
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) pairs=3 runtime=2 rss=60 ;;
+    --pairs) pairs=$2; shift ;;
+    --runtime) runtime=$2; shift ;;
+    --rss-secs) rss=$2; shift ;;
+    --only) only=$2; shift ;;
+    *) echo "bench/run.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+has() { [[ ",$only," == *",$1,"* ]]; }
+mkdir -p bench/out
+cargo build --release --quiet -p agent --bin diskscope
+export DISKSCOPE_BIN=$PWD/target/release/diskscope
+
+if has 1 || has 2; then
+  cases=""
+  if has 1 && ! has 2; then cases=null; fi
+  if has 2 && ! has 1; then cases="4K,1M"; fi
+  echo "== cases 1 and 2: diskscope vs fio ($pairs pairs of ${runtime} s)" >&2
+  python3 bench/vs_fio.py --pairs "$pairs" --runtime "$runtime" --cases "$cases" \
+    --out bench/out/engine.json
+fi
+if has 3; then
+  echo "== case 3: live pipeline ($pairs triples of ${runtime} s, ${rss} s memory run)" >&2
+  DISKSCOPE_BENCH_PAIRS=$pairs DISKSCOPE_BENCH_RUN_SECS=$runtime DISKSCOPE_BENCH_RSS_SECS=$rss \
+    DISKSCOPE_BENCH_OUT=$PWD/bench/out/pipeline.json \
+    cargo test --release --quiet -p tests --test pipeline_bench -- --ignored --nocapture
+fi
+if has 4; then
+  echo "== case 4: dashboard" >&2
+  bash bench/dashboard.sh
+fi
+python3 bench/report.py
