@@ -169,24 +169,31 @@ def pipeline_section(p, summary):
         f"runs): 4K random reads at QD32 on a {p['device']}, run by the CLI alone (no service,",
         "no database), by `diskscope serve` with no client (samples persisted to SQLite), and by",
         f"`diskscope serve` streaming to {p['clients']} WebSocket clients (persisting too). Ratios",
-        "are medians of the per-triple ratios.",
+        "are medians of the per-triple ratios. CPU per I/O is the whole process's user + sys",
+        "(wait4 for the CLI, /proc/PID/stat before and after the run for the agent): it is far",
+        "less noisy than IOPS here and shows what the pipeline itself costs.",
         "",
-        "| interval | CLI IOPS | serve, no client | serve, 20 clients | 20 clients / CLI | 20 clients / no client | samples (expected) | every client and the database got every sample |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| interval | CLI IOPS | serve, no client | serve, 20 clients | IOPS 20 clients / CLI | IOPS 20 clients / no client | CPU per I/O: CLI, 20 clients (µs) | CPU per I/O 20 clients / CLI | samples (expected) | every client and the database got every sample |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    worst = float("inf")
+    worst, worst_cpu = float("inf"), 0.0
     complete = True
     for r in p["intervals"]:
         lines.append(
             f"| {r['interval_ms']} ms | {med(r['cli_iops']):,.0f} | {med(r['serve_alone_iops']):,.0f} | "
             f"{med(r['serve_20_clients_iops']):,.0f} | **{r['ratio_streamed_vs_cli']:.3f}** | "
-            f"{r['ratio_streamed_vs_alone']:.3f} | {r['samples']} ({r['expected_samples']}) | "
+            f"{r['ratio_streamed_vs_alone']:.3f} | {med(r.get('cli_cpu_us_per_io', [])):.2f}, "
+            f"{med(r.get('serve_20_clients_cpu_us_per_io', [])):.2f} | "
+            f"{r.get('cpu_ratio_streamed_vs_cli', float('nan')):.3f} | "
+            f"{r['samples']} ({r['expected_samples']}) | "
             f"{'yes' if r['every_client_every_sample'] else '**no**'} |")
         worst = min(worst, r["ratio_streamed_vs_cli"])
+        worst_cpu = max(worst_cpu, r.get("cpu_ratio_streamed_vs_cli", float("nan")))
         if r["interval_ms"] == 100:
             complete = r["every_client_every_sample"] and r["samples"] == r["expected_samples"]
     summary.append(("3", "streaming + persistence cost ≤ 2 % of IOPS",
-                    f"20 clients / CLI alone: lowest median {worst:.3f}", verdict(worst >= 0.98)))
+                    f"IOPS 20 clients / CLI alone: lowest median {worst:.3f}; CPU per I/O: highest "
+                    f"median {worst_cpu:.3f}", verdict(worst >= 0.98)))
     summary.append(("3", "no sample dropped at 100 ms", "every client and the database: "
                     + ("all" if complete else "some missing"), verdict(complete)))
     long = p.get("long_run")

@@ -41,6 +41,35 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds (user + sys) the process has used, its exited threads included.
+fn process_cpu(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces): utime and stime are 14 and 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    f.iter().sum::<u64>() as f64 / hz
+}
+
+/// CPU seconds used by waited-for children so far.
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage writes into the zeroed struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    t(ru.ru_utime) + t(ru.ru_stime)
+}
+
+fn ios(run: &Value) -> f64 {
+    run["summary"]["read"]["ios"].as_f64().unwrap_or(0.0)
+}
+
 fn iops(run: &Value) -> f64 {
     run["summary"]["read"]["iops"].as_f64().unwrap_or(0.0)
 }
@@ -69,8 +98,10 @@ fn wait_end(server: &Server, id: i64, secs: u64) -> Value {
     panic!("run {id} did not complete within {secs} s + 60 s");
 }
 
-/// The run on the CLI alone: no service, no database, no clients.
-fn cli_iops(dev: &str, secs: u64, interval_ms: u64) -> f64 {
+/// The run on the CLI alone (no service, no database, no clients): IOPS and CPU µs per I/O
+/// of the whole process.
+fn cli_run(dev: &str, secs: u64, interval_ms: u64) -> (f64, f64) {
+    let cpu0 = children_cpu();
     let out = disk_tempdir();
     let json = out.path().join("run.json");
     let o = diskscope(&[
@@ -92,17 +123,23 @@ fn cli_iops(dev: &str, secs: u64, interval_ms: u64) -> f64 {
         json.to_str().expect("utf-8 path"),
     ]);
     assert!(o.status.success(), "CLI run failed: {}", stderr(&o));
-    read_report(&json).summary.read.iops
+    let cpu = children_cpu() - cpu0;
+    let r = read_report(&json).summary.read;
+    (r.iops, cpu / r.ios.max(1) as f64 * 1e6)
 }
 
-/// Starts the run with `clients` subscribers; returns (IOPS, whether every client got every
-/// sample and the database holds them all, samples).
-fn served(
-    rt: &tokio::runtime::Runtime,
-    server: &Server,
-    spec: &Value,
-    clients: usize,
-) -> (f64, bool, usize) {
+/// What one served run measured.
+struct Served {
+    iops: f64,
+    /// CPU µs per I/O of the whole agent (job, runner, store, WebSocket threads).
+    cpu_us_per_io: f64,
+    /// Every client got every sample and the database holds them all.
+    complete: bool,
+    samples: usize,
+}
+
+/// Starts the run with `clients` subscribers and measures it.
+fn served(rt: &tokio::runtime::Runtime, server: &Server, spec: &Value, clients: usize) -> Served {
     rt.block_on(async {
         let mut subs = Vec::new();
         for _ in 0..clients {
@@ -112,6 +149,7 @@ fn served(
         }
         // Let every subscription land before the run starts.
         tokio::time::sleep(Duration::from_millis(300)).await;
+        let cpu0 = process_cpu(server.pid());
         let id = server.start_run(spec);
         let tasks: Vec<_> = subs
             .into_iter()
@@ -123,6 +161,7 @@ fn served(
         }
         let secs = spec["spec"]["runtime_ms"].as_u64().unwrap_or(0) / 1000;
         let run = wait_end(server, id, secs);
+        let cpu = process_cpu(server.pid()) - cpu0;
         let n = run["summary"]["samples"].as_u64().unwrap_or(0) as usize;
         let (_, stored) = server.get(&format!("/api/v1/runs/{id}/samples"), VIEW);
         let stored = stored["samples"].as_array().map_or(0, Vec::len);
@@ -132,7 +171,12 @@ fn served(
             s.dedup();
             s.len() == n
         });
-        (iops(&run), every && stored == n, n)
+        Served {
+            iops: iops(&run),
+            cpu_us_per_io: cpu / ios(&run).max(1.0) * 1e6,
+            complete: every && stored == n,
+            samples: n,
+        }
     })
 }
 
@@ -171,15 +215,21 @@ fn streaming_and_persistence_cost() {
     let mut intervals = Vec::new();
     for interval in [100u64, 1000] {
         let (mut cli, mut alone, mut streamed) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut cli_cpu, mut alone_cpu, mut streamed_cpu) = (Vec::new(), Vec::new(), Vec::new());
         let mut complete = true;
         let mut samples = 0;
         for _ in 0..pairs {
-            cli.push(cli_iops(dev.path_str(), secs, interval));
-            alone.push(served(&rt, &server, &spec(interval, secs), 0).0);
-            let (i, every, n) = served(&rt, &server, &spec(interval, secs), CLIENTS);
-            streamed.push(i);
-            complete &= every;
-            samples = n;
+            let (i, c) = cli_run(dev.path_str(), secs, interval);
+            cli.push(i);
+            cli_cpu.push(c);
+            let a = served(&rt, &server, &spec(interval, secs), 0);
+            alone.push(a.iops);
+            alone_cpu.push(a.cpu_us_per_io);
+            let s = served(&rt, &server, &spec(interval, secs), CLIENTS);
+            streamed.push(s.iops);
+            streamed_cpu.push(s.cpu_us_per_io);
+            complete &= s.complete && a.complete;
+            samples = s.samples;
         }
         let expected = (secs * 1000 / interval) as usize;
         let ratio =
@@ -187,9 +237,12 @@ fn streaming_and_persistence_cost() {
         let row = json!({
             "interval_ms": interval,
             "cli_iops": cli, "serve_alone_iops": alone, "serve_20_clients_iops": streamed,
+            "cli_cpu_us_per_io": cli_cpu, "serve_alone_cpu_us_per_io": alone_cpu,
+            "serve_20_clients_cpu_us_per_io": streamed_cpu,
             "ratio_streamed_vs_cli": ratio(&streamed, &cli),
             "ratio_streamed_vs_alone": ratio(&streamed, &alone),
             "ratio_alone_vs_cli": ratio(&alone, &cli),
+            "cpu_ratio_streamed_vs_cli": ratio(&streamed_cpu, &cli_cpu),
             "every_client_every_sample": complete,
             "samples": samples, "expected_samples": expected,
         });
@@ -209,7 +262,7 @@ fn streaming_and_persistence_cost() {
         let pid = server.pid();
         let start = rss_kib(pid);
         let mut trace = Vec::new();
-        let (iops, every, n) = std::thread::scope(|s| {
+        let r = std::thread::scope(|s| {
             let watch = s.spawn(|| {
                 let t0 = Instant::now();
                 let mut points = Vec::new();
@@ -225,8 +278,9 @@ fn streaming_and_persistence_cost() {
         });
         let end = rss_kib(pid);
         let peak = trace.iter().map(|p| p.1).max().unwrap_or(end).max(end);
+        let (n, every) = (r.samples, r.complete);
         long = json!({"seconds": rss_secs, "interval_ms": 100, "clients": CLIENTS,
-            "iops": iops, "samples": n, "every_client_every_sample": every,
+            "iops": r.iops, "samples": n, "every_client_every_sample": every,
             "rss_kib_before": start, "rss_kib_end": end, "rss_kib_peak": peak,
             "rss_trace": trace});
         println!(
