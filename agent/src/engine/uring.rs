@@ -16,7 +16,6 @@ use std::os::fd::{AsRawFd, RawFd};
 /// kernel returns as soon as one completion is ready (`min_wait`, kernel 6.12+). Without
 /// that feature the backend waits for one completion at a time.
 const BATCH_WAIT_US: u32 = 20;
-thread_local! { static ADAPT: bool = std::env::var("DS_ADAPT").is_ok(); }
 
 /// Builds a ring for `depth` I/Os in flight, trying the fastest flags first.
 /// Returns the ring and the names of the setup flags that took.
@@ -62,13 +61,6 @@ pub struct UringBackend<'r> {
     ext_arg: bool,
     min_wait: bool,
     depth: u32,
-    /// Largest batch a sleeping wait asks for: the number of completions that arrived within
-    /// `BATCH_WAIT_US` the last time. Where completions trickle in (a loop device's worker),
-    /// asking for more only arms a timer that fires every round; where they come in
-    /// interrupt bursts (NVMe, virtio) it grows back to the job's quarter of the queue.
-    batch: u32,
-    /// What the last wait asked for (0: it did not sleep).
-    waited_for: u32,
 }
 
 impl<'r> UringBackend<'r> {
@@ -115,8 +107,6 @@ impl<'r> UringBackend<'r> {
             ext_arg,
             min_wait,
             depth,
-            batch: u32::MAX,
-            waited_for: 0,
         })
     }
 
@@ -208,11 +198,9 @@ impl IoBackend for UringBackend<'_> {
         // CQ, or as deferred task work it flags), submit and collect them without waiting.
         // Only a wait that must sleep anyway waits for a batch.
         let ready = !self.cq.is_empty() || self.sq.taskrun();
-        self.waited_for = 0;
         let r = if ready {
             self.submitter.submit()
         } else if self.ext_arg && want > 0 {
-            let want = if ADAPT.with(|a| *a) { want.min(self.batch) } else { want };
             let ts = Timespec::new()
                 .sec(timeout_ns / 1_000_000_000)
                 .nsec((timeout_ns % 1_000_000_000) as u32);
@@ -223,7 +211,6 @@ impl IoBackend for UringBackend<'_> {
             } else {
                 1
             };
-            self.waited_for = want;
             self.submitter.submit_with_args(want as usize, &args)
         } else {
             self.submitter.submit_and_wait(want.min(1) as usize)
@@ -247,20 +234,12 @@ impl IoBackend for UringBackend<'_> {
     #[inline]
     fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
         self.cq.sync();
-        let mut n = 0;
         for cqe in &mut self.cq {
             let cqe: cqueue::Entry = cqe;
             self.inflight -= 1;
-            n += 1;
             f(cqe.user_data() as u32, cqe.result());
         }
         self.cq.sync();
-        if self.waited_for > 1 && n < self.waited_for {
-            // The wait ended on its timer: ask for what did arrive next time.
-            self.batch = n.max(1);
-        } else if self.waited_for > 0 {
-            self.batch = self.batch.saturating_add(1);
-        }
     }
 
     fn fsync(&mut self) -> io::Result<()> {
