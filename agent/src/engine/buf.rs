@@ -152,5 +152,16 @@ mod tests {
         for i in 0..3 {
             assert!(p.get_mut(i).iter().all(|&b| b == i as u8 + 1));
         }
+        assert!(!p.huge_pages(), "a 12 KiB pool stays in ordinary pages");
+    }
+
+    #[test]
+    fn large_pools_start_on_a_huge_page_and_are_zeroed() {
+        let mut p = BufferPool::new(1 << 20, 8).expect("pool");
+        assert_eq!(p.ptr(0) as usize % HUGE, 0);
+        assert_eq!(p.ptr(7) as usize - p.ptr(0) as usize, 7 << 20);
+        assert!(p.get_mut(7).iter().all(|&b| b == 0));
+        p.get_mut(7).fill(0xA5);
+        assert!(p.get_mut(7).iter().all(|&b| b == 0xA5));
     }
 }
