@@ -98,7 +98,10 @@ def engine_sections(e, summary):
             "them, registered file and ring, O_DIRECT, uniform random offsets). CPU is user + sys",
             "of the whole process from wait4 (io_uring worker threads included). Latency is from",
             "submission to completion (fio's `lat`, not `clat`) of the first direction (reads in",
-            "mixed runs). Cases marked * go beyond the issue's list.",
+            "mixed runs). Cases marked * go beyond the issue's list."
+            + (f" Both tools are pinned to CPU {e['pinned_cpus']} (`taskset`): unpinned, the"
+               " loop device's QD1 latency swings 2× between runs with where its worker runs."
+               if e.get("pinned_cpus") else ""),
             "",
             "| target | case | fio IOPS | ds IOPS | IOPS ratio | fio CPU s/MIO | ds CPU s/MIO | CPU/IO ratio |",
             "|---|---|---:|---:|---:|---:|---:|---:|",
