@@ -5,8 +5,9 @@
   bench/out/pipeline.json   tests/tests/pipeline_bench.rs case 3 (live pipeline, memory)
   bench/out/dashboard.json  bench/dashboard.sh           case 4 (front end)
 
-A case whose file is missing is left out. Everything from the heading "## Notes" on is
-hand-written (what the profiles showed) and kept as it is.
+A case not measured this time (its file missing, or `bench/run.sh --only` skipped it) keeps
+its section and target rows from the document as it was, with a line saying so. Everything
+from the heading "## Notes" on is hand-written (what the profiles showed) and kept as it is.
 
 Usage: bench/report.py [--out docs/benchmarks.md]
 """
@@ -14,6 +15,7 @@ Usage: bench/report.py [--out docs/benchmarks.md]
 import argparse
 import json
 import os
+import re
 import statistics
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -254,6 +256,21 @@ def dashboard_section(d, summary):
     ]
 
 
+def case_sections(text):
+    """'## Case N ...' sections of a document, by N, each from its newline to the next heading."""
+    return {m.group(1): m.group(0).rstrip("\n") + "\n"
+            for m in re.finditer(r"\n## Case (\d)\b.*?(?=\n## |\Z)", text, re.S)}
+
+
+def old_target_rows(text):
+    at = text.find("## Targets")
+    if at < 0:
+        return []
+    end = text.find("\n## ", at + 1)
+    table = text[at:end if end >= 0 else len(text)]
+    return [l for l in table.splitlines() if re.match(r"\| \d \| ", l)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -278,15 +295,26 @@ def main():
             "the medians and ranges, not single figures.",
             "",
         ]
+    old = open(args.out).read() if os.path.exists(args.out) else ""
+    # A partial run (bench/run.sh --only 3) re-measures some cases: the others keep their
+    # sections and target rows from the document as it was.
+    sections = case_sections("\n" + "\n".join(body))
+    old_sections = case_sections(old)
+    carried = sorted(n for n in old_sections if n not in sections)
+    rows = [f"| {c} | {t} | {m} | {v} |" for c, t, m, v in summary]
+    rows += [r for r in old_target_rows(old) if r.split("|")[1].strip() in carried]
+    rows.sort(key=lambda r: r.split("|")[1].strip())
     head += ["## Targets (issue 7)", "", "| case | target | measured | verdict |", "|---|---|---|---|"]
-    head += [f"| {c} | {t} | {m} | {v} |" for c, t, m, v in summary]
+    head += rows
+    if carried:
+        head += ["", f"Case {', '.join(carried)}: not measured in this run; the rows and "
+                 "sections are from the earlier run the document held."]
     head.append("")
-    text = "\n".join(head + body) + "\n"
-    if os.path.exists(args.out):
-        old = open(args.out).read()
-        at = old.find(NOTES)
-        if at >= 0:
-            text += old[at:]
+    sections.update({n: old_sections[n] for n in carried})
+    text = "\n".join(head) + "".join(sections[n] for n in sorted(sections))
+    at = old.find(NOTES)
+    if at >= 0:
+        text += old[at:]
     with open(args.out, "w") as fh:
         fh.write(text)
     print(text)
