@@ -97,6 +97,18 @@ impl BufferPool {
         self.huge
     }
 
+    /// Bytes of the pool the kernel actually backs with transparent huge pages (from
+    /// /proc/self/smaps; 0 when it cannot be read). The hint is accepted even where THP is
+    /// off, and the pages only exist once touched (registration pins them), so this is what
+    /// a report may claim.
+    pub fn huge_bytes(&self) -> u64 {
+        if !self.huge {
+            return 0;
+        }
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+        anon_huge_bytes(&smaps, self.ptr.as_ptr() as usize)
+    }
+
     pub fn count(&self) -> usize {
         self.count
     }
@@ -138,6 +150,33 @@ impl Drop for BufferPool {
     }
 }
 
+/// `AnonHugePages` of the mapping containing `addr`, from smaps text.
+fn anon_huge_bytes(smaps: &str, addr: usize) -> u64 {
+    let mut inside = false;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((lo, hi)) = first.split_once('-') {
+            if let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+            {
+                inside = (lo..hi).contains(&addr);
+                continue;
+            }
+        }
+        if inside {
+            if let Some(kb) = line.strip_prefix("AnonHugePages:") {
+                return kb
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap_or(0)
+                    * 1024;
+            }
+        }
+    }
+    0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +192,15 @@ mod tests {
             assert!(p.get_mut(i).iter().all(|&b| b == i as u8 + 1));
         }
         assert!(!p.huge_pages(), "a 12 KiB pool stays in ordinary pages");
+    }
+
+    #[test]
+    fn huge_page_bytes_come_from_the_mapping_holding_the_buffers() {
+        let smaps = "7f0000000000-7f0000400000 rw-p 00000000 00:00 0\nSize: 4096 kB\nAnonHugePages:  2048 kB\n\
+                     7f0000400000-7f0000600000 rw-p 00000000 00:00 0\nAnonHugePages:  0 kB\n";
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0020_0000), 2 << 20);
+        assert_eq!(anon_huge_bytes(smaps, 0x7f00_0040_0000), 0);
+        assert_eq!(anon_huge_bytes(smaps, 0x1000), 0);
     }
 
     #[test]

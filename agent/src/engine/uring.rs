@@ -82,7 +82,8 @@ impl<'r> UringBackend<'r> {
         let fixed_bufs = bufs.count() <= usize::from(u16::MAX)
             && unsafe { submitter.register_buffers(&bufs.iovecs()) }.is_ok();
         let ring_fd = submitter.register_ring_fd().is_ok();
-        let huge = bufs.huge_pages();
+        // Registration pinned (and so faulted in) the buffers: what backs them is known now.
+        let huge = fixed_bufs && bufs.huge_bytes() > 0;
         for (on, name) in [
             (fixed_file, "registered_file"),
             (fixed_bufs, "fixed_buffers"),
@@ -199,7 +200,13 @@ impl IoBackend for UringBackend<'_> {
         // Only a wait that must sleep anyway waits for a batch.
         let ready = !self.cq.is_empty() || self.sq.taskrun();
         let r = if ready {
-            self.submitter.submit()
+            // Completions already in the CQ need no system call unless there is something to
+            // submit or deferred work to run.
+            if self.sq.is_empty() && !self.sq.taskrun() {
+                Ok(0)
+            } else {
+                self.submitter.submit()
+            }
         } else if self.ext_arg && want > 0 {
             let ts = Timespec::new()
                 .sec(timeout_ns / 1_000_000_000)
