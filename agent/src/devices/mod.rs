@@ -64,9 +64,7 @@ pub fn under(target: &crate::target::TargetInfo) -> Option<DeviceInfo> {
         real
     };
     let name = disk.file_name()?.to_string_lossy().into_owned();
-    let mut d = sysfs::discover_system()
-        .into_iter()
-        .find(|d| d.name == name)?;
+    let mut d = sysfs::describe_system(&name)?;
     d.health = health(&d);
     Some(d)
 }
@@ -81,20 +79,10 @@ pub fn filesystem(target: &crate::target::TargetInfo) -> Option<shared::devices:
     let id = format!("{}:{}", libc::major(meta.dev()), libc::minor(meta.dev()));
     let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
     // The longest mount point of that device that contains the file.
-    let (mount_point, fs_type) = info
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let sep = f.iter().position(|x| *x == "-")?;
-            (f.get(2) == Some(&id.as_str())).then(|| {
-                (
-                    f[4].to_string(),
-                    f.get(sep + 1).map_or("", |v| v).to_string(),
-                )
-            })
-        })
-        .filter(|(mp, _)| target.path.starts_with(mp))
-        .max_by_key(|(mp, _)| mp.len())?;
+    let m = sysfs::mount_entries(&info)
+        .filter(|m| m.dev == id && target.path.starts_with(m.mount_point))
+        .max_by_key(|m| m.mount_point.len())?;
+    let (mount_point, fs_type) = (m.mount_point.to_string(), m.fs_type.to_string());
     let free_bytes = {
         let c = std::ffi::CString::new(target.path.as_os_str().as_encoded_bytes()).ok()?;
         // SAFETY: `st` is a plain C struct (all-zero is valid) that statvfs fills from a

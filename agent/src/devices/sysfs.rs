@@ -44,110 +44,131 @@ fn transport(name: &str, real: &Path) -> &'static str {
     }
 }
 
+/// One line of /proc/self/mountinfo.
+pub struct MountEntry<'a> {
+    /// `major:minor` of the mounted device.
+    pub dev: &'a str,
+    pub mount_point: &'a str,
+    pub fs_type: &'a str,
+}
+
+/// The entries of mountinfo text (fields 3 and 5, and the type after the `-` separator).
+pub fn mount_entries(mountinfo: &str) -> impl Iterator<Item = MountEntry<'_>> {
+    mountinfo.lines().filter_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let sep = f.iter().position(|x| *x == "-")?;
+        Some(MountEntry {
+            dev: f.get(2)?,
+            mount_point: f.get(4)?,
+            fs_type: f.get(sep + 1).copied().unwrap_or(""),
+        })
+    })
+}
+
 /// Mount points of the devices numbered `ids` (`major:minor`), from mountinfo text.
 fn mounts(mountinfo: &str, ids: &[(String, String)]) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in mountinfo.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 5 {
-            continue;
-        }
-        if let Some((_, name)) = ids.iter().find(|(id, _)| id == f[2]) {
-            out.push(format!("{name} on {}", f[4]));
-        }
-    }
-    out
+    mount_entries(mountinfo)
+        .filter_map(|m| {
+            let (_, name) = ids.iter().find(|(id, _)| id == m.dev)?;
+            Some(format!("{name} on {}", m.mount_point))
+        })
+        .collect()
 }
 
 /// Every block device under `sys/block` with a non-zero size. `swaps` lists the device
 /// paths in use as swap (the first column of /proc/swaps).
 pub fn discover(sys: &Path, mountinfo: &str, swaps: &[String]) -> Vec<DeviceInfo> {
     let block = sys.join("block");
-    let mut out = Vec::new();
-    for name in names_in(&block) {
-        let dir = block.join(&name);
-        let size = read_num::<u64>(&dir.join("size")).unwrap_or(0) * 512;
-        if size == 0 {
-            continue;
-        }
-        let real = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
-        let transport = transport(&name, &real);
-        let dev = dir.join("device");
-        // NVMe namespaces: `device` is the controller; its `device` the PCI function.
-        let pcie = (transport == "nvme")
-            .then(|| {
-                let pci = dev.join("device");
-                let link = PcieLink {
-                    current_speed: read(&pci.join("current_link_speed")),
-                    current_width: read_num(&pci.join("current_link_width")),
-                    max_speed: read(&pci.join("max_link_speed")),
-                    max_width: read_num(&pci.join("max_link_width")),
-                };
-                (link != PcieLink::default()).then_some(link)
-            })
-            .flatten();
-        let partitions: Vec<String> = names_in(&dir)
-            .into_iter()
-            .filter(|p| dir.join(p).join("partition").exists())
-            .collect();
-        let mut ids: Vec<(String, String)> = Vec::new();
-        if let Some(id) = read(&dir.join("dev")) {
-            ids.push((id, name.clone()));
-        }
-        for p in &partitions {
-            if let Some(id) = read(&dir.join(p).join("dev")) {
-                ids.push((id, p.clone()));
-            }
-        }
-        let mounts = mounts(mountinfo, &ids);
-        let mut holders: Vec<String> = Vec::new();
-        for (n, d) in
-            std::iter::once((&name, dir.clone())).chain(partitions.iter().map(|p| (p, dir.join(p))))
-        {
-            for h in names_in(&d.join("holders")) {
-                holders.push(format!("{n} is held by {h}"));
-            }
-        }
-        let swap_names: Vec<&String> = ids
-            .iter()
-            .map(|(_, n)| n)
-            .filter(|n| {
-                swaps
-                    .iter()
-                    .any(|s| s.rsplit('/').next() == Some(n.as_str()))
-            })
-            .collect();
-        let mut in_use: Vec<String> = mounts
-            .iter()
-            .map(|m| m.replacen(" on ", " is mounted at ", 1))
-            .collect();
-        in_use.extend(swap_names.iter().map(|n| format!("{n} is in use as swap")));
-        in_use.extend(holders.iter().cloned());
-        out.push(DeviceInfo {
-            path: format!("/dev/{name}"),
-            name: name.clone(),
-            model: read(&dev.join("model")).or_else(|| read(&dir.join("dm/name"))),
-            serial: read(&dev.join("serial")),
-            firmware: read(&dev.join("firmware_rev")).or_else(|| read(&dev.join("rev"))),
-            wwn: read(&dir.join("wwid")).or_else(|| read(&dev.join("wwid"))),
-            size,
-            logical_block_size: read_num(&dir.join("queue/logical_block_size")).unwrap_or(512),
-            physical_block_size: read_num(&dir.join("queue/physical_block_size")).unwrap_or(512),
-            rotational: read(&dir.join("queue/rotational")).as_deref() == Some("1"),
-            transport: transport.to_string(),
-            pcie,
-            partitions,
-            mounts,
-            holders: holders
-                .iter()
-                .filter_map(|h| h.rsplit(' ').next().map(String::from))
-                .collect(),
-            swap: !swap_names.is_empty(),
-            in_use,
-            health: None,
-        });
+    names_in(&block)
+        .iter()
+        .filter_map(|name| describe(&block, name, mountinfo, swaps))
+        .collect()
+}
+
+/// The device `block/<name>`; `None` when it has no size (or does not exist).
+fn describe(block: &Path, name: &str, mountinfo: &str, swaps: &[String]) -> Option<DeviceInfo> {
+    let name = name.to_string();
+    let dir = block.join(&name);
+    let size = read_num::<u64>(&dir.join("size")).unwrap_or(0) * 512;
+    if size == 0 {
+        return None;
     }
-    out
+    let real = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+    let transport = transport(&name, &real);
+    let dev = dir.join("device");
+    // NVMe namespaces: `device` is the controller; its `device` the PCI function.
+    let pcie = (transport == "nvme")
+        .then(|| {
+            let pci = dev.join("device");
+            let link = PcieLink {
+                current_speed: read(&pci.join("current_link_speed")),
+                current_width: read_num(&pci.join("current_link_width")),
+                max_speed: read(&pci.join("max_link_speed")),
+                max_width: read_num(&pci.join("max_link_width")),
+            };
+            (link != PcieLink::default()).then_some(link)
+        })
+        .flatten();
+    let partitions: Vec<String> = names_in(&dir)
+        .into_iter()
+        .filter(|p| dir.join(p).join("partition").exists())
+        .collect();
+    let mut ids: Vec<(String, String)> = Vec::new();
+    if let Some(id) = read(&dir.join("dev")) {
+        ids.push((id, name.clone()));
+    }
+    for p in &partitions {
+        if let Some(id) = read(&dir.join(p).join("dev")) {
+            ids.push((id, p.clone()));
+        }
+    }
+    let mounts = mounts(mountinfo, &ids);
+    // (held device or partition, holder)
+    let mut held: Vec<(String, String)> = Vec::new();
+    for (n, d) in
+        std::iter::once((&name, dir.clone())).chain(partitions.iter().map(|p| (p, dir.join(p))))
+    {
+        held.extend(
+            names_in(&d.join("holders"))
+                .into_iter()
+                .map(|h| (n.clone(), h)),
+        );
+    }
+    let swap_names: Vec<&String> = ids
+        .iter()
+        .map(|(_, n)| n)
+        .filter(|n| {
+            swaps
+                .iter()
+                .any(|s| s.rsplit('/').next() == Some(n.as_str()))
+        })
+        .collect();
+    let mut in_use: Vec<String> = mounts
+        .iter()
+        .map(|m| m.replacen(" on ", " is mounted at ", 1))
+        .collect();
+    in_use.extend(swap_names.iter().map(|n| format!("{n} is in use as swap")));
+    in_use.extend(held.iter().map(|(n, h)| format!("{n} is held by {h}")));
+    Some(DeviceInfo {
+        path: format!("/dev/{name}"),
+        name: name.clone(),
+        model: read(&dev.join("model")).or_else(|| read(&dir.join("dm/name"))),
+        serial: read(&dev.join("serial")),
+        firmware: read(&dev.join("firmware_rev")).or_else(|| read(&dev.join("rev"))),
+        wwn: read(&dir.join("wwid")).or_else(|| read(&dev.join("wwid"))),
+        size,
+        logical_block_size: read_num(&dir.join("queue/logical_block_size")).unwrap_or(512),
+        physical_block_size: read_num(&dir.join("queue/physical_block_size")).unwrap_or(512),
+        rotational: read(&dir.join("queue/rotational")).as_deref() == Some("1"),
+        transport: transport.to_string(),
+        pcie,
+        partitions,
+        mounts,
+        holders: held.iter().map(|(_, h)| h.clone()).collect(),
+        swap: !swap_names.is_empty(),
+        in_use,
+        health: None,
+    })
 }
 
 /// The swap devices listed in /proc/swaps text.
@@ -159,11 +180,22 @@ pub fn swap_devices(swaps: &str) -> Vec<String> {
         .collect()
 }
 
-/// The host's devices, from the real /sys and /proc.
-pub fn discover_system() -> Vec<DeviceInfo> {
+fn system_tables() -> (String, Vec<String>) {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let swaps = swap_devices(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
+    (mountinfo, swaps)
+}
+
+/// The host's devices, from the real /sys and /proc.
+pub fn discover_system() -> Vec<DeviceInfo> {
+    let (mountinfo, swaps) = system_tables();
     discover(Path::new("/sys"), &mountinfo, &swaps)
+}
+
+/// One device of the host by its kernel name (`nvme0n1`), without looking at the others.
+pub fn describe_system(name: &str) -> Option<DeviceInfo> {
+    let (mountinfo, swaps) = system_tables();
+    describe(Path::new("/sys/block"), name, &mountinfo, &swaps)
 }
 
 /// Builds fixture trees in tests.
