@@ -80,32 +80,37 @@ pub struct FsInfo {
 /// What changed on the drive during a run, one line each (the drive's own byte counter next
 /// to what the run wrote, throttle counters that moved, wear, errors).
 pub fn health_changes(before: &DeviceHealth, after: &DeviceHealth, run_wrote: u64) -> Vec<String> {
+    /// How much a counter grew, when both readings exist and it did not go backwards.
+    fn grew<T: PartialOrd + std::ops::Sub<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+        match (a, b) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        }
+    }
     let mut out = Vec::new();
-    let diff = |a: Option<u128>, b: Option<u128>| match (a, b) {
-        (Some(a), Some(b)) if b >= a => Some(b - a),
-        _ => None,
-    };
-    if let Some(w) = diff(before.bytes_written, after.bytes_written) {
+    if let Some(w) = grew(before.bytes_written, after.bytes_written) {
         out.push(format!(
             "the drive counted {:.2} GB written (the run wrote {:.2} GB)",
             w as f64 / 1e9,
             run_wrote as f64 / 1e9
         ));
     }
-    let diff32 = |a: Option<u32>, b: Option<u32>| match (a, b) {
-        (Some(a), Some(b)) if b > a => Some(b - a),
-        _ => None,
-    };
-    if let Some(n) = diff32(before.thermal_t1_transitions, after.thermal_t1_transitions) {
+    if let Some(n) =
+        grew(before.thermal_t1_transitions, after.thermal_t1_transitions).filter(|n| *n > 0)
+    {
         out.push(format!("thermal throttling (T1) engaged {n} time(s)"));
     }
-    if let Some(n) = diff32(before.thermal_t2_transitions, after.thermal_t2_transitions) {
+    if let Some(n) =
+        grew(before.thermal_t2_transitions, after.thermal_t2_transitions).filter(|n| *n > 0)
+    {
         out.push(format!("heavy thermal throttling (T2) engaged {n} time(s)"));
     }
-    if let Some(n) = diff32(before.warning_temp_minutes, after.warning_temp_minutes) {
+    if let Some(n) =
+        grew(before.warning_temp_minutes, after.warning_temp_minutes).filter(|n| *n > 0)
+    {
         out.push(format!("{n} minute(s) above the warning temperature"));
     }
-    if let Some(n) = diff(before.media_errors, after.media_errors).filter(|n| *n > 0) {
+    if let Some(n) = grew(before.media_errors, after.media_errors).filter(|n| *n > 0) {
         out.push(format!("{n} new media error(s)"));
     }
     if let (Some(a), Some(b)) = (before.percentage_used, after.percentage_used) {

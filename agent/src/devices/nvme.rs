@@ -7,6 +7,8 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 
 pub const LOG_LEN: usize = 512;
+/// Bytes in one of the health log's data units (1000 × 512).
+pub const DATA_UNIT: u128 = 512_000;
 
 fn u16_at(b: &[u8], o: usize) -> u16 {
     u16::from_le_bytes([b[o], b[o + 1]])
@@ -28,7 +30,7 @@ fn kelvin(k: u16) -> Option<f64> {
 
 /// Decodes a health log page.
 pub fn parse_health_log(b: &[u8; LOG_LEN]) -> DeviceHealth {
-    let unit = 512_000u128;
+    let unit = DATA_UNIT;
     DeviceHealth {
         source: "nvme".into(),
         critical_warning: Some(b[0]),

@@ -5,12 +5,9 @@ use serde_json::Value;
 use shared::devices::DeviceHealth;
 use std::path::Path;
 
-fn num(v: &Value, path: &[&str]) -> Option<u128> {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(p)?;
-    }
-    cur.as_u64().map(u128::from)
+/// The unsigned number at JSON pointer `at` (`/power_on_time/hours`).
+fn num(v: &Value, at: &str) -> Option<u128> {
+    v.pointer(at)?.as_u64().map(u128::from)
 }
 
 /// Decodes smartctl's JSON (ATA attributes, or the NVMe health log it prints for NVMe and
@@ -21,11 +18,11 @@ pub fn parse_smartctl(v: &Value) -> Option<DeviceHealth> {
     let mut h = DeviceHealth {
         source: "smartctl".into(),
         temperature_c: v.pointer("/temperature/current").and_then(Value::as_f64),
-        power_on_hours: num(v, &["power_on_time", "hours"]),
-        power_cycles: num(v, &["power_cycle_count"]),
+        power_on_hours: num(v, "/power_on_time/hours"),
+        power_cycles: num(v, "/power_cycle_count"),
         ..DeviceHealth::default()
     };
-    let lbs = num(v, &["logical_block_size"]).unwrap_or(512);
+    let lbs = num(v, "/logical_block_size").unwrap_or(512);
     if let Some(table) = v
         .pointer("/ata_smart_attributes/table")
         .and_then(Value::as_array)
@@ -54,16 +51,16 @@ pub fn parse_smartctl(v: &Value) -> Option<DeviceHealth> {
         }
     }
     if let Some(n) = v.get("nvme_smart_health_information_log") {
-        h.available_spare_pct = num(n, &["available_spare"]).map(|x| x as u8);
-        h.percentage_used = num(n, &["percentage_used"]).map(|x| x as u8);
-        h.bytes_written = num(n, &["data_units_written"]).map(|x| x * 512_000);
-        h.bytes_read = num(n, &["data_units_read"]).map(|x| x * 512_000);
-        h.unsafe_shutdowns = num(n, &["unsafe_shutdowns"]);
-        h.media_errors = num(n, &["media_errors"]);
-        h.power_cycles = h.power_cycles.or(num(n, &["power_cycles"]));
-        h.power_on_hours = h.power_on_hours.or(num(n, &["power_on_hours"]));
-        h.warning_temp_minutes = num(n, &["warning_temp_time"]).map(|x| x as u32);
-        h.critical_temp_minutes = num(n, &["critical_comp_time"]).map(|x| x as u32);
+        h.available_spare_pct = num(n, "/available_spare").map(|x| x as u8);
+        h.percentage_used = num(n, "/percentage_used").map(|x| x as u8);
+        h.bytes_written = num(n, "/data_units_written").map(|x| x * super::nvme::DATA_UNIT);
+        h.bytes_read = num(n, "/data_units_read").map(|x| x * super::nvme::DATA_UNIT);
+        h.unsafe_shutdowns = num(n, "/unsafe_shutdowns");
+        h.media_errors = num(n, "/media_errors");
+        h.power_cycles = h.power_cycles.or(num(n, "/power_cycles"));
+        h.power_on_hours = h.power_on_hours.or(num(n, "/power_on_hours"));
+        h.warning_temp_minutes = num(n, "/warning_temp_time").map(|x| x as u32);
+        h.critical_temp_minutes = num(n, "/critical_comp_time").map(|x| x as u32);
     }
     Some(h)
 }

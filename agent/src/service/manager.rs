@@ -82,6 +82,13 @@ struct Active {
     thread: Option<JoinHandle<()>>,
 }
 
+impl Active {
+    /// The run measures `target` (its first target or a further one).
+    fn holds(&self, target: &std::path::Path) -> bool {
+        self.target == target || self.others.iter().any(|o| o == target)
+    }
+}
+
 #[derive(Debug)]
 pub struct Manager {
     store: Arc<Store>,
@@ -128,7 +135,7 @@ impl Manager {
     pub fn busy_with(&self, target: &std::path::Path) -> Option<RunId> {
         self.active()
             .values()
-            .find(|a| a.target == target || a.others.iter().any(|o| o == target))
+            .find(|a| a.holds(target))
             .map(|a| a.id)
     }
 
@@ -173,10 +180,7 @@ impl Manager {
             .map(|t| self.access.resolve_target(t))
             .collect::<Result<_, _>>()?;
         for p in std::iter::once(&path).chain(&also) {
-            if let Some(a) = active
-                .values()
-                .find(|a| &a.target == p || a.others.contains(p))
-            {
+            if let Some(a) = active.values().find(|a| a.holds(p)) {
                 return Err(ServiceError::Busy {
                     target: p.display().to_string(),
                     run_id: a.id,
