@@ -271,7 +271,7 @@ impl Drop for LoopMount {
     fn drop(&mut self) {
         let mp = self.mountpoint.path().to_string_lossy().to_string();
         if sh("umount", &[&mp]).is_err() {
-            lazy_unmount(self.mountpoint.path());
+            agent::emulate::detach(self.mountpoint.path());
         }
         let _ = &self.dev;
     }
@@ -395,16 +395,6 @@ impl Drop for Emulator {
         let _ = self.child.wait();
         // The emulator unmounts on SIGTERM; detach anyway so that a test that went wrong
         // never leaves a mount behind.
-        lazy_unmount(self.dir.path());
-    }
-}
-
-/// Detaches whatever is mounted at `dir` (nothing happens when nothing is).
-pub fn lazy_unmount(dir: &Path) {
-    if let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) {
-        // SAFETY: a valid NUL-terminated path; umount2 only reads it.
-        unsafe {
-            libc::umount2(c.as_ptr(), libc::MNT_DETACH);
-        }
+        agent::emulate::detach(self.dir.path());
     }
 }

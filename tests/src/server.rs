@@ -143,14 +143,26 @@ impl Server {
     }
 
     pub fn wait_status(&self, run: i64, want: &str) -> Value {
-        for _ in 0..300 {
+        self.wait_status_within(run, want, std::time::Duration::from_secs(15))
+    }
+
+    /// Waits up to `limit` for the run to reach status `want`; panics at once when it ends
+    /// in another state.
+    pub fn wait_status_within(&self, run: i64, want: &str, limit: std::time::Duration) -> Value {
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
             let (_, v) = self.get(&format!("/api/v1/runs/{run}"), VIEW);
-            if v["status"] == want {
+            let status = v["status"].as_str().unwrap_or_default();
+            if status == want {
                 return v;
             }
+            assert!(
+                !matches!(status, "completed" | "failed" | "stopped"),
+                "run {run} ended as {status}, not {want}: {v}"
+            );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        panic!("run {run} never became {want}");
+        panic!("run {run} never became {want} within {limit:?}");
     }
 
     /// The agent's process id (for its resident memory in benchmarks).

@@ -245,5 +245,5 @@ fn serve_demo_offers_the_emulated_ssd_and_the_quick_preset_finds_its_cache() {
         !mounts.contains(dir.to_str().unwrap()),
         "the demo SSD is still mounted"
     );
-    lazy_unmount(&dir);
+    agent::emulate::detach(&dir);
 }

@@ -59,9 +59,12 @@ fn process_cpu(pid: u32) -> f64 {
 
 /// CPU seconds used by waited-for children so far.
 fn children_cpu() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    // SAFETY: rusage is a plain C struct (all-zero is valid) that getrusage fills in.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+        ru
+    };
     let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
     t(ru.ru_utime) + t(ru.ru_stime)
 }
@@ -80,48 +83,17 @@ fn median(xs: &[f64]) -> f64 {
     s[s.len() / 2]
 }
 
-/// Waits (up to `secs` + a minute) for the run to end; returns its record.
-fn wait_end(server: &Server, id: i64, secs: u64) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(secs + 60);
-    while Instant::now() < deadline {
-        let (_, v) = server.get(&format!("/api/v1/runs/{id}"), VIEW);
-        if v["status"] == "completed" {
-            return v;
-        }
-        assert!(
-            v["status"] != "failed" && v["status"] != "stopped",
-            "run {id} ended as {}: {v}",
-            v["status"]
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("run {id} did not complete within {secs} s + 60 s");
-}
-
 /// The run on the CLI alone (no service, no database, no clients): IOPS and CPU µs per I/O
 /// of the whole process.
 fn cli_run(dev: &str, secs: u64, interval_ms: u64) -> (f64, f64) {
     let cpu0 = children_cpu();
     let out = disk_tempdir();
     let json = out.path().join("run.json");
-    let o = diskscope(&[
-        "run",
-        "--target",
-        dev,
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--iodepth",
-        "32",
-        "--runtime",
-        &format!("{secs}s"),
-        "--interval-ms",
-        &interval_ms.to_string(),
-        "-q",
-        "--json",
-        json.to_str().expect("utf-8 path"),
-    ]);
+    let o = ds(&format!(
+        "run --target {dev} --rw randread --bs 4k --iodepth 32 --runtime {secs}s \
+         --interval-ms {interval_ms} -q --json {}",
+        json.display()
+    ));
     assert!(o.status.success(), "CLI run failed: {}", stderr(&o));
     let cpu = children_cpu() - cpu0;
     let r = read_report(&json).summary.read;
@@ -160,7 +132,7 @@ fn served(rt: &tokio::runtime::Runtime, server: &Server, spec: &Value, clients: 
             got.push(t.await.expect("client"));
         }
         let secs = spec["spec"]["runtime_ms"].as_u64().unwrap_or(0) / 1000;
-        let run = wait_end(server, id, secs);
+        let run = server.wait_status_within(id, "completed", Duration::from_secs(secs + 60));
         let cpu = process_cpu(server.pid()) - cpu0;
         let n = run["summary"]["samples"].as_u64().unwrap_or(0) as usize;
         let (_, stored) = server.get(&format!("/api/v1/runs/{id}/samples"), VIEW);
@@ -192,18 +164,10 @@ fn streaming_and_persistence_cost() {
     let secs = knob("DISKSCOPE_BENCH_RUN_SECS", 5).max(1);
     let rss_secs = knob("DISKSCOPE_BENCH_RSS_SECS", 600);
     // Real data on the device first: a never-written tmpfs page reads faster than a written one.
-    let o = diskscope(&[
-        "run",
-        "--target",
-        dev.path_str(),
-        "--rw",
-        "write",
-        "--bs",
-        "1M",
-        "--iodepth",
-        "8",
-        "-q",
-    ]);
+    let o = ds(&format!(
+        "run --target {} --rw write --bs 1M --iodepth 8 -q",
+        dev.path_str()
+    ));
     assert!(o.status.success(), "fill: {}", stderr(&o));
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[dev.path.as_path()]);

@@ -41,7 +41,7 @@ pub enum EmulateError {
 /// Detaches whatever is mounted at `dir`: it disappears for new users at once and goes away
 /// when the last open file on it closes (an io_uring worker may still hold one for a moment
 /// after a run). Failure (nothing mounted) is the common case and is ignored.
-fn detach(dir: &Path) {
+pub fn detach(dir: &Path) {
     if let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) {
         // SAFETY: `c` is a valid NUL-terminated path; umount2 only reads it.
         unsafe {
