@@ -64,11 +64,8 @@ def fio_lat(d):
                 p99=pct.get("99.000000", 0), p999=pct.get("99.900000", 0))
 
 
-PIN = []
-
-
-def run_fio(target, rw, bs, qd, runtime, jobs=1, engine="io_uring"):
-    cmd = PIN + ["fio", "--name=bench", f"--filename={target}", f"--rw={rw}", f"--bs={bs}",
+def run_fio(target, rw, bs, qd, runtime, jobs=1, engine="io_uring", pin=()):
+    cmd = list(pin) + ["fio", "--name=bench", f"--filename={target}", f"--rw={rw}", f"--bs={bs}",
            f"--iodepth={qd}", f"--runtime={runtime}", "--time_based", f"--size={SIZE}",
            "--output-format=json", "--randrepeat=0", "--norandommap", "--lat_percentiles=1",
            f"--numjobs={jobs}", "--thread", "--group_reporting"]
@@ -87,9 +84,9 @@ def run_fio(target, rw, bs, qd, runtime, jobs=1, engine="io_uring"):
     return dict(iops=ios / secs, mbs=nbytes / secs / 1e6, cpu=cpu, ios=ios, **fio_lat(main))
 
 
-def run_ds(target, rw, bs, qd, runtime, jobs=1, backend="uring"):
+def run_ds(target, rw, bs, qd, runtime, jobs=1, backend="uring", pin=()):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
-        cmd = PIN + [BIN, "run", "--target", target, "--rw", rw, "--bs", bs, "--iodepth", str(qd),
+        cmd = list(pin) + [BIN, "run", "--target", target, "--rw", rw, "--bs", bs, "--iodepth", str(qd),
                "--runtime", f"{runtime}s", "--size", SIZE, "--json", f.name, "-q",
                "--backend", backend, "--jobs", str(jobs)]
         _, cpu = timed(cmd)
@@ -177,16 +174,18 @@ def main():
         else:
             print("note: not root or no losetup: loop device cases skipped", file=sys.stderr)
             results["skipped"] = "loop device cases: not root or no losetup"
+    # Case 2 only: the null engine's two-job case needs both CPUs.
+    pin = ()
     if args.cpu != "none" and shutil.which("taskset"):
-        PIN[:] = ["taskset", "-c", args.cpu]
+        pin = ("taskset", "-c", args.cpu)
         results["pinned_cpus"] = args.cpu
     try:
         for kind, desc, target in targets:
             for name, rw, bs, qd, named in real:
                 print(f"{kind}: {name}", file=sys.stderr)
                 res = pairs(args.pairs,
-                            lambda: run_fio(target, rw, bs, qd, args.runtime),
-                            lambda: run_ds(target, rw, bs, qd, args.runtime))
+                            lambda: run_fio(target, rw, bs, qd, args.runtime, pin=pin),
+                            lambda: run_ds(target, rw, bs, qd, args.runtime, pin=pin))
                 results["real"].append(dict(target=kind, target_desc=desc, device=target,
                                             name=name, named=named, pairs=res))
     finally:
