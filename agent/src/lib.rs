@@ -12,6 +12,7 @@ pub mod devices;
 pub mod emulate;
 pub mod engine;
 pub mod env;
+pub mod iopath;
 pub mod measure;
 pub mod presets;
 pub mod report;

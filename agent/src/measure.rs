@@ -253,6 +253,10 @@ struct Sequence {
     status: Option<RunStatus>,
     error: Option<shared::RunError>,
     fsync_ns: Option<u64>,
+    /// Summed over the steps.
+    io_path: Option<shared::IoPath>,
+    /// Warnings of the steps after the first, naming the step.
+    warnings: Vec<String>,
 }
 
 impl Sequence {
@@ -353,7 +357,21 @@ impl Sequence {
         if let Some(f) = r.summary.fsync_ns {
             *self.fsync_ns.get_or_insert(0) += f;
         }
+        let io_path = r.environment.io_path.clone();
+        if let Some(p) = &io_path {
+            self.io_path.get_or_insert_with(Default::default).add(p);
+        }
+        for w in &r.environment.warnings {
+            // The first step's warnings are the run's already; later steps say which.
+            if first.is_some() {
+                let w = format!("step '{name}': {w}");
+                if !self.warnings.contains(&w) {
+                    self.warnings.push(w);
+                }
+            }
+        }
         self.steps.push(StepReport {
+            io_path,
             index: self.steps.len() as u32,
             name,
             spec: r.spec.clone(),
@@ -394,6 +412,13 @@ impl Sequence {
         report.error = self.error;
         report.timeline = (!self.timeline.bytes.is_empty()).then_some(self.timeline);
         report.steps = self.steps;
+        report.environment.io_path = self.io_path;
+        report.environment.io_workers_seen = report
+            .environment
+            .io_path
+            .as_ref()
+            .map_or(0, |p| p.worker_threads);
+        report.environment.warnings.extend(self.warnings);
         report.analysis = crate::analyze::analyze(&report, opts);
         report
     }

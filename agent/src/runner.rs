@@ -28,7 +28,8 @@ pub struct RunOutcome {
     pub backend: String,
     pub backend_note: Option<String>,
     pub ring_features: Vec<String>,
-    pub io_workers_seen: u32,
+    /// Buffers, block-layer splits and worker threads, measured over the run.
+    pub io_path: shared::IoPath,
     pub laid_out_bytes: u64,
 }
 
@@ -107,7 +108,9 @@ pub fn run(
     let mut setup_error = None;
     for _ in 0..n {
         match rx.recv() {
-            Ok(JobMsg::Ready { result: Ok(s), .. }) => out.setup(s.backend, s.note, &s.features),
+            Ok(JobMsg::Ready { result: Ok(s), .. }) => {
+                out.setup(s.backend, s.note, &s.features, s.buffers)
+            }
             Ok(JobMsg::Ready { result: Err(e), .. }) => {
                 setup_error.get_or_insert(e);
             }
@@ -121,6 +124,7 @@ pub fn run(
         handles.into_iter().for_each(|h| drop(h.join()));
         return Err(StartError::Setup(e));
     }
+    let mut probe = crate::iopath::Probe::start(target);
     shared.gate.open(Some(Instant::now()));
     let tick = Duration::from_millis(spec.interval_ms.min(100));
     let mut next_probe = Instant::now();
@@ -131,14 +135,14 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
         if Instant::now() >= next_probe {
-            out.io_workers_seen = out.io_workers_seen.max(target::io_worker_threads());
+            probe.poll();
             next_probe = Instant::now() + Duration::from_millis(spec.interval_ms);
         }
     }
     handles.into_iter().for_each(|h| drop(h.join()));
     drop(claim);
     let cancelled = shared.cancel.load(Ordering::Relaxed);
-    Ok(out.finish(cancelled, laid_out_bytes))
+    Ok(out.finish(cancelled, laid_out_bytes, probe))
 }
 
 /// The runner's side of the merge.
@@ -151,7 +155,8 @@ struct Collector {
     backend: String,
     backend_note: Option<String>,
     ring_features: Vec<String>,
-    io_workers_seen: u32,
+    /// Bytes of buffers mapped by the jobs, and of them in huge pages.
+    buffers: (u64, u64),
     /// Read into every sample when the target reports a temperature.
     temp: Option<TempSource>,
 }
@@ -167,12 +172,20 @@ impl Collector {
             backend: String::new(),
             backend_note: None,
             ring_features: Vec::new(),
-            io_workers_seen: 0,
+            buffers: (0, 0),
             temp: None,
         }
     }
 
-    fn setup(&mut self, backend: &str, note: Option<String>, features: &[&str]) {
+    fn setup(
+        &mut self,
+        backend: &str,
+        note: Option<String>,
+        features: &[&str],
+        buffers: (u64, u64),
+    ) {
+        self.buffers.0 += buffers.0;
+        self.buffers.1 += buffers.1;
         self.backend = backend.to_string();
         if note.is_some() {
             self.backend_note = note;
@@ -210,15 +223,22 @@ impl Collector {
         }
     }
 
-    fn finish(self, cancelled: bool, laid_out_bytes: u64) -> RunOutcome {
+    fn finish(
+        self,
+        cancelled: bool,
+        laid_out_bytes: u64,
+        probe: crate::iopath::Probe,
+    ) -> RunOutcome {
         let status = match (&self.error, cancelled) {
             (Some(_), _) => RunStatus::Failed,
             (None, true) => RunStatus::Stopped,
             (None, false) => RunStatus::Completed,
         };
+        let summary = self.merger.summary(self.fsync_ns);
         RunOutcome {
             status,
-            summary: self.merger.summary(self.fsync_ns),
+            io_path: probe.finish(&summary, self.buffers),
+            summary,
             histogram: self.merger.histogram(),
             timeline: self.merger.timeline(),
             error: self.error,
@@ -226,7 +246,6 @@ impl Collector {
             backend: self.backend,
             backend_note: self.backend_note,
             ring_features: self.ring_features,
-            io_workers_seen: self.io_workers_seen,
             laid_out_bytes,
         }
     }

@@ -16,7 +16,7 @@ pub mod spec;
 pub mod steps;
 pub mod units;
 
-pub use report::{Environment, RunError, RunReport, RunStatus, TargetPart};
+pub use report::{Environment, IoPath, RunError, RunReport, RunStatus, TargetPart};
 pub use sample::{DirSample, HistogramDump, LatencyStats, PartSample, RunSummary, Sample};
 pub use spec::{Backend, DataPattern, Rate, RwMode, SpecError, WorkloadSpec};
 pub use steps::{PresetOptions, Step, StepReport};

@@ -93,6 +93,134 @@ pub struct Environment {
     /// For a file target: its filesystem, free space and whether O_DIRECT works there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filesystem: Option<crate::devices::FsInfo>,
+    /// What backed the I/O buffers and what the kernel did with the I/Os, measured during
+    /// the run (for a preset: over all its steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_path: Option<IoPath>,
+}
+
+/// How the run's I/O reached the device, measured per run rather than inferred from
+/// settings: the buffers' backing (huge pages or 4 KiB pages, from the kernel's own
+/// accounting), the requests the block device completed per I/O of the run (more than one:
+/// the block layer split I/Os), and the io_uring worker threads that ran (the kernel handed
+/// I/O to a worker instead of issuing it inline).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct IoPath {
+    /// Bytes of I/O buffers mapped for the run's jobs (for a preset: summed over its steps,
+    /// so the share in huge pages weighs each step by its pool).
+    pub buffer_bytes: u64,
+    /// Of those, bytes the kernel backs with 2 MiB huge pages.
+    pub huge_page_bytes: u64,
+    /// The block device whose counters were read (sysfs name), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    /// Requests the device completed (reads, writes) and their bytes, during the run.
+    pub device_reads: u64,
+    pub device_read_bytes: u64,
+    pub device_writes: u64,
+    pub device_write_bytes: u64,
+    /// Device requests per I/O of the run (the run's mean I/O size over the device's mean
+    /// request size); `None` when the device did not see the run's traffic (page cache,
+    /// FUSE, no I/O in that direction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_requests_per_io: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_requests_per_io: Option<f64>,
+    /// io_uring worker threads (`iou-wrk-*`) that ran during the run, and their CPU time.
+    pub worker_threads: u32,
+    pub worker_cpu_ms: f64,
+}
+
+impl IoPath {
+    /// `huge pages`, `4 KiB pages` or `mixed (N % huge pages)`.
+    pub fn backing(&self) -> String {
+        if self.buffer_bytes == 0 {
+            "none".into()
+        } else if self.huge_page_bytes >= self.buffer_bytes {
+            "2 MiB huge pages".into()
+        } else if self.huge_page_bytes == 0 {
+            "4 KiB pages".into()
+        } else {
+            format!(
+                "mixed ({:.0} % in huge pages)",
+                self.huge_page_bytes as f64 * 100.0 / self.buffer_bytes as f64
+            )
+        }
+    }
+
+    /// "I/O path: buffers 2 MiB in 2 MiB huge pages; vda: 1.00 requests per read; 0 io_uring
+    /// worker thread(s)" (CLI summary and dashboard alike); `None` without buffers.
+    pub fn summary_line(&self) -> Option<String> {
+        if self.buffer_bytes == 0 {
+            return None;
+        }
+        let mut line = format!(
+            "I/O path: buffers {} in {}",
+            crate::units::format_bytes(self.buffer_bytes),
+            self.backing()
+        );
+        if let Some(dev) = &self.device {
+            for (dir, r) in [
+                ("read", self.read_requests_per_io),
+                ("write", self.write_requests_per_io),
+            ] {
+                if let Some(r) = r {
+                    line.push_str(&format!("; {dev}: {r:.2} requests per {dir}"));
+                }
+            }
+        }
+        line.push_str(&format!(
+            "; {} io_uring worker thread(s)",
+            self.worker_threads
+        ));
+        Some(line)
+    }
+
+    /// Requests per I/O above which the run says the block layer split its I/Os.
+    pub const SPLIT_WARN: f64 = 1.2;
+
+    /// Whether the block layer split I/Os (in either direction).
+    pub fn split(&self) -> bool {
+        [self.read_requests_per_io, self.write_requests_per_io]
+            .into_iter()
+            .flatten()
+            .any(|r| r >= Self::SPLIT_WARN)
+    }
+
+    /// Adds another run's (a step's) figures: counts add up, ratios are recomputed by bytes.
+    pub fn add(&mut self, o: &IoPath) {
+        let weigh = |a: Option<f64>, ab: u64, b: Option<f64>, bb: u64| match (a, b) {
+            (Some(x), Some(y)) if ab + bb > 0 => {
+                Some((x * ab as f64 + y * bb as f64) / (ab + bb) as f64)
+            }
+            (x, None) => x,
+            (None, y) => y,
+            (x, _) => x,
+        };
+        self.read_requests_per_io = weigh(
+            self.read_requests_per_io,
+            self.device_read_bytes,
+            o.read_requests_per_io,
+            o.device_read_bytes,
+        );
+        self.write_requests_per_io = weigh(
+            self.write_requests_per_io,
+            self.device_write_bytes,
+            o.write_requests_per_io,
+            o.device_write_bytes,
+        );
+        self.buffer_bytes += o.buffer_bytes;
+        self.huge_page_bytes += o.huge_page_bytes;
+        if self.device.is_none() {
+            self.device = o.device.clone();
+        }
+        self.device_reads += o.device_reads;
+        self.device_read_bytes += o.device_read_bytes;
+        self.device_writes += o.device_writes;
+        self.device_write_bytes += o.device_write_bytes;
+        self.worker_threads = self.worker_threads.max(o.worker_threads);
+        self.worker_cpu_ms += o.worker_cpu_ms;
+    }
 }
 
 /// The document written by `diskscope run --json` and served by the API's export.

@@ -54,6 +54,9 @@ pub struct StepReport {
     pub end_ns: u64,
     pub first_seq: u64,
     pub samples: u64,
+    /// The step's measured I/O path (buffers, splits, worker threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_path: Option<crate::IoPath>,
 }
 
 /// CrystalDiskMark's name for a test: `SEQ1M Q8T1`, `RND4K Q32T1`.

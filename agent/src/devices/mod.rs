@@ -48,15 +48,7 @@ pub fn list() -> Vec<DeviceInfo> {
 /// The block device under `target` (itself, or the whole disk holding the file's
 /// filesystem), with its health now. `None` for files on virtual filesystems.
 pub fn under(target: &crate::target::TargetInfo) -> Option<DeviceInfo> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(&target.path).ok()?;
-    let devno = match target.kind {
-        crate::target::TargetKind::Block => meta.rdev(),
-        _ => meta.dev(),
-    };
-    let sysdev =
-        Path::new("/sys/dev/block").join(format!("{}:{}", libc::major(devno), libc::minor(devno)));
-    let real = std::fs::canonicalize(&sysdev).ok()?;
+    let real = crate::iopath::sysfs_dir(target)?;
     // A partition's directory sits inside its disk's.
     let disk = if real.join("partition").exists() {
         real.parent()?.to_path_buf()

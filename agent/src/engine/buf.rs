@@ -1,19 +1,28 @@
 //! Owned, 4096-aligned I/O buffers, one per (buffer set, queue slot), in one anonymous
 //! mapping so they can be registered with io_uring as fixed buffers.
 //!
-//! A pool of 2 MiB or more is aligned to 2 MiB and asks for transparent huge pages
-//! (`MADV_HUGEPAGE`): a 1 MiB buffer in 4 KiB pages is 256 segments, more than many block
-//! devices take in one request (a loop device takes 128), so the kernel must split the bio,
-//! and a split bio cannot be issued without blocking: io_uring hands every such I/O to a
-//! kernel worker thread, which costs a context switch per I/O. Physically contiguous
-//! buffers fit in a few segments and are issued inline.
+//! **One strategy for every pool**, whatever the block size, depth or job count: the pool is
+//! rounded up to whole 2 MiB huge pages, aligned to 2 MiB, asks for transparent huge pages
+//! (`MADV_HUGEPAGE`) and is faulted in at once (`MADV_POPULATE_WRITE`), so what backs it is
+//! known before the first I/O. Where the kernel has THP switched off every pool is in 4 KiB
+//! pages alike. A sweep's steps then differ only in what the sweep varies: before, only
+//! pools of 2 MiB or more were huge-page backed, and a 256 KiB QD4 step ran from 4 KiB pages
+//! (split into more segments than the device takes, ~2× slower on virtio) while the 512 KiB
+//! step did not, which drew the tool's seam into the curve.
+//!
+//! Why huge pages at all: a 1 MiB buffer in 4 KiB pages is 256 segments, more than many
+//! block devices take in one request (a loop device takes 128, virtio 254), so the kernel
+//! must split the bio, and a split bio cannot be issued without blocking: io_uring hands
+//! every such I/O to a kernel worker thread. Physically contiguous buffers fit in a few
+//! segments and are issued inline. Whether that held is measured per run (`iopath`).
 
 use std::io;
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 
 pub const ALIGN: usize = 4096;
 /// Size (and alignment) of a transparent huge page on x86-64 and arm64 with 4 KiB pages.
-const HUGE: usize = 2 << 20;
+pub const HUGE: usize = 2 << 20;
 
 pub struct BufferPool {
     /// Start of the mapping (`map_len` bytes); the buffers start at `ptr`.
@@ -24,7 +33,10 @@ pub struct BufferPool {
     stride: usize,
     len: usize,
     count: usize,
-    huge: bool,
+    /// Bytes mapped for the buffers (rounded up to whole huge pages when THP is on).
+    bytes: usize,
+    /// Bytes of the pool the kernel backs with huge pages, measured after faulting it in.
+    huge_bytes: u64,
 }
 
 // SAFETY: the pool owns its mapping exclusively; it is moved between threads only as a
@@ -37,18 +49,42 @@ impl std::fmt::Debug for BufferPool {
     }
 }
 
+/// Whether the kernel may give transparent huge pages to a mapping that asks (`always` or
+/// `madvise` in sysfs). Read once: every pool of the process follows the same answer.
+pub fn thp_available() -> bool {
+    static THP: OnceLock<bool> = OnceLock::new();
+    *THP.get_or_init(|| {
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .map(|s| thp_mode_allows(&s))
+            .unwrap_or(false)
+    })
+}
+
+/// `[always] madvise never` → true unless the selected mode is `never`.
+fn thp_mode_allows(sysfs: &str) -> bool {
+    sysfs
+        .split_whitespace()
+        .find(|w| w.starts_with('['))
+        .is_some_and(|w| w != "[never]")
+}
+
 impl BufferPool {
-    /// `count` zeroed buffers of `len` bytes each.
+    /// `count` zeroed buffers of `len` bytes each, faulted in.
     pub fn new(len: usize, count: usize) -> io::Result<Self> {
         let stride = len.div_ceil(ALIGN) * ALIGN;
         let too_large = || io::Error::new(io::ErrorKind::InvalidInput, "buffer pool too large");
         let total = stride.checked_mul(count.max(1)).ok_or_else(too_large)?;
-        let huge = total >= HUGE;
-        // Over-map by one huge page so the buffers can start on a huge-page boundary.
-        let map_len = if huge {
-            total.checked_add(HUGE).ok_or_else(too_large)?
+        let huge = thp_available();
+        let bytes = if huge {
+            total.checked_next_multiple_of(HUGE).ok_or_else(too_large)?
         } else {
             total
+        };
+        // Over-map by one huge page so the buffers can start on a huge-page boundary.
+        let map_len = if huge {
+            bytes.checked_add(HUGE).ok_or_else(too_large)?
+        } else {
+            bytes
         };
         // SAFETY: an anonymous private mapping of a non-zero length, no fixed address.
         let raw = unsafe {
@@ -65,7 +101,7 @@ impl BufferPool {
             let e = io::Error::last_os_error();
             return Err(io::Error::new(
                 e.kind(),
-                format!("cannot map {total} bytes of I/O buffers: {e}"),
+                format!("cannot map {bytes} bytes of I/O buffers: {e}"),
             ));
         }
         let map =
@@ -75,38 +111,64 @@ impl BufferPool {
         } else {
             0
         };
-        // SAFETY: skip < HUGE and the mapping is total + HUGE bytes long.
+        // SAFETY: skip < HUGE and the mapping is bytes + HUGE bytes long.
         let ptr = unsafe { NonNull::new_unchecked(map.as_ptr().add(skip)) };
-        // Only a hint: without THP the buffers are ordinary pages and everything still works.
-        // SAFETY: the range lies inside the mapping made above.
-        let huge =
-            huge && unsafe { libc::madvise(ptr.as_ptr().cast(), total, libc::MADV_HUGEPAGE) } == 0;
-        Ok(BufferPool {
+        if huge {
+            // Only a hint: the kernel may still hand out 4 KiB pages (fragmented memory);
+            // what it did is measured below and reported.
+            // SAFETY: the range lies inside the mapping made above.
+            unsafe { libc::madvise(ptr.as_ptr().cast(), bytes, libc::MADV_HUGEPAGE) };
+        }
+        let mut pool = BufferPool {
             map,
             map_len,
             ptr,
             stride,
             len,
             count,
-            huge,
-        })
+            bytes,
+            huge_bytes: 0,
+        };
+        pool.populate();
+        pool.huge_bytes = if huge {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+            anon_huge_bytes(&smaps, pool.ptr.as_ptr() as usize)
+        } else {
+            0
+        };
+        Ok(pool)
     }
 
-    /// Whether the pool asked the kernel for huge pages.
-    pub fn huge_pages(&self) -> bool {
-        self.huge
-    }
-
-    /// Bytes of the pool the kernel actually backs with transparent huge pages (from
-    /// /proc/self/smaps; 0 when it cannot be read). The hint is accepted even where THP is
-    /// off, and the pages only exist once touched (registration pins them), so this is what
-    /// a report may claim.
-    pub fn huge_bytes(&self) -> u64 {
-        if !self.huge {
-            return 0;
+    /// Faults every page of the pool in now, so that its backing is decided (and measurable)
+    /// before the run, not by the first I/Os.
+    fn populate(&mut self) {
+        // SAFETY: the range lies inside the mapping.
+        let rc = unsafe {
+            libc::madvise(
+                self.ptr.as_ptr().cast(),
+                self.bytes,
+                libc::MADV_POPULATE_WRITE,
+            )
+        };
+        if rc != 0 {
+            // Kernels before 5.14: touch one byte per page.
+            for off in (0..self.bytes).step_by(ALIGN) {
+                // SAFETY: off < bytes, inside the mapping; a volatile write of the zero the
+                // page already holds.
+                unsafe { self.ptr.as_ptr().add(off).write_volatile(0) };
+            }
         }
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
-        anon_huge_bytes(&smaps, self.ptr.as_ptr() as usize)
+    }
+
+    /// Bytes mapped for the buffers (whole huge pages when THP is available).
+    pub fn mapped_bytes(&self) -> u64 {
+        self.bytes as u64
+    }
+
+    /// Bytes of the pool the kernel backs with transparent huge pages (from
+    /// /proc/self/smaps right after faulting it in; 0 when it cannot be read).
+    pub fn huge_bytes(&self) -> u64 {
+        self.huge_bytes
     }
 
     pub fn count(&self) -> usize {
@@ -191,7 +253,34 @@ mod tests {
         for i in 0..3 {
             assert!(p.get_mut(i).iter().all(|&b| b == i as u8 + 1));
         }
-        assert!(!p.huge_pages(), "a 12 KiB pool stays in ordinary pages");
+        if thp_available() {
+            assert_eq!(
+                p.mapped_bytes(),
+                HUGE as u64,
+                "a 12 KiB pool is one huge page too"
+            );
+            assert_eq!(p.ptr(0) as usize % HUGE, 0);
+        }
+    }
+
+    #[test]
+    fn thp_mode_is_read_from_the_selected_word() {
+        assert!(thp_mode_allows("always [madvise] never\n"));
+        assert!(thp_mode_allows("[always] madvise never"));
+        assert!(!thp_mode_allows("always madvise [never]"));
+        assert!(!thp_mode_allows(""));
+    }
+
+    #[test]
+    fn small_and_large_pools_are_backed_alike() {
+        // The seam of issue 12: a 4 KiB QD1 pool and a 1 MiB QD8 pool must get the same
+        // backing (both huge where THP gives them).
+        let small = BufferPool::new(4096, 1).expect("pool");
+        let large = BufferPool::new(1 << 20, 8).expect("pool");
+        assert_eq!(small.huge_bytes() > 0, large.huge_bytes() > 0);
+        if thp_available() && large.huge_bytes() > 0 {
+            assert_eq!(small.huge_bytes(), small.mapped_bytes());
+        }
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct JobSetup {
     /// Why the backend differs from the one asked for.
     pub note: Option<String>,
     pub features: Vec<&'static str>,
+    /// The job's buffer pool: bytes mapped, and bytes of it in huge pages.
+    pub buffers: (u64, u64),
 }
 
 /// State shared by the runner and all jobs of one run.
@@ -120,9 +122,10 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         Ok(p) => p,
         Err(e) => return fail(format!("job {job}: {e}")),
     };
+    let buffers = (pool.mapped_bytes(), pool.huge_bytes());
     if spec.backend == Backend::Null {
         let mut b = NullBackend::new(pool, jp.iodepth);
-        return drive(&mut b, None, Vec::new(), jp, job, shared, tx);
+        return drive(&mut b, buffers, None, Vec::new(), jp, job, shared, tx);
     }
     let file = match plan.target().open(plan.writes(), spec.direct) {
         Ok(f) => f,
@@ -131,6 +134,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     if spec.backend == Backend::Sync {
         return drive(
             &mut SyncBackend::new(file, pool),
+            buffers,
             None,
             Vec::new(),
             jp,
@@ -142,7 +146,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     match build_ring(jp.iodepth) {
         Ok((mut ring, mut features)) => {
             match UringBackend::new(&mut ring, file, pool, jp.iodepth, &mut features) {
-                Ok(mut b) => drive(&mut b, None, features, jp, job, shared, tx),
+                Ok(mut b) => drive(&mut b, buffers, None, features, jp, job, shared, tx),
                 Err(e) => fail(format!("job {job}: io_uring registration failed: {e}")),
             }
         }
@@ -151,6 +155,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
                 format!("io_uring unavailable ({e}): ran pread/pwrite, one I/O at a time per job");
             drive(
                 &mut SyncBackend::new(file, pool),
+                buffers,
                 Some(note),
                 Vec::new(),
                 jp,
@@ -162,8 +167,10 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn drive<B: IoBackend>(
     b: &mut B,
+    buffers: (u64, u64),
     note: Option<String>,
     features: Vec<&'static str>,
     jp: &JobPlan,
@@ -175,6 +182,7 @@ fn drive<B: IoBackend>(
         backend: b.name(),
         note,
         features,
+        buffers,
     };
     let _ = tx.send(JobMsg::Ready {
         job,

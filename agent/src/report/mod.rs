@@ -7,20 +7,14 @@ pub mod table;
 use crate::env;
 use crate::runner::RunOutcome;
 use crate::workload::Plan;
-use shared::{Backend, Environment, RunReport, PROTOCOL_VERSION};
+use shared::{Backend, Environment, IoPath, RunReport, PROTOCOL_VERSION};
 use std::path::Path;
 
 /// Assembles the report document of a finished (or stopped, or failed) run.
 pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport {
     let spec = plan.spec();
     let target = plan.target();
-    let mut warnings = Vec::new();
-    if outcome.io_workers_seen > 0 {
-        warnings.push(format!(
-            "io_uring handed I/O to {} kernel worker thread(s) (iou-wrk) instead of issuing it inline (it does on tmpfs, and for O_DIRECT writes that allocate blocks in a new or sparse file): these figures include that hand-off and are not comparable with inline submission",
-            outcome.io_workers_seen
-        ));
-    }
+    let mut warnings = io_path_warnings(&outcome.io_path, spec.backend);
     if !spec.direct && spec.backend != Backend::Null {
         warnings.push("buffered I/O (--buffered): figures include the page cache".into());
     }
@@ -41,12 +35,13 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         logical_block_size: target.logical_block_size,
         direct: spec.direct && spec.backend != Backend::Null,
         laid_out_bytes: outcome.laid_out_bytes,
-        io_workers_seen: outcome.io_workers_seen,
+        io_workers_seen: outcome.io_path.worker_threads,
         ring_features: outcome.ring_features,
         warnings,
         device_before: None,
         device_after: None,
         filesystem: None,
+        io_path: Some(outcome.io_path),
     };
     RunReport {
         protocol_version: PROTOCOL_VERSION,
@@ -62,6 +57,43 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         timeline: Some(outcome.timeline),
         targets: Vec::new(),
     }
+}
+
+/// What a run's measured I/O path says about its figures: I/O handed to kernel worker
+/// threads, I/Os split by the block layer, buffers not in huge pages.
+pub fn io_path_warnings(p: &IoPath, backend: Backend) -> Vec<String> {
+    let mut w = Vec::new();
+    if backend == Backend::Null {
+        return w;
+    }
+    if p.worker_threads > 0 {
+        w.push(format!(
+            "io_uring handed I/O to {} kernel worker thread(s) (iou-wrk, {:.0} ms of CPU) instead of issuing it inline (it does on tmpfs, for I/Os the block layer must split, and for O_DIRECT writes that allocate blocks in a new or sparse file): these figures include that hand-off and are not comparable with inline submission",
+            p.worker_threads, p.worker_cpu_ms
+        ));
+    }
+    for (dir, r) in [
+        ("read", p.read_requests_per_io),
+        ("write", p.write_requests_per_io),
+    ] {
+        if let Some(r) = r.filter(|r| *r >= IoPath::SPLIT_WARN) {
+            w.push(format!(
+                "the block layer split {dir}s: {} completed {r:.2} requests per I/O (the device's limits: max_sectors_kb, max_segments); fio meets the same limits with the same buffers",
+                p.device.as_deref().unwrap_or("the device")
+            ));
+        }
+    }
+    if p.buffer_bytes > 0
+        && p.huge_page_bytes < p.buffer_bytes
+        && crate::engine::buf::thp_available()
+    {
+        w.push(format!(
+            "I/O buffers: {} of {} in huge pages (the kernel could not give them all; memory fragmented?): large I/Os from 4 KiB pages may be split",
+            shared::units::format_bytes(p.huge_page_bytes),
+            shared::units::format_bytes(p.buffer_bytes)
+        ));
+    }
+    w
 }
 
 /// Writes the report as pretty JSON.

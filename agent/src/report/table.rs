@@ -72,6 +72,9 @@ pub fn summary(r: &RunReport) -> String {
     if s.write.ios > 0 || spec.rw.read_pct(spec.read_pct) < 100 {
         out.push_str(&dir_line("write", &s.write));
     }
+    if let Some(line) = e.io_path.as_ref().and_then(shared::IoPath::summary_line) {
+        let _ = writeln!(out, "{line}");
+    }
     for w in &e.warnings {
         let _ = writeln!(out, "warning: {w}");
     }

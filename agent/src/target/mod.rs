@@ -269,20 +269,6 @@ fn dev_logical_block_size(dev: u64) -> Option<u32> {
         .and_then(|s| s.trim().parse().ok())
 }
 
-/// Sum of the I/O worker threads io_uring started in this process (`iou-wrk-*`).
-pub fn io_worker_threads() -> u32 {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    dir.filter_map(Result::ok)
-        .filter(|t| {
-            std::fs::read_to_string(t.path().join("comm"))
-                .map(|c| c.starts_with("iou-wrk"))
-                .unwrap_or(false)
-        })
-        .count() as u32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

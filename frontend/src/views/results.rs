@@ -165,8 +165,10 @@ pub fn RunResults(id: i64) -> impl IntoView {
                         if let Some(f) = &e.filesystem {
                             facts.push(format!("{} on {} ({} free, O_DIRECT {})", f.fs_type, f.mount_point, format_bytes(f.free_bytes), if f.direct_io { "works" } else { "refused" }));
                         }
+                        let io_path = e.io_path.as_ref().and_then(shared::IoPath::summary_line);
                         view! {
                             <p class="meta environment">{facts.join(" · ")}</p>
+                            {io_path.map(|l| view! { <p class="meta environment" id="io-path">{l}</p> })}
                             {(!e.warnings.is_empty()).then(|| view! {
                                 <ul class="warnings" id="warnings">{e.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
                             })}
