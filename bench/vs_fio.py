@@ -13,7 +13,16 @@ sys of the whole process tree from wait4 (io_uring worker threads and fio's job 
 included), not fio's own per-thread figure. Every measurement is written to --out as JSON;
 bench/report.py turns it into docs/benchmarks.md.
 
+Presets (issue 12, `--presets cdm,cdm-peak,atto,orion-matrix`): every step of each preset
+against fio run with the same parameters (rw, bs, iodepth, jobs, span, time) and the same
+buffer memory: where diskscope's step ran from 2 MiB huge pages (its `io_path`), fio gets
+`--iomem=shmhuge` (huge pages reserved for it with vm.nr_hugepages), else fio's default
+`malloc`. A third run per step is fio with its default buffers (4 KiB pages, what KDiskMark
+users see). Pairs alternate (diskscope's whole preset, then fio step by step); the step's
+ratio is the median over pairs. Written to --out (default bench/out/presets.json).
+
 Usage: bench/vs_fio.py [--pairs 3] [--runtime 5] [--out bench/out/engine.json] [--cases 1M,null]
+       bench/vs_fio.py --presets cdm,cdm-peak,atto,orion-matrix [--pairs 3] [--runtime 1]
 """
 
 import argparse
@@ -102,6 +111,90 @@ def run_ds(target, rw, bs, qd, runtime, jobs=1, backend="uring", pin=()):
                 io_workers=r["environment"].get("io_workers_seen", 0))
 
 
+def fio_step(target, spec, runtime, iomem, pin=()):
+    """fio with a preset step's parameters; MB/s and IOPS of its direction."""
+    rw = spec["rw"]
+    cmd = list(pin) + ["fio", "--name=step", f"--filename={target}", f"--rw={rw}",
+           f"--bs={spec['bs']}", f"--iodepth={spec['iodepth']}", f"--numjobs={spec['jobs']}",
+           f"--size={spec['size']}", f"--runtime={runtime}", "--time_based",
+           "--output-format=json", "--randrepeat=0", "--norandommap", "--thread",
+           "--group_reporting", "--ioengine=io_uring", "--fixedbufs", "--registerfiles",
+           "--direct=1", f"--iomem={iomem}"]
+    out, cpu = timed(cmd)
+    job = json.loads(out[out.index("{"):])["jobs"][0]
+    d = job["write"] if "write" in rw else job["read"]
+    secs = d["runtime"] / 1000.0
+    return dict(mbs=d["io_bytes"] / secs / 1e6 if secs else 0.0,
+                iops=d["total_ios"] / secs if secs else 0.0, cpu=cpu)
+
+
+def ds_preset(target, preset, runtime, pin=()):
+    """diskscope's whole preset; per step its spec, MB/s, IOPS and buffer backing."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        cmd = list(pin) + [BIN, "run", "--target", target, "--preset", preset,
+                           "--runtime", f"{runtime}s", "--json", f.name, "-q"]
+        if preset.startswith("cdm"):
+            cmd += ["--count", "1"]
+        timed(cmd)
+        r = json.load(open(f.name))
+    steps = []
+    for st in r["steps"]:
+        spec, summ = st["spec"], st["summary"]
+        d = summ["write"] if "write" in spec["rw"] else summ["read"]
+        io_path = st.get("io_path") or {}
+        huge = io_path.get("buffer_bytes", 0) > 0 and \
+            io_path.get("huge_page_bytes", 0) >= io_path.get("buffer_bytes", 0)
+        steps.append(dict(name=st["name"], spec=dict(rw=spec["rw"], bs=spec["bs"],
+                     iodepth=spec["iodepth"], jobs=spec["jobs"], size=spec["size"]),
+                     mbs=d["mb_s"], iops=d["iops"], huge=huge,
+                     split=[io_path.get("read_requests_per_io"),
+                            io_path.get("write_requests_per_io")],
+                     workers=io_path.get("worker_threads", 0)))
+    return steps
+
+
+def reserve_huge_pages(n):
+    """Reserves n 2 MiB pages for fio's shmhuge; returns the old setting to restore."""
+    path = "/proc/sys/vm/nr_hugepages"
+    old = open(path).read().strip()
+    with open(path, "w") as fh:
+        fh.write(str(n))
+    got = int(open(path).read().strip())
+    if got < n:
+        print(f"note: only {got} of {n} huge pages could be reserved", file=sys.stderr)
+    return old
+
+
+def presets_case(args, targets, pin):
+    """Every step of the named presets against fio, matched and default buffers."""
+    res = dict(pairs=args.pairs, runtime_s=args.runtime,
+               generated=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               host=platform.node(), kernel=platform.release(), cpus=os.cpu_count(),
+               fio=subprocess.check_output(["fio", "--version"]).decode().strip(),
+               thp=open("/sys/kernel/mm/transparent_hugepage/enabled").read().strip(),
+               presets=[])
+    old = reserve_huge_pages(args.huge_pages)
+    try:
+        for kind, desc, target in targets:
+            for preset in [p for p in args.presets.split(",") if p]:
+                runs = []
+                for i in range(args.pairs):
+                    print(f"{kind}: {preset}, pair {i + 1}/{args.pairs}", file=sys.stderr)
+                    steps = ds_preset(target, preset, args.runtime, pin)
+                    for st in steps:
+                        spec = st["spec"]
+                        st["fio"] = fio_step(target, spec, args.runtime,
+                                             "shmhuge" if st["huge"] else "malloc", pin)
+                        st["fio_default"] = fio_step(target, spec, args.runtime, "malloc", pin)
+                    runs.append(steps)
+                res["presets"].append(dict(target=kind, target_desc=desc, preset=preset,
+                                           runs=runs))
+    finally:
+        with open("/proc/sys/vm/nr_hugepages", "w") as fh:
+            fh.write(old)
+    return res
+
+
 def pairs(n, fio_fn, ds_fn):
     return [dict(fio=fio_fn(), ds=ds_fn()) for _ in range(n)]
 
@@ -127,6 +220,11 @@ def main():
                     help="CPU list both tools are pinned to for case 2 (taskset -c; 'none' for no "
                          "pinning). Unpinned, the loop device's QD1 latency depends on whether its "
                          "worker lands on the tool's CPU and swings 2x between runs")
+    ap.add_argument("--presets", default="",
+                    help="compare every step of these presets with fio (e.g. "
+                         "cdm,cdm-peak,atto,orion-matrix) instead of cases 1 and 2")
+    ap.add_argument("--huge-pages", type=int, default=320,
+                    help="2 MiB pages reserved for fio's --iomem=shmhuge during --presets")
     ap.add_argument("--cases", default="",
                     help="comma-separated substrings of case names to run ('null' for case 1)")
     args = ap.parse_args()
@@ -137,6 +235,8 @@ def main():
     if not os.path.exists(BIN):
         subprocess.check_call(["cargo", "build", "--release", "-q", "-p", "agent", "--bin",
                                "diskscope"], cwd=ROOT)
+    if args.presets and args.out.endswith("engine.json"):
+        args.out = os.path.join(ROOT, "bench", "out", "presets.json")
     wanted = [c for c in args.cases.split(",") if c]
     want = lambda name: not wanted or any(w in name for w in wanted)
     results = dict(pairs=args.pairs, runtime_s=args.runtime,
@@ -145,7 +245,7 @@ def main():
                    fio=subprocess.check_output(["fio", "--version"]).decode().strip(),
                    null=[], real=[])
 
-    for jobs in NULL_JOBS:
+    for jobs in NULL_JOBS if not args.presets else []:
         for qd in NULL_DEPTHS:
             if not want(f"null QD{qd} jobs{jobs}"):
                 continue
@@ -157,10 +257,10 @@ def main():
 
     os.makedirs(args.dir, exist_ok=True)
     file_target = os.path.join(args.dir, "bench.bin")
-    real = [c for c in REAL_CASES if want(c[0])]
+    real = [c for c in REAL_CASES if want(c[0])] if not args.presets else []
     targets = []
     dev = backing = None
-    if real:
+    if real or args.presets:
         # Lay the file out with real data once, for both tools (a sparse file reads 10x fast).
         subprocess.check_call([BIN, "run", "--target", file_target, "--size", SIZE, "--rw",
                                "write", "--bs", "1M", "--iodepth", "8", "-q"],
@@ -180,6 +280,8 @@ def main():
         pin = ("taskset", "-c", args.cpu)
         results["pinned_cpus"] = args.cpu
     try:
+        if args.presets:
+            results = presets_case(args, targets, pin)
         for kind, desc, target in targets:
             for name, rw, bs, qd, named in real:
                 print(f"{kind}: {name}", file=sys.stderr)

@@ -3,7 +3,7 @@
 
 use crate::presets::AnalysisOptions;
 use crate::stats::fine::SLOW_IO_NS;
-use shared::analysis::{self, Analysis, BlockSizePoint, PatternResult};
+use shared::analysis::{self, Analysis, BlockSizePoint, PatternResult, TempPoint};
 use shared::{RunReport, Sample, StepReport};
 
 /// Samples of one step (or all samples when the run has no steps).
@@ -39,6 +39,93 @@ fn rebased(samples: &[Sample]) -> Vec<Sample> {
         .collect()
 }
 
+/// One step's (or the whole run's) slice of the 10 ms timeline.
+struct Fine<'a> {
+    buckets: &'a [u64],
+    bucket_ns: u64,
+    /// Where the slice starts in the run (ns).
+    t0_ns: u64,
+    /// Only writes (true) or only reads (false) moved; `None` for a mix.
+    writes: Option<bool>,
+    bs: u64,
+    /// Run-relative temperature readings (from the timeline, else from the samples).
+    temps: Vec<TempPoint>,
+}
+
+impl Fine<'_> {
+    /// Windows of `per` buckets as samples (direction: the step's, writes for a mix).
+    fn windows(&self, per: usize) -> Vec<Sample> {
+        analysis::windows(
+            self.buckets,
+            self.bucket_ns,
+            per,
+            self.t0_ns,
+            self.writes.unwrap_or(true),
+            self.bs,
+            &self.temps,
+        )
+    }
+
+    /// Buckets per window for ~10 completions at the mean rate, between 50 ms and 1 s.
+    fn per_window(&self) -> usize {
+        let mean = self.buckets.iter().sum::<u64>() as f64 / self.buckets.len().max(1) as f64;
+        let unit = analysis::completion_unit(self.buckets, self.bs);
+        let per = (analysis::UNITS_PER_WINDOW * unit / mean.max(1.0)).ceil() as u64;
+        let lo = 50_000_000 / self.bucket_ns.max(1);
+        let hi = 1_000_000_000 / self.bucket_ns.max(1);
+        per.clamp(lo.max(1), hi.max(1)) as usize
+    }
+}
+
+/// The timeline of `step` (or of the whole run), when the run kept one.
+fn fine<'a>(r: &'a RunReport, step: Option<&StepReport>) -> Option<Fine<'a>> {
+    let t = r.timeline.as_ref()?;
+    let bucket_ns = u64::from(t.bucket_ms) * 1_000_000;
+    if bucket_ns == 0 || t.bytes.is_empty() {
+        return None;
+    }
+    let (spec, start, end) = match step {
+        Some(s) => (&s.spec, s.start_ns, s.end_ns),
+        None => (
+            &r.spec,
+            0,
+            r.samples.last().map_or(r.summary.duration_ns, |s| s.end_ns),
+        ),
+    };
+    let a = ((start / bucket_ns) as usize).min(t.bytes.len());
+    let b = (end.div_ceil(bucket_ns) as usize).clamp(a, t.bytes.len());
+    let buckets = &t.bytes[a..b];
+    if buckets.is_empty() {
+        return None;
+    }
+    let writes = match spec.rw.read_pct(spec.read_pct) {
+        0 => Some(true),
+        100 => Some(false),
+        _ => None,
+    };
+    let temps = if t.temps.is_empty() {
+        r.samples
+            .iter()
+            .filter_map(|s| {
+                s.temp_c.map(|c| TempPoint {
+                    at_ms: s.end_ns / 1_000_000,
+                    c,
+                })
+            })
+            .collect()
+    } else {
+        t.temps.clone()
+    };
+    Some(Fine {
+        buckets,
+        bucket_ns,
+        t0_ns: a as u64 * bucket_ns,
+        writes,
+        bs: spec.bs,
+        temps,
+    })
+}
+
 pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
     let mut a = Analysis::default();
     if r.samples.is_empty() {
@@ -52,20 +139,35 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
         .max_by_key(|s| s.samples);
     let cliff_on = if r.steps.is_empty() { None } else { writing };
     if r.summary.write.ios > 0 && (r.steps.is_empty() || writing.is_some()) {
-        let s = rebased(step_samples(r, cliff_on));
-        let mut cliff = analysis::cache_cliff(&s);
-        if let (Some(at), Some(step)) = (cliff.at_s.as_mut(), cliff_on) {
-            *at += step.start_ns as f64 / 1e9;
-        }
+        // The 10 ms timeline when the phase only wrote; the samples otherwise.
+        let cliff = match fine(r, cliff_on) {
+            Some(f) if f.writes == Some(true) => {
+                analysis::cache_cliff_fine(f.buckets, f.bucket_ns, f.bs, f.t0_ns)
+            }
+            _ => {
+                let s = rebased(step_samples(r, cliff_on));
+                let mut cliff = analysis::cache_cliff(&s);
+                if let (Some(at), Some(step)) = (cliff.at_s.as_mut(), cliff_on) {
+                    *at += step.start_ns as f64 / 1e9;
+                }
+                cliff
+            }
+        };
         a.cache_cliff = Some(cliff);
     }
     // Slowdowns are judged within one workload: across the steps of a preset, changes of
     // workload and the pauses between them would read as dips.
-    let longest = r.steps.iter().max_by_key(|s| s.samples);
-    let main = rebased(step_samples(
-        r,
-        if r.steps.is_empty() { None } else { longest },
-    ));
+    let longest = r
+        .steps
+        .iter()
+        .max_by_key(|s| (s.end_ns - s.start_ns, s.samples));
+    let longest = if r.steps.is_empty() { None } else { longest };
+    let fine_main = fine(r, longest);
+    // The finest view of the main workload: windows of ~20 I/Os from the timeline.
+    let main = match &fine_main {
+        Some(f) => rebased(&f.windows(f.per_window())),
+        None => rebased(step_samples(r, longest)),
+    };
     let mut cliff = a.cache_cliff.clone().unwrap_or_default();
     if cliff_on.map(|s| s.index) != longest.map(|s| s.index) {
         cliff = Default::default();
@@ -83,11 +185,11 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
     } else if r.summary.duration_ns >= 5 * 60 * 1_000_000_000 && r.spec.rw.is_random() {
         a.steady_state = Some(analysis::steady_state_windows(&r.samples, 60.0));
     }
-    let longest = r.steps.iter().max_by_key(|s| s.samples);
-    let main = rebased(step_samples(
-        r,
-        if r.steps.is_empty() { None } else { longest },
-    ));
+    // First and last window over 100 ms windows of the timeline (exact at any interval).
+    let main = match &fine_main {
+        Some(f) => rebased(&f.windows((100_000_000 / f.bucket_ns).max(1) as usize)),
+        None => rebased(step_samples(r, longest)),
+    };
     let window = o.first_last_window_s;
     if main
         .last()

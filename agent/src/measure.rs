@@ -346,6 +346,13 @@ impl Sequence {
                     io
                 }));
             self.timeline.slow_ios_total += t.slow_ios_total;
+            let at_ms = start_ns / 1_000_000;
+            self.timeline
+                .temps
+                .extend(t.temps.iter().map(|p| shared::analysis::TempPoint {
+                    at_ms: p.at_ms + at_ms,
+                    c: p.c,
+                }));
             self.timeline.bucket_ms = t.bucket_ms;
         }
         self.next_seq += n;

@@ -60,16 +60,40 @@ struct Def {
     description: &'static str,
 }
 
+/// The options each preset takes besides `interval` (which every preset takes); a preset
+/// given any other option refuses it by name rather than ignore it.
+fn takes(name: &str) -> &'static [&'static str] {
+    match name {
+        "cdm" | "cdm-peak" => &["size", "count", "runtime", "idle"],
+        "atto" | "orion-matrix" | "iometer-mix" => &["size", "runtime"],
+        "full-span" | "fill" => &["bs", "size"],
+        "snia-steady" => &["size", "runtime", "count"],
+        "sustain" => &["rate", "streams", "runtime", "buffer_ms", "bs", "size"],
+        "compress-probe" => &["size", "runtime", "idle"],
+        "cache-recovery" => &["size", "idle"],
+        _ => &["runtime"],
+    }
+}
+
+/// The keys of the options preset `name` takes, `interval` last.
+pub fn options_of(name: &str) -> Vec<String> {
+    takes(name)
+        .iter()
+        .chain(std::iter::once(&"interval"))
+        .map(|s| s.to_string())
+        .collect()
+}
+
 const DEFS: &[Def] = &[
     Def { name: "quick", description: "sequential 1 MiB writes, QD8, 10 s: cache and sustained write rate at a glance" },
     Def { name: "cdm", description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s (size, count, runtime, idle)" },
     Def { name: "cdm-peak", description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1 (size, count, runtime, idle)" },
     Def { name: "atto", description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each (size, runtime)" },
     Def { name: "orion-matrix", description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each (runtime)" },
-    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target, 1 MiB blocks, speed by position (bs)" },
+    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target (or size), 1 MiB blocks, speed by position (bs, size)" },
     Def { name: "iometer-mix", description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute (size, runtime)" },
     Def { name: "snia-steady", description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25) (size, runtime)" },
-    Def { name: "fill", description: "write 95 % of the target with 4 MiB writes: rate, temperature and completion gaps over the fill (bs)" },
+    Def { name: "fill", description: "write 95 % of the target (or size) with 4 MiB writes: rate, temperature and completion gaps over the fill (bs, size)" },
     Def { name: "sustain", description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up? (rate, streams, runtime, buffer-ms, bs)" },
     Def { name: "compress-probe", description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB (size, runtime)" },
     Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size = bytes per write phase, idle)" },
@@ -134,6 +158,19 @@ pub fn build(
         preset: def.name,
         message,
     };
+    let unused: Vec<String> = o
+        .given()
+        .into_iter()
+        .filter(|(k, _)| *k != "interval" && !takes(def.name).contains(k))
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    if !unused.is_empty() {
+        return Err(bad(format!(
+            "does not use {} (it takes: {})",
+            unused.join(", "),
+            options_of(def.name).join(", ")
+        )));
+    }
     let mut analysis = AnalysisOptions {
         required_rate: None,
         buffer_ms: o.buffer_ms.unwrap_or(1000),
@@ -238,9 +275,19 @@ pub fn build(
         }
         "full-span" => {
             let bs = o.bs.unwrap_or(MIB);
+            let span = |s: WorkloadSpec| match o.size {
+                Some(size) => spanned(s, fit(size)),
+                None => s,
+            };
             vec![
-                step("sequential write, whole span", spec(RwMode::Write, bs, 8)),
-                step("sequential read, whole span", spec(RwMode::Read, bs, 8)),
+                step(
+                    "sequential write, whole span",
+                    span(spec(RwMode::Write, bs, 8)),
+                ),
+                step(
+                    "sequential read, whole span",
+                    span(spec(RwMode::Read, bs, 8)),
+                ),
             ]
         }
         "iometer-mix" => {
@@ -265,7 +312,10 @@ pub fn build(
         }
         "fill" => {
             let bs = o.bs.unwrap_or(4 * MIB);
-            let size = align_down(target_size / 100 * 95, bs);
+            let size = align_down(
+                o.size.unwrap_or(target_size).min(target_size) / 100 * 95,
+                bs,
+            );
             vec![step(
                 "fill 95 % with 4 MiB writes",
                 spanned(spec(RwMode::Write, bs, 4), size),
@@ -341,6 +391,12 @@ pub fn build(
     if let Some(Rate::BytesPerSec(b)) = steps.first().and_then(|s| s.spec.rate) {
         analysis.required_rate.get_or_insert(b as f64);
     }
+    let mut steps = steps;
+    if let Some(ms) = o.interval_ms {
+        for s in &mut steps {
+            s.spec.interval_ms = ms;
+        }
+    }
     Ok(Built { steps, analysis })
 }
 
@@ -357,6 +413,7 @@ pub fn all() -> Vec<Preset> {
                 .unwrap_or_default();
             Preset {
                 name: d.name.to_string(),
+                options: options_of(d.name),
                 description: d.description.to_string(),
                 spec: steps.first().map(|s| s.spec.clone()).unwrap_or_default(),
                 steps,
@@ -431,6 +488,35 @@ mod tests {
             build("warp", &PresetOptions::default(), GIB, 512),
             Err(PresetError::Unknown(_))
         ));
+    }
+
+    #[test]
+    fn options_a_preset_does_not_take_are_refused_by_name_and_interval_is_honoured() {
+        let o = PresetOptions {
+            count: Some(3),
+            bs: Some(4096),
+            ..Default::default()
+        };
+        let e = build("atto", &o, GIB, 512).unwrap_err().to_string();
+        assert!(
+            e.contains("does not use count = 3, bs = 4096")
+                && e.contains("takes: size, runtime, interval"),
+            "{e}"
+        );
+        let o = PresetOptions {
+            interval_ms: Some(100),
+            ..Default::default()
+        };
+        let b = build("full-span", &o, GIB, 512).expect("full-span");
+        assert!(b.steps.iter().all(|s| s.spec.interval_ms == 100));
+        for p in all() {
+            assert_eq!(
+                p.options.last().map(String::as_str),
+                Some("interval"),
+                "{}",
+                p.name
+            );
+        }
     }
 
     #[test]

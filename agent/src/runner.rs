@@ -125,7 +125,10 @@ pub fn run(
         return Err(StartError::Setup(e));
     }
     let mut probe = crate::iopath::Probe::start(target);
-    shared.gate.open(Some(Instant::now()));
+    let epoch = Instant::now();
+    shared.gate.open(Some(epoch));
+    let ramp = Duration::from_millis(spec.ramp_ms);
+    let mut next_temp = epoch + ramp;
     let tick = Duration::from_millis(spec.interval_ms.min(100));
     let mut next_probe = Instant::now();
     while out.running > 0 {
@@ -134,7 +137,12 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        if Instant::now() >= next_probe {
+        let now = Instant::now();
+        if now >= next_temp {
+            out.read_temperature((now - epoch).saturating_sub(ramp));
+            next_temp = now + TEMP_EVERY;
+        }
+        if now >= next_probe {
             probe.poll();
             next_probe = Instant::now() + Duration::from_millis(spec.interval_ms);
         }
@@ -144,6 +152,9 @@ pub fn run(
     let cancelled = shared.cancel.load(Ordering::Relaxed);
     Ok(out.finish(cancelled, laid_out_bytes, probe))
 }
+
+/// How often the target's temperature goes into the fine timeline.
+const TEMP_EVERY: Duration = Duration::from_millis(100);
 
 /// The runner's side of the merge.
 struct Collector {
@@ -159,6 +170,8 @@ struct Collector {
     buffers: (u64, u64),
     /// Read into every sample when the target reports a temperature.
     temp: Option<TempSource>,
+    /// Read every [`TEMP_EVERY`], for the timeline.
+    temps: Vec<shared::analysis::TempPoint>,
 }
 
 impl Collector {
@@ -174,6 +187,7 @@ impl Collector {
             ring_features: Vec::new(),
             buffers: (0, 0),
             temp: None,
+            temps: Vec::new(),
         }
     }
 
@@ -192,6 +206,15 @@ impl Collector {
         }
         if self.ring_features.is_empty() {
             self.ring_features = features.iter().map(|f| f.to_string()).collect();
+        }
+    }
+
+    fn read_temperature(&mut self, since_start: Duration) {
+        if let Some(c) = self.temp.as_ref().and_then(TempSource::read) {
+            self.temps.push(shared::analysis::TempPoint {
+                at_ms: since_start.as_millis() as u64,
+                c,
+            });
         }
     }
 
@@ -240,7 +263,10 @@ impl Collector {
             io_path: probe.finish(&summary, self.buffers),
             summary,
             histogram: self.merger.histogram(),
-            timeline: self.merger.timeline(),
+            timeline: shared::analysis::Timeline {
+                temps: self.temps,
+                ..self.merger.timeline()
+            },
             error: self.error,
             samples: self.samples,
             backend: self.backend,

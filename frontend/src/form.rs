@@ -383,6 +383,12 @@ pub const PRESET_OPTIONS: &[Field] = &[
         kind: Kind::Text("preset default"),
         help: "full-span, fill, sustain",
     },
+    Field {
+        key: "interval",
+        label: "Sample interval",
+        kind: Kind::Text("1s"),
+        help: "e.g. 100ms; every preset",
+    },
 ];
 
 /// The preset options from their text fields; errors keyed by field, naming the value.
@@ -422,6 +428,7 @@ pub fn preset_options(
     o.streams = opt!("streams", whole("stream count"));
     o.idle_ms = opt!("idle", |t: String| parse_duration_ms(&t));
     o.bs = opt!("bs", |t: String| parse_size(&t));
+    o.interval_ms = opt!("interval", |t: String| parse_duration_ms(&t));
     if errs.is_empty() {
         Ok(o)
     } else {

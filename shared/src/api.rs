@@ -129,6 +129,9 @@ pub struct Preset {
     /// Every step with default options on a 1 GiB target (sizes follow the real target).
     #[serde(default)]
     pub steps: Vec<crate::steps::Step>,
+    /// The options it takes (keys of `PresetOptions::given`); any other is an error.
+    #[serde(default)]
+    pub options: Vec<String>,
 }
 
 /// What happened to a run, as streamed to subscribers.

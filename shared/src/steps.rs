@@ -40,6 +40,32 @@ pub struct PresetOptions {
     pub buffer_ms: Option<u64>,
     /// Block size for full-span, fill, sustain (default 1 MiB; fill 4 MiB).
     pub bs: Option<u64>,
+    /// Sample interval of every step (ms, 100..60000; default 1000). Every preset takes it.
+    pub interval_ms: Option<u64>,
+}
+
+impl PresetOptions {
+    /// The options that are set, by the key the API and `Preset::options` use
+    /// (`size`, `count`, `runtime`, `rate`, `streams`, `idle`, `buffer_ms`, `bs`, `interval`),
+    /// with the value as given, for error messages.
+    pub fn given(&self) -> Vec<(&'static str, String)> {
+        let mut v = Vec::new();
+        let mut add = |k: &'static str, x: Option<String>| {
+            if let Some(x) = x {
+                v.push((k, x));
+            }
+        };
+        add("size", self.size.map(|x| x.to_string()));
+        add("count", self.count.map(|x| x.to_string()));
+        add("runtime", self.runtime_ms.map(|x| format!("{x} ms")));
+        add("rate", self.rate.map(|x| x.to_string()));
+        add("streams", self.streams.map(|x| x.to_string()));
+        add("idle", self.idle_ms.map(|x| format!("{x} ms")));
+        add("buffer_ms", self.buffer_ms.map(|x| x.to_string()));
+        add("bs", self.bs.map(|x| x.to_string()));
+        add("interval", self.interval_ms.map(|x| format!("{x} ms")));
+        v
+    }
 }
 
 /// What one step measured. Its samples are the run's samples with this `step` index.

@@ -166,6 +166,8 @@ try {
   await page.click('#tab-new');
   await page.selectOption('#preset', 'cdm');
   await page.locator('#o-count').waitFor(T);
+  check(await page.locator('#o-rate').count() === 0, 'cdm shows the sustain-only rate option');
+  check(await page.locator('#o-interval').count() === 1, 'cdm does not offer the sample interval');
   await page.fill('#o-count', 'two');
   await page.locator('.field-error', { hasText: "'two'" }).waitFor(T);
   check(await page.locator('#start').isDisabled(), 'start is enabled with a bad preset option');

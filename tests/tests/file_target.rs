@@ -321,3 +321,42 @@ fn null_backend_opens_nothing() {
     let share = rd as f64 / (rd + wr) as f64;
     assert!((0.49..0.51).contains(&share), "50/50 mix gave {share}");
 }
+
+#[test]
+fn a_preset_honours_the_sample_interval_and_refuses_flags_it_does_not_use() {
+    require_io_uring!();
+    let s = Scratch::new();
+    let t = s.path("t.bin");
+    let json = s.path("r.json");
+    let o = ds(&format!(
+        "run --target {} --size 32M --preset full-span --interval-ms 100 --json {} -q",
+        t.display(),
+        json.display()
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_report(&json);
+    assert!(r.steps.iter().all(|st| st.spec.interval_ms == 100));
+    assert!(
+        r.samples
+            .iter()
+            .all(|x| x.end_ns - x.start_ns <= 100_000_000),
+        "100 ms samples"
+    );
+    let o = ds(&format!(
+        "run --target {} --preset atto --iodepth 8 --buffered -q",
+        t.display()
+    ));
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("does not use --iodepth 8, --buffered") && e.contains("--interval-ms"),
+        "{e}"
+    );
+    let o = ds(&format!(
+        "run --target {} --preset atto --count 3 -q",
+        t.display()
+    ));
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("does not use count = 3"), "{e}");
+}

@@ -18,8 +18,19 @@ fn a_split_is_measured_and_reported_and_an_unsplit_run_is_not_warned() {
         Err(e) => skip!("no loop device: {e}"),
     };
     let name = dev.path.file_name().unwrap().to_string_lossy().into_owned();
-    // Limit the device's requests to 64 KiB: every 1 MiB I/O must become 16 requests.
+    // Limit the device's requests to 64 KiB: every 1 MiB I/O must become 16 requests. The
+    // loop driver keeps the limit after the device is detached, so it is put back on drop.
     let limit = format!("/sys/block/{name}/queue/max_sectors_kb");
+    let Ok(old) = std::fs::read_to_string(&limit) else {
+        skip!("cannot read {limit}");
+    };
+    struct Restore(String, String);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = std::fs::write(&self.0, self.1.trim());
+        }
+    }
+    let _restore = Restore(limit.clone(), old);
     if std::fs::write(&limit, "64").is_err() {
         skip!("cannot set {limit}");
     }

@@ -199,6 +199,35 @@ async fn bad_requests_name_the_bad_value() {
         "{body}"
     );
 
+    // An option the preset does not take is refused by name, not ignored.
+    let (s, body) = f
+        .call(
+            "POST",
+            "/api/v1/runs",
+            Some(OP),
+            Some(json!({"target": f.target("t.bin"), "preset": "atto", "options": {"count": 3, "interval_ms": 100, "size": 8388608}})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    let msg = body["message"].as_str().unwrap();
+    assert!(
+        msg.contains("does not use count = 3") && msg.contains("takes: size, runtime, interval"),
+        "{body}"
+    );
+    let (s, body) = f
+        .call(
+            "POST",
+            "/api/v1/runs",
+            Some(OP),
+            Some(json!({"target": f.target("t.bin"), "preset": "atto", "options": {"speed": 3}})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("speed"),
+        "{body}"
+    );
+
     let (s, body) = f
         .call(
             "POST",

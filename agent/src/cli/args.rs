@@ -97,45 +97,46 @@ pub struct RunArgs {
     /// once (each with its own jobs; samples and summary are their sum, with a part each).
     #[arg(long, required = true)]
     pub target: Vec<PathBuf>,
-    /// read, write, randread, randwrite, randrw or rw.
-    #[arg(long, default_value = "read")]
-    pub rw: RwMode,
-    /// Share of reads for randrw and rw, percent.
-    #[arg(long, visible_alias = "rwmixread", default_value_t = 50)]
-    pub read_pct: u8,
+    /// read (default), write, randread, randwrite, randrw or rw.
+    #[arg(long)]
+    pub rw: Option<RwMode>,
+    /// Share of reads for randrw and rw, percent (default 50).
+    #[arg(long, visible_alias = "rwmixread")]
+    pub read_pct: Option<u8>,
     /// Block size (512 B..64 MiB), e.g. 4K, 1M.
     #[arg(long, value_parser = size)]
     pub bs: Option<u64>,
-    /// I/Os in flight per job (1..1024).
-    #[arg(long, default_value_t = 1)]
-    pub iodepth: u32,
-    /// Parallel jobs, each with its own thread and ring (1..64).
-    #[arg(long, visible_alias = "numjobs", default_value_t = 1)]
-    pub jobs: u32,
+    /// I/Os in flight per job (1..1024; default 1).
+    #[arg(long)]
+    pub iodepth: Option<u32>,
+    /// Parallel jobs, each with its own thread and ring (1..64; default 1).
+    #[arg(long, visible_alias = "numjobs")]
+    pub jobs: Option<u32>,
     /// Span length (default: from --offset to the end of the target).
     #[arg(long, value_parser = size)]
     pub size: Option<u64>,
-    /// Span start.
-    #[arg(long, value_parser = size, default_value = "0")]
-    pub offset: u64,
+    /// Span start (default 0).
+    #[arg(long, value_parser = size)]
+    pub offset: Option<u64>,
     /// Total bytes to transfer (default: the span × --loops, unless --runtime is given).
     #[arg(long, value_parser = size)]
     pub io_size: Option<u64>,
-    /// Passes over the span (size-based runs).
-    #[arg(long, default_value_t = 1)]
-    pub loops: u32,
+    /// Passes over the span (size-based runs; default 1).
+    #[arg(long)]
+    pub loops: Option<u32>,
     /// Run time after the ramp, e.g. 30s, 5m; repeats over the span until the time is up.
     #[arg(long, value_parser = duration_ms)]
     pub runtime: Option<u64>,
-    /// Time run before statistics start.
-    #[arg(long, value_parser = duration_ms, default_value = "0")]
-    pub ramp: u64,
+    /// Time run before statistics start (default 0).
+    #[arg(long, value_parser = duration_ms)]
+    pub ramp: Option<u64>,
     /// Rate cap for the whole run: bytes per second (200MB) or IOPS (5000iops).
     #[arg(long)]
     pub rate: Option<Rate>,
-    /// Written data: random (incompressible), zeros, or compress:N (N % compressible).
-    #[arg(long, default_value = "random")]
-    pub pattern: DataPattern,
+    /// Written data: random (incompressible; default), zeros, or compress:N (N %
+    /// compressible).
+    #[arg(long)]
+    pub pattern: Option<DataPattern>,
     /// Random offsets visit every block once before repeating.
     #[arg(long)]
     pub cover_once: bool,
@@ -145,12 +146,12 @@ pub struct RunArgs {
     /// fsync the target at the end (the time counts in the run).
     #[arg(long)]
     pub end_fsync: bool,
-    /// Sample interval in milliseconds (100..60000).
-    #[arg(long, default_value_t = 1000)]
-    pub interval_ms: u64,
+    /// Sample interval in milliseconds (100..60000; default 1000). Presets honour it too.
+    #[arg(long)]
+    pub interval_ms: Option<u64>,
     /// uring (default), null (engine overhead, nothing opened) or sync (pread/pwrite).
-    #[arg(long, default_value = "uring")]
-    pub backend: Backend,
+    #[arg(long)]
+    pub backend: Option<Backend>,
     /// Seed for random offsets and data.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -196,30 +197,61 @@ impl RunArgs {
             idle_ms: self.idle,
             buffer_ms: self.buffer_ms,
             bs: self.bs,
+            interval_ms: self.interval_ms,
         }
+    }
+
+    /// Workload flags given on the command line that no preset takes (a preset's own knobs
+    /// go through [`RunArgs::preset_options`] and are checked by the preset).
+    pub fn flags_presets_ignore(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        let mut flag = |name: &str, given: Option<String>| {
+            if let Some(value) = given {
+                v.push(format!("--{name} {value}"));
+            }
+        };
+        flag("rw", self.rw.map(|x| x.to_string()));
+        flag("read-pct", self.read_pct.map(|x| x.to_string()));
+        flag("iodepth", self.iodepth.map(|x| x.to_string()));
+        flag("jobs", self.jobs.map(|x| x.to_string()));
+        flag("offset", self.offset.map(|x| x.to_string()));
+        flag("io-size", self.io_size.map(|x| x.to_string()));
+        flag("loops", self.loops.map(|x| x.to_string()));
+        flag("ramp", self.ramp.map(|x| format!("{x}ms")));
+        flag("pattern", self.pattern.map(|x| x.to_string()));
+        flag("backend", self.backend.map(|x| x.to_string()));
+        flag("seed", self.seed.map(|x| x.to_string()));
+        for (name, on) in [
+            ("cover-once", self.cover_once),
+            ("buffered", self.buffered),
+            ("end-fsync", self.end_fsync),
+        ] {
+            flag(name, on.then(String::new));
+        }
+        v.iter().map(|f| f.trim_end().to_string()).collect()
     }
 
     pub fn spec(&self) -> WorkloadSpec {
         let defaults = WorkloadSpec::default();
         WorkloadSpec {
-            rw: self.rw,
-            read_pct: self.read_pct,
+            rw: self.rw.unwrap_or(defaults.rw),
+            read_pct: self.read_pct.unwrap_or(defaults.read_pct),
             bs: self.bs.unwrap_or(defaults.bs),
-            iodepth: self.iodepth,
-            jobs: self.jobs,
-            offset: self.offset,
+            iodepth: self.iodepth.unwrap_or(defaults.iodepth),
+            jobs: self.jobs.unwrap_or(defaults.jobs),
+            offset: self.offset.unwrap_or(defaults.offset),
             size: self.size,
             io_size: self.io_size,
-            loops: self.loops,
+            loops: self.loops.unwrap_or(defaults.loops),
             runtime_ms: self.runtime,
-            ramp_ms: self.ramp,
+            ramp_ms: self.ramp.unwrap_or(defaults.ramp_ms),
             rate: self.rate,
-            pattern: self.pattern,
+            pattern: self.pattern.unwrap_or(defaults.pattern),
             cover_once: self.cover_once,
             direct: !self.buffered,
             end_fsync: self.end_fsync,
-            interval_ms: self.interval_ms,
-            backend: self.backend,
+            interval_ms: self.interval_ms.unwrap_or(defaults.interval_ms),
+            backend: self.backend.unwrap_or(defaults.backend),
             seed: self.seed.unwrap_or(defaults.seed),
         }
     }

@@ -36,6 +36,21 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             if args.target.len() > 1 {
                 anyhow::bail!("--preset runs on one target; give --target once");
             }
+            let ignored = args.flags_presets_ignore();
+            if !ignored.is_empty() {
+                anyhow::bail!(
+                    "--preset {name} sets the workload itself and does not use {}; its options: {}",
+                    ignored.join(", "),
+                    presets::options_of(name)
+                        .iter()
+                        .map(|o| format!(
+                            "--{}",
+                            o.replace('_', "-").replace("interval", "interval-ms")
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
             let info = crate::target::TargetInfo::probe(first, options.size)?;
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
             let plans = measure::plan_steps(&built.steps, first)?;

@@ -10,7 +10,12 @@
 //! - temperature rises by `heat_c_per_gb` per GB written and cools toward `ambient_c` with
 //!   time constant `tau_s`; at `trip_c` writes throttle to `throttle_mbps` until it falls
 //!   `hysteresis_c` below (a sawtooth locked to the trip point);
-//! - reads run at `read_mbps`.
+//! - reads run at `read_mbps`;
+//! - every request costs `per_io_us` on top of its transfer (command overhead: what makes
+//!   small blocks slow and gives a sweep its saturation block size);
+//! - `noise` jitters each request's rate uniformly by ± that fraction (seeded by `seed`),
+//!   and `gc_all_writes` applies the GC stalls to sequential writes too (a drive with no
+//!   cache whose rate still dips).
 //!
 //! The device has an internal queue: an I/O arriving less than [`QUEUE_SLACK`] after the
 //! previous one finished starts where it finished, as if it had been queued. The FUSE path
@@ -42,6 +47,10 @@ pub struct SsdModel {
     pub trip_c: f64,
     pub hysteresis_c: f64,
     pub throttle_mbps: f64,
+    pub per_io_us: f64,
+    pub noise: f64,
+    pub gc_all_writes: bool,
+    pub seed: u64,
 }
 
 impl Default for SsdModel {
@@ -65,6 +74,10 @@ impl Default for SsdModel {
             trip_c: 1000.0,
             hysteresis_c: 4.0,
             throttle_mbps: 60.0,
+            per_io_us: 0.0,
+            noise: 0.0,
+            gc_all_writes: false,
+            seed: 1,
         }
     }
 }
@@ -84,11 +97,14 @@ pub struct Device {
     temp_c: f64,
     throttled: bool,
     next_gc: Option<Instant>,
+    /// xorshift state for `noise`.
+    rng: u64,
 }
 
 impl Device {
     pub fn new(model: SsdModel, now: Instant) -> Self {
         let temp_c = model.ambient_c;
+        let seed = model.seed;
         Device {
             model,
             busy_until: now,
@@ -99,6 +115,7 @@ impl Device {
             temp_c,
             throttled: false,
             next_gc: None,
+            rng: seed.max(1),
         }
     }
 
@@ -140,11 +157,12 @@ impl Device {
         if self.throttled {
             rate = rate.min(m.throttle_mbps);
         }
+        rate *= self.jitter();
         let mut start = self.start(now);
-        // Periodic garbage-collection stalls once random writes have settled.
-        if !sequential
-            && m.gc_period_ms > 0
-            && self.random_written > 3.0 * m.random_scale_bytes as f64
+        // Periodic garbage-collection stalls once random writes have settled (or always).
+        if m.gc_period_ms > 0
+            && (m.gc_all_writes
+                || (!sequential && self.random_written > 3.0 * m.random_scale_bytes as f64))
         {
             let due = *self
                 .next_gc
@@ -154,7 +172,7 @@ impl Device {
                 self.next_gc = Some(start + Duration::from_millis(m.gc_period_ms));
             }
         }
-        let done = start + Duration::from_secs_f64(len as f64 / (rate * 1e6));
+        let done = start + self.service(len, rate);
         self.busy_until = done;
         if self.cache_used < m.cache_bytes as f64 {
             self.cache_used += len as f64;
@@ -170,9 +188,27 @@ impl Device {
     pub fn read(&mut self, len: u64, now: Instant) -> Instant {
         self.advance(now);
         let start = self.start(now);
-        let done = start + Duration::from_secs_f64(len as f64 / (self.model.read_mbps * 1e6));
+        let rate = self.model.read_mbps * self.jitter();
+        let done = start + self.service(len, rate);
         self.busy_until = done;
         done
+    }
+
+    /// Time the device spends on one request of `len` bytes at `rate` MB/s.
+    fn service(&self, len: u64, rate: f64) -> Duration {
+        Duration::from_secs_f64(self.model.per_io_us.max(0.0) / 1e6 + len as f64 / (rate * 1e6))
+    }
+
+    /// A rate multiplier in [1 − noise, 1 + noise].
+    fn jitter(&mut self) -> f64 {
+        if self.model.noise <= 0.0 {
+            return 1.0;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let u = (self.rng >> 11) as f64 / (1u64 << 53) as f64;
+        1.0 + self.model.noise.min(0.9) * (2.0 * u - 1.0)
     }
 
     /// When an I/O arriving at `now` starts: at once on an idle device, after the previous

@@ -40,7 +40,24 @@ pub fn NewTest() -> impl IntoView {
     });
     let checked = Memo::new(move |_| form.with(SpecForm::to_spec));
     let opt_fields = RwSignal::new(std::collections::BTreeMap::<&'static str, String>::new());
-    let options = Memo::new(move |_| opt_fields.with(crate::form::preset_options));
+    // Only the options the picked preset takes are sent (a value typed for another preset
+    // stays in its field but is not used; the agent refuses options a preset ignores).
+    let options = Memo::new(move |_| {
+        let takes: Vec<String> = preset
+            .get()
+            .and_then(|n| {
+                presets.with(|l| l.iter().find(|p| p.name == n).map(|p| p.options.clone()))
+            })
+            .unwrap_or_default();
+        opt_fields.with(|m| {
+            let used = m
+                .iter()
+                .filter(|(k, _)| takes.iter().any(|t| t == *k))
+                .map(|(k, v)| (*k, v.clone()))
+                .collect();
+            crate::form::preset_options(&used)
+        })
+    });
     // The picked preset, when it is a sequence of several steps.
     let sequence = move || {
         preset.get().and_then(|n| {
@@ -195,7 +212,7 @@ pub fn NewTest() -> impl IntoView {
                     view! {
                         <h3>{format!("Preset {}: {n} steps", p.name)}</h3>
                         <p class="help">{names.join(" · ")}{(n > 12).then_some(" · …")}</p>
-                        <div class="fields preset-options">{crate::form::PRESET_OPTIONS.iter().map(opt_field).collect_view()}</div>
+                        <div class="fields preset-options">{crate::form::PRESET_OPTIONS.iter().filter(|f| p.options.iter().any(|o| o == f.key)).map(opt_field).collect_view()}</div>
                     }
                 })}
                 <Show when=move || sequence().is_none()>

@@ -4,12 +4,14 @@
 //! CLI summary) and the dashboard (markers) compute the same thing.
 
 mod cliff;
+mod fine;
 mod misc;
 mod steady;
 mod sustain;
 mod thermal;
 
 pub use cliff::cache_cliff;
+pub use fine::{cache_cliff_fine, completion_unit, windows, UNITS_PER_WINDOW};
 pub use misc::{block_size, compressibility, first_last, stalls};
 pub use steady::{steady_state_rounds, steady_state_windows, WINDOW as STEADY_WINDOW};
 pub use sustain::sustain;
@@ -226,6 +228,17 @@ pub struct Timeline {
     pub gaps_log2_us: Vec<u64>,
     pub slow_ios: Vec<SlowIo>,
     pub slow_ios_total: u64,
+    /// The target's temperature, read every runner tick (at most every 100 ms), when it
+    /// reports one: thermal classification at any sample interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub temps: Vec<TempPoint>,
+}
+
+/// One temperature reading, milliseconds since the run started.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct TempPoint {
+    pub at_ms: u64,
+    pub c: f64,
 }
 
 impl Analysis {
