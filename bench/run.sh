@@ -4,18 +4,21 @@
 #   case 3    tests/tests/pipeline_bench.rs the live pipeline (20 WebSocket clients, SQLite)
 #             and agent memory at the end of a long run
 #   case 4    bench/dashboard.sh           bundle size, first chart, redraw (headless Chromium)
+#   case 5    bench/vs_fio.py --presets    every step of cdm, cdm-peak, atto and orion-matrix
+#             against fio with the same parameters and buffer memory (issue 12)
 # Raw measurements go to bench/out/*.json; bench/report.py writes the document.
 #
-# Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--only 1,2,3,4]
+# Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--only 1,2,3,4,5]
 #   --quick: 3 pairs of 2 s, a 60 s memory run (a smoke run, not figures to publish)
-#   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes.
+#   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes,
+#   and case 5 with 3 pairs of 1 s per step (184 steps × 3 tools × 3 pairs; about 45 minutes).
 # Needs root for the loop device cases, fio, and for case 4 chromium + npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=5 runtime=5 rss=600 only=1,2,3,4
+pairs=5 runtime=5 rss=600 only=1,2,3,4,5 preset_pairs=3
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) pairs=3 runtime=2 rss=60 ;;
+    --quick) pairs=3 runtime=2 rss=60 preset_pairs=1 ;;
     --pairs) pairs=$2; shift ;;
     --runtime) runtime=$2; shift ;;
     --rss-secs) rss=$2; shift ;;
@@ -46,5 +49,10 @@ fi
 if has 4; then
   echo "== case 4: dashboard" >&2
   bash bench/dashboard.sh
+fi
+if has 5; then
+  echo "== case 5: every preset step vs fio ($preset_pairs pairs of 1 s per step)" >&2
+  python3 bench/vs_fio.py --presets cdm,cdm-peak,atto,orion-matrix --pairs "$preset_pairs" \
+    --runtime 1 --out bench/out/presets.json
 fi
 python3 bench/report.py

@@ -131,6 +131,9 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
     if r.samples.is_empty() {
         return a;
     }
+    if o.cache_recovery {
+        a.cache_recovery = cache_recovery(r);
+    }
     // The longest writing step (or the whole run) is where a cache cliff shows.
     let writing = r
         .steps
@@ -138,7 +141,10 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
         .filter(|s| s.summary.write.ios > 0)
         .max_by_key(|s| s.samples);
     let cliff_on = if r.steps.is_empty() { None } else { writing };
-    if r.summary.write.ios > 0 && (r.steps.is_empty() || writing.is_some()) {
+    if let Some(rec) = &a.cache_recovery {
+        // The cache is the first write's; the second shows what came back.
+        a.cache_cliff = Some(rec.first.clone());
+    } else if r.summary.write.ios > 0 && (r.steps.is_empty() || writing.is_some()) {
         // The 10 ms timeline when the phase only wrote; the samples otherwise.
         let cliff = match fine(r, cliff_on) {
             Some(f) if f.writes == Some(true) => {
@@ -213,6 +219,26 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
         SLOW_IO_NS as f64 / 1e6,
     ));
     a
+}
+
+/// Write, idle, write (the `cache-recovery` preset): the first two writing steps.
+fn cache_recovery(r: &RunReport) -> Option<shared::analysis::CacheRecovery> {
+    let mut writes = r.steps.iter().filter(|s| s.summary.write.ios > 0);
+    let (a, b) = (writes.next()?, writes.next()?);
+    let (fa, fb) = (fine(r, Some(a))?, fine(r, Some(b))?);
+    fn phase<'a>(f: &Fine<'a>, end_ns: u64) -> analysis::Phase<'a> {
+        analysis::Phase {
+            buckets: f.buckets,
+            t0_ns: f.t0_ns,
+            end_ns,
+            io_bytes: f.bs,
+        }
+    }
+    Some(analysis::cache_recovery(
+        &phase(&fa, a.end_ns),
+        &phase(&fb, b.end_ns),
+        fa.bucket_ns,
+    ))
 }
 
 /// The block-size analysis of a sweep among the steps (`shared::steps::sweep`: the steps of

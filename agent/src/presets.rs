@@ -19,6 +19,8 @@ pub struct AnalysisOptions {
     pub buffer_ms: u64,
     /// Window of the first/last comparison.
     pub first_last_window_s: f64,
+    /// The run is write, idle, write: judge how much cache the idle gave back.
+    pub cache_recovery: bool,
 }
 
 impl AnalysisOptions {
@@ -33,6 +35,7 @@ impl AnalysisOptions {
             },
             buffer_ms: 1000,
             first_last_window_s: 60.0,
+            cache_recovery: false,
         }
     }
 }
@@ -175,6 +178,7 @@ pub fn build(
         required_rate: None,
         buffer_ms: o.buffer_ms.unwrap_or(1000),
         first_last_window_s: 60.0,
+        cache_recovery: def.name == "cache-recovery",
     };
     let lbs = u64::from(lbs.max(512));
     let fit = |size: u64| align_down(size.min(target_size), MIB.max(lbs));

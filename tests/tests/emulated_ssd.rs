@@ -80,6 +80,110 @@ fn the_cache_size_and_post_cache_speed_are_found() {
 }
 
 #[test]
+fn cache_recovery_reports_the_cache_the_idle_time_gave_back() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    // 256 MiB of cache at 300 MB/s, then 60 MB/s; idle drains it at 100 MB/s, so 2 s of idle
+    // gives back about 200 MB of it.
+    let cache: u64 = 256 << 20;
+    let Some(emu) = emulator(&format!(
+        r#"{{"capacity": 2147483648, "cache_bytes": {cache}, "cache_mbps": 300, "native_mbps": 60, "drain_mbps": 100, "heat_c_per_gb": 0.2}}"#
+    )) else {
+        return;
+    };
+    let disk = emu.disk();
+    let (out, r) = run(&[
+        "--target",
+        disk.to_str().unwrap(),
+        "--preset",
+        "cache-recovery",
+        "--size",
+        "400M",
+        "--idle",
+        "2s",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rec = r
+        .analysis
+        .cache_recovery
+        .clone()
+        .expect("cache_recovery analysis");
+    eprintln!("cache recovery: {rec:?}");
+    assert_eq!(rec.verdict, shared::analysis::Verdict::Found, "{rec:?}");
+    let first = rec.first.cache_bytes.expect("first cache") as f64;
+    assert!(
+        (first / cache as f64 - 1.0).abs() <= 0.10,
+        "first cache {first}"
+    );
+    assert!((rec.idle_s - 2.0).abs() < 0.5, "idle {}", rec.idle_s);
+    let expected = 100e6 * rec.idle_s;
+    let got = rec.recovered_bytes.expect("recovered") as f64;
+    assert!(
+        (got / expected - 1.0).abs() <= 0.15,
+        "recovered {got} vs {expected} (100 MB/s × {:.2} s idle)",
+        rec.idle_s
+    );
+    let share = rec.recovered_share.expect("share");
+    assert!((share - got / first).abs() < 1e-9);
+    let lines = r.analysis.summary_lines().join("\n");
+    assert!(
+        lines.contains("cache recovery:") && lines.contains("written fast again"),
+        "{lines}"
+    );
+    assert_eq!(
+        r.analysis.cache_cliff.as_ref().and_then(|c| c.cache_bytes),
+        rec.first.cache_bytes,
+        "the run's cache is the first write's"
+    );
+}
+
+#[test]
+fn the_block_size_sweep_names_the_saturation_size_the_model_has() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    // Every request costs 263 µs of command overhead plus its transfer at 100 MB/s: MB/s
+    // grows with the block size as b / (c + b / r). FUSE hands writes over in requests of
+    // at most 1 MiB, each paying the overhead, so the best is from 1 MiB up; the smallest
+    // power of two within 90 % of it is the truth (256 KiB here, 4 % clear of either side).
+    let (c_us, r_mbps) = (263.0, 100.0);
+    let Some(emu) = emulator(&format!(
+        r#"{{"capacity": 1073741824, "cache_bytes": 1000000000000000, "cache_mbps": {r_mbps}, "read_mbps": {r_mbps}, "per_io_us": {c_us}, "heat_c_per_gb": 0.2}}"#
+    )) else {
+        return;
+    };
+    let model = |b: f64| {
+        let requests = (b / 1048576.0).ceil();
+        b / (requests * c_us * 1e-6 + b / (r_mbps * 1e6)) / 1e6
+    };
+    let sizes: Vec<u64> = (9..=23).map(|k| 1u64 << k).collect();
+    let best = sizes.iter().map(|b| model(*b as f64)).fold(0.0, f64::max);
+    let truth = *sizes
+        .iter()
+        .find(|b| model(**b as f64) >= 0.9 * best)
+        .expect("a saturation size");
+    let disk = emu.disk();
+    let (out, r) = run(&[
+        "--target",
+        disk.to_str().unwrap(),
+        "--preset",
+        "atto",
+        "--size",
+        "8M",
+        "--runtime",
+        "400ms",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let b = r.analysis.block_size.clone().expect("block-size analysis");
+    let table: Vec<String> = b
+        .points
+        .iter()
+        .map(|p| format!("{} {:.1} (model {:.1})", p.bs, p.mbps, model(p.bs as f64)))
+        .collect();
+    eprintln!("sweep: {}", table.join(", "));
+    assert_eq!(b.saturation_bs, Some(truth), "sweep: {table:?}");
+}
+
+#[test]
 fn a_thermal_sawtooth_is_classified_thermal_not_a_cache() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     require_io_uring!();

@@ -47,7 +47,8 @@ pub struct EmulateArgs {
     pub mount: PathBuf,
     /// The model as JSON (fields of SsdModel: capacity, cache_bytes, cache_mbps,
     /// native_mbps, read_mbps, drain_mbps, random_floor, random_scale_bytes, gc_period_ms,
-    /// gc_pause_ms, ambient_c, heat_c_per_gb, tau_s, trip_c, hysteresis_c, throttle_mbps);
+    /// gc_pause_ms, gc_all_writes, ambient_c, heat_c_per_gb, tau_s, trip_c, hysteresis_c,
+    /// throttle_mbps, per_io_us, noise, seed);
     /// missing fields take the defaults (4 GiB, 1 GiB cache at 400 MB/s, then 80 MB/s).
     #[arg(long)]
     pub model: Option<String>,

@@ -5,8 +5,9 @@
 //!
 //! - [`cache_cliff_fine`]: the split that best explains the bucket series as two levels
 //!   (largest drop of squared error, found at 10 ms resolution), checked over windows long
-//!   enough to hold ~10 completions at the lower level (I/Os, or bursts of them on a device
-//!   that completes a whole queue at once), so that quantization does not read as levels: ≥ 80 % of the windows before above the midpoint, ≥ 80 % after below it, the
+//!   enough to hold 2–10 completions at the lower level (I/Os, or bursts of them on a device
+//!   that completes a whole queue at once; more the closer the levels), so that
+//!   quantization does not read as levels: ≥ 80 % of the windows before above the midpoint, ≥ 80 % after below it, the
 //!   low level lasting ≥ 3 windows, and not coming back (a sawtooth does).
 //! - [`windows`]: the timeline as pseudo-samples of a chosen length, for the analyses that
 //!   read samples (thermal classification, first/last).
@@ -69,7 +70,7 @@ pub fn cache_cliff_fine(buckets: &[u64], bucket_ns: u64, io_bytes: u64, t0_ns: u
     // Windows long enough for ~10 completions at the lower level. A device (or a FUSE
     // path) that completes in bursts — every I/O of the queue at once — counts bursts.
     let unit = completion_unit(&buckets[k + 1..n], io_bytes);
-    let per_window = (UNITS_PER_WINDOW * unit / post).ceil() as usize;
+    let per_window = (units_per_window(pre, post) * unit / post).ceil() as usize;
     let w = per_window.clamp(1, 1000);
     let mean_of = |a: usize, b: usize| (s1[b] - s1[a]) / (b - a) as f64;
     let pre_w: Vec<f64> = (0..k / w)
@@ -114,15 +115,27 @@ pub fn cache_cliff_fine(buckets: &[u64], bucket_ns: u64, io_bytes: u64, t0_ns: u
     }
 }
 
-/// Bytes of one completion event: the block size, or, when most buckets are empty (the
-/// device completes a whole queue at once), the mean bytes of a non-empty bucket.
+/// Completions a window needs so that one more or less (quantization) cannot carry a
+/// window of the lower level past the midpoint: the margin is (pre/post − 1) / 2, and an
+/// error of one in N must stay well inside it. 10 for levels 1.5× apart, 2 for 4× and more;
+/// fewer completions per window keep a short post-cache phase or a sawtooth visible.
+pub fn units_per_window(pre: f64, post: f64) -> f64 {
+    let margin = (pre / post.max(f64::MIN_POSITIVE) - 1.0) / 2.0;
+    (2.5 / margin.max(f64::MIN_POSITIVE))
+        .ceil()
+        .clamp(2.0, UNITS_PER_WINDOW)
+}
+
+/// Bytes of one completion event: the block size, or more when the device completes I/Os
+/// in bursts (a whole queue at once, as on the FUSE path): the 10th percentile of the
+/// non-empty buckets, the smallest amount that typically arrives together.
 pub fn completion_unit(buckets: &[u64], io_bytes: u64) -> f64 {
-    let busy: Vec<u64> = buckets.iter().copied().filter(|v| *v > 0).collect();
-    if !busy.is_empty() && busy.len() * 2 < buckets.len() {
-        (busy.iter().sum::<u64>() as f64 / busy.len() as f64).max(io_bytes as f64)
-    } else {
-        io_bytes.max(1) as f64
+    let mut busy: Vec<u64> = buckets.iter().copied().filter(|v| *v > 0).collect();
+    if busy.is_empty() {
+        return io_bytes.max(1) as f64;
     }
+    busy.sort_unstable();
+    (busy[busy.len() / 10].max(io_bytes).max(1)) as f64
 }
 
 /// The timeline's buckets `[from, to)` as samples of `per` buckets each (the last may be

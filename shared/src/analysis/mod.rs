@@ -6,13 +6,15 @@
 mod cliff;
 mod fine;
 mod misc;
+mod recovery;
 mod steady;
 mod sustain;
 mod thermal;
 
 pub use cliff::cache_cliff;
-pub use fine::{cache_cliff_fine, completion_unit, windows, UNITS_PER_WINDOW};
+pub use fine::{cache_cliff_fine, completion_unit, units_per_window, windows, UNITS_PER_WINDOW};
 pub use misc::{block_size, compressibility, first_last, stalls};
+pub use recovery::{cache_recovery, Phase};
 pub use steady::{steady_state_rounds, steady_state_windows, WINDOW as STEADY_WINDOW};
 pub use sustain::sustain;
 pub use thermal::thermal;
@@ -48,6 +50,25 @@ pub struct Analysis {
     pub compressibility: Option<Compressibility>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalls: Option<Stalls>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_recovery: Option<CacheRecovery>,
+}
+
+/// Write past the cache, idle, write again: how much of the cache the idle time gave back.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct CacheRecovery {
+    pub verdict: Verdict,
+    /// The cache cliff of the first write and of the second.
+    pub first: CacheCliff,
+    pub second: CacheCliff,
+    /// Idle time between the writes.
+    pub idle_s: f64,
+    /// Bytes of the second write.
+    pub second_written_bytes: u64,
+    /// Bytes the second write wrote at the fast level: the cache the idle time gave back.
+    pub recovered_bytes: Option<u64>,
+    /// Recovered over the first write's cache (1.0: fully recovered).
+    pub recovered_share: Option<f64>,
 }
 
 /// A sustained drop of write speed after a number of bytes: an SLC cache running full.
@@ -260,6 +281,26 @@ impl Analysis {
                 ),
                 _ if c.verdict == Verdict::NotEnoughData => "cache cliff: not enough write samples".into(),
                 _ => "cache cliff: none (write rate held)".into(),
+            });
+        }
+        if let Some(r) = &a.cache_recovery {
+            lines.push(match (r.first.cache_bytes, r.recovered_bytes, r.recovered_share) {
+                (Some(c), Some(b), Some(share)) if r.verdict == Verdict::Found => format!(
+                    "cache recovery: {} cache in the first write; after {:.1} s idle, {} ({:.0} %) written fast again{}",
+                    format_bytes(c),
+                    r.idle_s,
+                    format_bytes(b),
+                    share * 100.0,
+                    if b >= r.second_written_bytes {
+                        " (the whole second write: at least that much)"
+                    } else {
+                        ""
+                    }
+                ),
+                _ if r.verdict == Verdict::NotEnoughData => {
+                    "cache recovery: not enough data in the first write".into()
+                }
+                _ => "cache recovery: no cache found in the first write (write more, --size)".into(),
             });
         }
         if let Some(s) = &a.steady_state {
