@@ -9,7 +9,7 @@
 //! The cache size is the bytes written before the split, refined inside the transition
 //! sample by how far its rate lies between the two levels.
 
-use super::{mean, CacheCliff, Verdict};
+use super::{mean, CacheCliff, Prefix, Verdict};
 use crate::Sample;
 
 pub fn cache_cliff(samples: &[Sample]) -> CacheCliff {
@@ -23,20 +23,11 @@ pub fn cache_cliff(samples: &[Sample]) -> CacheCliff {
     let x: Vec<f64> = w.iter().map(|s| s.write.mb_s).collect();
     // Prefix sums make every split's squared error O(1): the search is linear, so it can
     // run live in the browser on a day of samples.
-    let (mut s1, mut s2) = (vec![0.0; x.len() + 1], vec![0.0; x.len() + 1]);
-    for (i, v) in x.iter().enumerate() {
-        s1[i + 1] = s1[i] + v;
-        s2[i + 1] = s2[i] + v * v;
-    }
-    let sse = |a: usize, b: usize| {
-        let n = (b - a) as f64;
-        let sum = s1[b] - s1[a];
-        (s2[b] - s2[a]) - sum * sum / n
-    };
-    let total_sse = sse(0, x.len());
+    let p = Prefix::new(&x);
+    let total_sse = p.sse(0, x.len());
     let mut best: Option<(usize, f64)> = None;
     for k in 2..=x.len() - 3 {
-        let gain = total_sse - sse(0, k) - sse(k, x.len());
+        let gain = total_sse - p.sse(0, k) - p.sse(k, x.len());
         if best.is_none_or(|(_, g)| gain > g) {
             best = Some((k, gain));
         }

@@ -12,7 +12,7 @@
 //! - [`windows`]: the timeline as pseudo-samples of a chosen length, for the analyses that
 //!   read samples (thermal classification, first/last).
 
-use super::{CacheCliff, TempPoint, Verdict};
+use super::{CacheCliff, Prefix, TempPoint, Verdict};
 use crate::Sample;
 
 /// Completions (I/Os, or bursts of them) a validation window holds at the lower level.
@@ -35,28 +35,18 @@ pub fn cache_cliff_fine(buckets: &[u64], bucket_ns: u64, io_bytes: u64, t0_ns: u
         };
     }
     let mbps = |bytes_per_bucket: f64| bytes_per_bucket / bucket_ns as f64 * 1e3;
-    let (mut s1, mut s2) = (vec![0.0; x.len() + 1], vec![0.0; x.len() + 1]);
-    for (i, v) in x.iter().enumerate() {
-        s1[i + 1] = s1[i] + v;
-        s2[i + 1] = s2[i] + v * v;
-    }
-    let sse = |a: usize, b: usize| {
-        let n = (b - a) as f64;
-        let sum = s1[b] - s1[a];
-        (s2[b] - s2[a]) - sum * sum / n
-    };
-    let total = sse(0, x.len());
+    let p = Prefix::new(&x);
+    let total = p.sse(0, x.len());
     let mut best = (0usize, f64::MIN);
     for k in 2..x.len() - 3 {
-        let gain = total - sse(0, k) - sse(k + 1, x.len());
+        let gain = total - p.sse(0, k) - p.sse(k + 1, x.len());
         if gain > best.1 {
             best = (k, gain);
         }
     }
     let k = best.0;
-    let level = |a: usize, b: usize| (s1[b] - s1[a]) / (b - a) as f64;
     // Bucket k holds the transition (partly fast, partly slow): neither level.
-    let (pre, post) = (level(0, k), level(k + 1, x.len()));
+    let (pre, post) = (p.mean(0, k), p.mean(k + 1, x.len()));
     let found = |confidence| CacheCliff {
         pre_mbps: Some(mbps(pre)),
         post_mbps: Some(mbps(post)),
@@ -72,7 +62,7 @@ pub fn cache_cliff_fine(buckets: &[u64], bucket_ns: u64, io_bytes: u64, t0_ns: u
     let unit = completion_unit(&buckets[k + 1..n], io_bytes);
     let per_window = (units_per_window(pre, post) * unit / post).ceil() as usize;
     let w = per_window.clamp(1, 1000);
-    let mean_of = |a: usize, b: usize| (s1[b] - s1[a]) / (b - a) as f64;
+    let mean_of = |a: usize, b: usize| p.mean(a, b);
     let pre_w: Vec<f64> = (0..k / w)
         .map(|i| mean_of(k - (i + 1) * w, k - i * w))
         .collect();
@@ -105,7 +95,7 @@ pub fn cache_cliff_fine(buckets: &[u64], bucket_ns: u64, io_bytes: u64, t0_ns: u
     }
     // Inside the transition bucket: the share of it still written at the fast level.
     let a = ((x[k] - post) / (pre - post)).clamp(0.0, 1.0);
-    let cache_bytes = s1[k] + a * pre;
+    let cache_bytes = p.sum(0, k) + a * pre;
     CacheCliff {
         verdict: Verdict::Found,
         detected: true,

@@ -376,6 +376,38 @@ impl Analysis {
     }
 }
 
+/// Prefix sums of a series: the sum, mean and squared error about the mean of any stretch
+/// `[a, b)` in O(1), so a two-level split search is linear (it runs live in the browser).
+pub(crate) struct Prefix {
+    s1: Vec<f64>,
+    s2: Vec<f64>,
+}
+
+impl Prefix {
+    pub(crate) fn new(x: &[f64]) -> Prefix {
+        let (mut s1, mut s2) = (vec![0.0; x.len() + 1], vec![0.0; x.len() + 1]);
+        for (i, v) in x.iter().enumerate() {
+            s1[i + 1] = s1[i] + v;
+            s2[i + 1] = s2[i] + v * v;
+        }
+        Prefix { s1, s2 }
+    }
+
+    pub(crate) fn sum(&self, a: usize, b: usize) -> f64 {
+        self.s1[b] - self.s1[a]
+    }
+
+    pub(crate) fn mean(&self, a: usize, b: usize) -> f64 {
+        self.sum(a, b) / (b - a).max(1) as f64
+    }
+
+    pub(crate) fn sse(&self, a: usize, b: usize) -> f64 {
+        let n = (b - a).max(1) as f64;
+        let sum = self.sum(a, b);
+        (self.s2[b] - self.s2[a]) - sum * sum / n
+    }
+}
+
 pub(crate) fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         0.0
