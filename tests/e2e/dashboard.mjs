@@ -155,6 +155,8 @@ try {
   await page.locator('#summary tbody tr', { hasText: 'read' }).waitFor(T);
   const p99 = await page.locator('#summary tbody tr').first().locator('td').nth(8).textContent();
   check(/\d (ns|µs|ms|s)$/.test(p99), `p99 cell reads "${p99}"`);
+  const ioPath = await page.locator('#io-path').textContent(T);
+  check(/I\/O path: buffers .* in (2 MiB huge pages|4 KiB pages)/.test(ioPath), `the run's I/O path is not shown: ${ioPath}`);
   await page.screenshot({ path: `${shots}/results.png`, fullPage: true });
   await page.click('#results .delete');
   await page.locator('#results .delete', { hasText: 'Really delete' }).waitFor(T);
