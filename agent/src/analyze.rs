@@ -212,12 +212,25 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
         .timeline
         .as_ref()
         .map_or((Vec::new(), 0), |t| (t.slow_ios.clone(), t.slow_ios_total));
-    a.stalls = Some(analysis::stalls(
-        &r.samples,
-        &slow,
-        total,
-        SLOW_IO_NS as f64 / 1e6,
-    ));
+    let mut stalls = analysis::stalls(&r.samples, &slow, total, SLOW_IO_NS as f64 / 1e6);
+    // Gaps with no completion, inside each workload (never across a pause between steps).
+    let phases: Vec<Option<&StepReport>> = if r.steps.is_empty() {
+        vec![None]
+    } else {
+        r.steps.iter().map(Some).collect()
+    };
+    for step in phases {
+        if let Some(f) = fine(r, step) {
+            let g = analysis::gaps(f.buckets, f.bucket_ns, f.t0_ns, SLOW_IO_NS);
+            stalls.gaps_total += g.len() as u64;
+            let room = analysis::MAX_GAPS.saturating_sub(stalls.gaps.len());
+            stalls.gaps.extend(g.into_iter().take(room));
+        }
+    }
+    if stalls.gaps_total > 0 {
+        stalls.verdict = analysis::Verdict::Found;
+    }
+    a.stalls = Some(stalls);
     a
 }
 

@@ -4,7 +4,8 @@
 //! thermal throttle — each run through the real CLI's `full-span` preset at a sample
 //! interval drawn from 100 ms to 10 s, and the analyses must find what the model says:
 //! the cache size within ±10 %, the post-cache speed within ±15 %, no cliff where there is
-//! no cache, and the slowdown classified `cache`, `gc`, `thermal` or `none`.
+//! no cache, the slowdown classified `cache`, `gc`, `thermal` or `none`, and stall gaps on
+//! the timeline exactly where the drive pauses for longer than the threshold.
 //!
 //! The reviews' drives fill caches in up to a minute at GB/s; here sizes and speeds are
 //! shrunk so the family runs in a few minutes, and the ratios (fill time over the sample
@@ -53,6 +54,8 @@ const MB: f64 = 1e6;
 const BS: &str = "128K";
 
 struct Drive {
+    /// GC pause (ms) of a GC drive, 0 otherwise.
+    gc_pause_ms: u64,
     fast: f64,
     slow: f64,
     cache_bytes: u64,
@@ -67,6 +70,7 @@ fn draw(rng: &mut Rng, kind: Kind, seed: u64) -> Drive {
     let mib = |bytes: f64| ((bytes / 1048576.0).ceil() as u64) << 20;
     let (mut slow, mut cache_bytes, mut capacity) = (fast, 0u64, mib(fast * MB * 3.0));
     let mut extra = String::new();
+    let mut gc_pause_ms = 0;
     match kind {
         Kind::Cache => {
             slow = fast / rng.log_uniform(1.5, 10.0);
@@ -79,10 +83,10 @@ fn draw(rng: &mut Rng, kind: Kind, seed: u64) -> Drive {
         }
         Kind::Plain => {}
         Kind::Gc => {
+            gc_pause_ms = rng.uniform(80.0, 150.0) as u64;
             extra = format!(
-                r#", "gc_all_writes": true, "gc_period_ms": {}, "gc_pause_ms": {}"#,
+                r#", "gc_all_writes": true, "gc_period_ms": {}, "gc_pause_ms": {gc_pause_ms}"#,
                 rng.uniform(300.0, 600.0) as u64,
-                rng.uniform(80.0, 150.0) as u64
             );
         }
         Kind::Thermal => {
@@ -111,6 +115,7 @@ fn draw(rng: &mut Rng, kind: Kind, seed: u64) -> Drive {
         r#"{{"capacity": {capacity}, "cache_bytes": {cache_bytes}, "cache_mbps": {fast:.1}, "native_mbps": {slow:.1}, "read_mbps": 4000, "noise": {noise:.3}, "seed": {seed}, "ambient_c": 40{heat}{extra}}}"#
     );
     Drive {
+        gc_pause_ms,
         fast,
         slow,
         cache_bytes,
@@ -193,8 +198,17 @@ fn detectors_find_the_truth_over_a_family_of_drawn_drives() {
         if class != want_class {
             why.push(format!("classified {class:?}, not {want_class:?}"));
         }
+        // Stalls on the timeline: none where the drive never pauses; a GC pause well over
+        // the 100 ms threshold is one.
+        let gaps = r.analysis.stalls.as_ref().map_or(0, |s| s.gaps_total);
+        if kind != Kind::Gc && gaps > 0 {
+            why.push(format!("{gaps} stall gap(s) on a drive that never pauses"));
+        }
+        if kind == Kind::Gc && d.gc_pause_ms >= 130 && gaps == 0 {
+            why.push(format!("no stall gap for {} ms GC pauses", d.gc_pause_ms));
+        }
         let row = format!(
-            "{i:>2} {:<7} {:>5} ms  fast {:>5.0} slow {:>5.0}  cache {:>9}  | found: cliff {:<5} cache {:>9} post {:>5.0}  {:<7} {}",
+            "{i:>2} {:<7} {:>5} ms  fast {:>5.0} slow {:>5.0}  cache {:>9}  | found: cliff {:<5} cache {:>9} post {:>5.0}  {:<7} gaps {:>3}  {}",
             format!("{kind:?}"),
             d.interval_ms,
             d.fast,
@@ -204,6 +218,7 @@ fn detectors_find_the_truth_over_a_family_of_drawn_drives() {
             found_cache,
             found_post,
             format!("{class:?}"),
+            gaps,
             if why.is_empty() {
                 "ok".to_string()
             } else {

@@ -12,7 +12,7 @@
 //! - [`windows`]: the timeline as pseudo-samples of a chosen length, for the analyses that
 //!   read samples (thermal classification, first/last).
 
-use super::{CacheCliff, Prefix, TempPoint, Verdict};
+use super::{CacheCliff, Gap, Prefix, TempPoint, Verdict};
 use crate::Sample;
 
 /// Completions (I/Os, or bursts of them) a validation window holds at the lower level.
@@ -128,6 +128,39 @@ pub fn completion_unit(buckets: &[u64], io_bytes: u64) -> f64 {
     (busy[busy.len() / 10].max(io_bytes).max(1)) as f64
 }
 
+/// Runs of empty buckets at least `min_ns` long inside one workload's buckets (its first
+/// and last bucket left out: start-up and drain), as gaps starting `t0_ns` into the run.
+pub fn gaps(buckets: &[u64], bucket_ns: u64, t0_ns: u64, min_ns: u64) -> Vec<Gap> {
+    let inner = buckets
+        .get(1..buckets.len().saturating_sub(1))
+        .unwrap_or(&[]);
+    let mut out = Vec::new();
+    let mut close = |from: usize, to: usize| {
+        let ns = (to - from) as u64 * bucket_ns;
+        if ns >= min_ns {
+            out.push(Gap {
+                start_s: (t0_ns + (from as u64 + 1) * bucket_ns) as f64 / 1e9,
+                ms: ns as f64 / 1e6,
+            });
+        }
+    };
+    let mut run_start = None;
+    for (i, b) in inner.iter().enumerate() {
+        match (*b == 0, run_start) {
+            (true, None) => run_start = Some(i),
+            (false, Some(a)) => {
+                close(a, i);
+                run_start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(a) = run_start {
+        close(a, inner.len());
+    }
+    out
+}
+
 /// The timeline's buckets `[from, to)` as samples of `per` buckets each (the last may be
 /// shorter), counting as writes or reads; the temperature of each is the last reading
 /// at or before its end. `io_bytes` gives an I/O count (bytes over block size) for the
@@ -237,6 +270,23 @@ mod tests {
             cache_cliff_fine(&[1, 2, 3], B, 1, 0).verdict,
             Verdict::NotEnoughData
         );
+    }
+
+    #[test]
+    fn gaps_are_runs_of_empty_buckets_inside_the_workload() {
+        let mut b = vec![5u64; 100];
+        for x in &mut b[20..35] {
+            *x = 0; // 150 ms
+        }
+        for x in &mut b[50..55] {
+            *x = 0; // 50 ms: below the threshold
+        }
+        b[0] = 0; // start-up
+        b[98] = 0;
+        b[99] = 0; // drain
+        let g = gaps(&b, B, 1_000_000_000, 100_000_000);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert!((g[0].start_s - 1.2).abs() < 1e-9 && (g[0].ms - 150.0).abs() < 1e-9);
     }
 
     #[test]

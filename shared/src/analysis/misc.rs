@@ -109,6 +109,8 @@ pub fn stalls(samples: &[Sample], slow: &[SlowIo], slow_total: u64, threshold_ms
         intervals,
         ios: slow.to_vec(),
         slow_ios_total: slow_total,
+        gaps: Vec::new(),
+        gaps_total: 0,
     }
 }
 

@@ -12,7 +12,9 @@ mod sustain;
 mod thermal;
 
 pub use cliff::cache_cliff;
-pub use fine::{cache_cliff_fine, completion_unit, units_per_window, windows, UNITS_PER_WINDOW};
+pub use fine::{
+    cache_cliff_fine, completion_unit, gaps, units_per_window, windows, UNITS_PER_WINDOW,
+};
 pub use misc::{block_size, compressibility, first_last, stalls};
 pub use recovery::{cache_recovery, Phase};
 pub use steady::{steady_state_rounds, steady_state_windows, WINDOW as STEADY_WINDOW};
@@ -236,6 +238,24 @@ pub struct Stalls {
     /// The slow I/Os the engine recorded (at most a few hundred), with their offsets.
     pub ios: Vec<SlowIo>,
     pub slow_ios_total: u64,
+    /// Stretches of the 10 ms timeline with no completion at all, at least the threshold
+    /// long, inside a workload (not its pauses): stalls placed to 10 ms at any sample
+    /// interval (at most [`MAX_GAPS`] listed; all counted).
+    #[serde(default)]
+    pub gaps: Vec<Gap>,
+    #[serde(default)]
+    pub gaps_total: u64,
+}
+
+/// At most this many gaps are listed.
+pub const MAX_GAPS: usize = 500;
+
+/// A stretch with no completion.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Gap {
+    /// Seconds into the run where it began.
+    pub start_s: f64,
+    pub ms: f64,
 }
 
 /// Bytes completed per fixed time bucket (10 ms) over the whole run, and the gaps between
@@ -364,11 +384,19 @@ impl Analysis {
         }
         if let Some(s) = &a.stalls {
             if s.verdict == Verdict::Found {
+                let longest = s.gaps.iter().map(|g| g.ms).fold(0.0, f64::max);
                 lines.push(format!(
-                    "stalls: {} interval(s) and {} I/O(s) over {:.0} ms",
+                    "stalls: {} interval(s) and {} I/O(s) over {:.0} ms; {} gap(s) with no completion for {:.0} ms or more{}",
                     s.intervals.len(),
                     s.slow_ios_total,
-                    s.threshold_ms
+                    s.threshold_ms,
+                    s.gaps_total,
+                    s.threshold_ms,
+                    if s.gaps_total > 0 {
+                        format!(" (longest {longest:.0} ms)")
+                    } else {
+                        String::new()
+                    }
                 ));
             }
         }
