@@ -49,7 +49,7 @@ struct Fine<'a> {
     writes: Option<bool>,
     bs: u64,
     /// Run-relative temperature readings (from the timeline, else from the samples).
-    temps: Vec<TempPoint>,
+    temps: std::borrow::Cow<'a, [TempPoint]>,
 }
 
 impl Fine<'_> {
@@ -104,17 +104,19 @@ fn fine<'a>(r: &'a RunReport, step: Option<&StepReport>) -> Option<Fine<'a>> {
         _ => None,
     };
     let temps = if t.temps.is_empty() {
-        r.samples
-            .iter()
-            .filter_map(|s| {
-                s.temp_c.map(|c| TempPoint {
-                    at_ms: s.end_ns / 1_000_000,
-                    c,
+        std::borrow::Cow::Owned(
+            r.samples
+                .iter()
+                .filter_map(|s| {
+                    s.temp_c.map(|c| TempPoint {
+                        at_ms: s.end_ns / 1_000_000,
+                        c,
+                    })
                 })
-            })
-            .collect()
+                .collect(),
+        )
     } else {
-        t.temps.clone()
+        std::borrow::Cow::Borrowed(t.temps.as_slice())
     };
     Some(Fine {
         buckets,
@@ -169,7 +171,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
         .max_by_key(|s| (s.end_ns - s.start_ns, s.samples));
     let longest = if r.steps.is_empty() { None } else { longest };
     let fine_main = fine(r, longest);
-    // The finest view of the main workload: windows of ~20 I/Os from the timeline.
+    // The finest view of the main workload: windows of ~10 completions from the timeline.
     let main = match &fine_main {
         Some(f) => rebased(&f.windows(f.per_window())),
         None => rebased(step_samples(r, longest)),

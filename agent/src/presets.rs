@@ -89,17 +89,17 @@ pub fn options_of(name: &str) -> Vec<String> {
 
 const DEFS: &[Def] = &[
     Def { name: "quick", description: "sequential 1 MiB writes, QD8, 10 s: cache and sustained write rate at a glance" },
-    Def { name: "cdm", description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s (size, count, runtime, idle)" },
-    Def { name: "cdm-peak", description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1 (size, count, runtime, idle)" },
-    Def { name: "atto", description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each (size, runtime)" },
-    Def { name: "orion-matrix", description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each (runtime)" },
-    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target (or size), 1 MiB blocks, speed by position (bs, size)" },
-    Def { name: "iometer-mix", description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute (size, runtime)" },
-    Def { name: "snia-steady", description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25) (size, runtime)" },
-    Def { name: "fill", description: "write 95 % of the target (or size) with 4 MiB writes: rate, temperature and completion gaps over the fill (bs, size)" },
-    Def { name: "sustain", description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up? (rate, streams, runtime, buffer-ms, bs)" },
-    Def { name: "compress-probe", description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB (size, runtime)" },
-    Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size = bytes per write phase, idle)" },
+    Def { name: "cdm", description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s" },
+    Def { name: "cdm-peak", description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1" },
+    Def { name: "atto", description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each" },
+    Def { name: "orion-matrix", description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each" },
+    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target (or size), 1 MiB blocks, speed by position" },
+    Def { name: "iometer-mix", description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute" },
+    Def { name: "snia-steady", description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25)" },
+    Def { name: "fill", description: "write 95 % of the target (or size) with 4 MiB writes: rate, temperature and completion gaps over the fill" },
+    Def { name: "sustain", description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up?" },
+    Def { name: "compress-probe", description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB" },
+    Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size: bytes of each write)" },
     Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s" },
     Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s" },
     Def { name: "rnd4k-q32-read", description: "RND4K Q32T1 read, 10 s" },
@@ -418,7 +418,12 @@ pub fn all() -> Vec<Preset> {
             Preset {
                 name: d.name.to_string(),
                 options: options_of(d.name),
-                description: d.description.to_string(),
+                // The options are listed from what the preset takes, so they cannot drift.
+                description: format!(
+                    "{} [options: {}]",
+                    d.description,
+                    options_of(d.name).join(", ")
+                ),
                 spec: steps.first().map(|s| s.spec.clone()).unwrap_or_default(),
                 steps,
             }

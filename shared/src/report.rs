@@ -189,13 +189,10 @@ impl IoPath {
 
     /// Adds another run's (a step's) figures: counts add up, ratios are recomputed by bytes.
     pub fn add(&mut self, o: &IoPath) {
+        // Each side weighs by the device bytes it was measured over.
         let weigh = |a: Option<f64>, ab: u64, b: Option<f64>, bb: u64| match (a, b) {
-            (Some(x), Some(y)) if ab + bb > 0 => {
-                Some((x * ab as f64 + y * bb as f64) / (ab + bb) as f64)
-            }
-            (x, None) => x,
-            (None, y) => y,
-            (x, _) => x,
+            (Some(x), Some(y)) => Some((x * ab as f64 + y * bb as f64) / (ab + bb).max(1) as f64),
+            (x, y) => x.or(y),
         };
         self.read_requests_per_io = weigh(
             self.read_requests_per_io,

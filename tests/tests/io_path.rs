@@ -4,12 +4,6 @@
 
 use tests::*;
 
-fn thp_available() -> bool {
-    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-        .map(|s| !s.contains("[never]"))
-        .unwrap_or(false)
-}
-
 #[test]
 fn a_split_is_measured_and_reported_and_an_unsplit_run_is_not_warned() {
     require_io_uring!();
@@ -110,7 +104,7 @@ fn every_step_of_a_sweep_has_the_same_buffer_backing() {
         backings.iter().all(|(_, b)| b == first),
         "one backing for every step: {backings:?}"
     );
-    if thp_available() {
+    if agent::engine::buf::thp_available() {
         assert_eq!(first, "2 MiB huge pages", "{backings:?}");
     } else {
         assert_eq!(first, "4 KiB pages", "{backings:?}");

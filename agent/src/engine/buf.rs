@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 
 pub const ALIGN: usize = 4096;
 /// Size (and alignment) of a transparent huge page on x86-64 and arm64 with 4 KiB pages.
-pub const HUGE: usize = 2 << 20;
+const HUGE: usize = 2 << 20;
 
 pub struct BufferPool {
     /// Start of the mapping (`map_len` bytes); the buffers start at `ptr`.

@@ -124,8 +124,9 @@ pub fn completion_unit(buckets: &[u64], io_bytes: u64) -> f64 {
     if busy.is_empty() {
         return io_bytes.max(1) as f64;
     }
-    busy.sort_unstable();
-    (busy[busy.len() / 10].max(io_bytes).max(1)) as f64
+    let k = busy.len() / 10;
+    let (_, p10, _) = busy.select_nth_unstable(k);
+    ((*p10).max(io_bytes).max(1)) as f64
 }
 
 /// Runs of empty buckets at least `min_ns` long inside one workload's buckets (its first
@@ -176,6 +177,9 @@ pub fn windows(
 ) -> Vec<Sample> {
     let per = per.max(1);
     let mut cum = 0u64;
+    // Readings are in time order, and so are the windows: one pass over both.
+    let mut temp_at = 0usize;
+    let mut temp_c = None;
     buckets
         .chunks(per)
         .enumerate()
@@ -197,11 +201,11 @@ pub fn windows(
             d.mb_s = bytes as f64 / (end_ns - start_ns) as f64 * 1e3;
             d.iops = d.ios as f64 / (end_ns - start_ns) as f64 * 1e9;
             let end_ms = end_ns / 1_000_000;
-            s.temp_c = temps
-                .iter()
-                .take_while(|t| t.at_ms <= end_ms)
-                .last()
-                .map(|t| t.c);
+            while let Some(t) = temps.get(temp_at).filter(|t| t.at_ms <= end_ms) {
+                temp_c = Some(t.c);
+                temp_at += 1;
+            }
+            s.temp_c = temp_c;
             s
         })
         .collect()
