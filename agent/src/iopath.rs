@@ -216,6 +216,8 @@ mod tests {
             kind: TargetKind::None,
             size: 0,
             logical_block_size: 512,
+            pin: None,
+            created: false,
         };
         let p = Probe::start(&t).finish(&RunSummary::default(), (2 << 20, 2 << 20));
         assert_eq!(p.device, None);

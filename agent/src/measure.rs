@@ -6,7 +6,7 @@ use crate::report;
 use crate::runner::{self, Observer, StartError};
 use crate::stats::fine::BUCKET_NS;
 use crate::stats::Histogram;
-use crate::target::{TargetError, TargetInfo};
+use crate::target::{Locator, TargetError};
 use crate::workload::plan::{null_target, wanted_target_size};
 use crate::workload::Plan;
 use shared::analysis::Timeline;
@@ -37,11 +37,17 @@ fn join(errs: &[SpecError]) -> String {
 
 /// Validates `spec` on its own (before touching the target) and against the target.
 pub fn plan(spec: &WorkloadSpec, target: &Path) -> Result<Plan, MeasureError> {
+    plan_on(spec, &Locator::path(target))
+}
+
+/// [`plan`] on a target given as a path or as the descriptor the access check opened.
+pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureError> {
     spec.validate().map_err(MeasureError::Spec)?;
     let info = if spec.backend == Backend::Null {
-        null_target(spec, target)
+        null_target(spec, &target.path)
     } else {
-        TargetInfo::probe(target, wanted_target_size(spec))?
+        let writes = spec.rw.read_pct(spec.read_pct) < 100;
+        target.probe(wanted_target_size(spec), writes)?
     };
     Plan::new(spec, info).map_err(MeasureError::Spec)
 }
@@ -70,11 +76,14 @@ pub struct StepPlan {
 
 /// Plans every step against the target before anything runs: a bad step fails the whole
 /// sequence up front, naming the step.
-pub fn plan_steps(steps: &[Step], target: &Path) -> Result<Vec<StepPlan>, MeasureError> {
+pub fn plan_steps(steps: &[Step], target: &Locator) -> Result<Vec<StepPlan>, MeasureError> {
+    // A file the first step creates is diskscope's for every later step too (also where the
+    // filesystem cannot keep the mark).
+    let mut target = target.clone();
     steps
         .iter()
         .map(|s| {
-            let plan = plan(&s.spec, target).map_err(|e| match e {
+            let plan = plan_on(&s.spec, &target).map_err(|e| match e {
                 MeasureError::Spec(errs) => MeasureError::Spec(
                     errs.into_iter()
                         .map(|mut err| {
@@ -85,6 +94,7 @@ pub fn plan_steps(steps: &[Step], target: &Path) -> Result<Vec<StepPlan>, Measur
                 ),
                 other => other,
             })?;
+            target.created |= plan.target().created;
             Ok(StepPlan {
                 step: s.clone(),
                 plan,

@@ -72,7 +72,7 @@ pub fn run(
         if plan.reads() && target.kind == TargetKind::File {
             let (start, end) = plan.span_bytes();
             laid_out_bytes =
-                target::ensure_written(target, start, end, spec.direct, &mut |bytes| {
+                target::ensure_written(target, start, end, spec.direct, plan.writes(), &mut |bytes| {
                     observer.layout(bytes)
                 })?;
         }

@@ -83,6 +83,8 @@ mod tests {
             kind: TargetKind::File,
             size: 1 << 20,
             logical_block_size: 512,
+            pin: None,
+            created: false,
         };
         let s = TempSource::for_target(&t).expect("source");
         assert_eq!(s.read(), Some(57.25));

@@ -114,6 +114,9 @@ impl From<ServiceError> for ApiError {
             ServiceError::Access(AccessError::InUse { .. } | AccessError::Signature { .. }) => {
                 ApiError::new(S::FORBIDDEN, "target_in_use", msg)
             }
+            ServiceError::Access(AccessError::Missing(_)) => {
+                ApiError::new(S::BAD_REQUEST, "target_error", msg)
+            }
             ServiceError::Access(_) => ApiError::new(S::FORBIDDEN, "target_not_allowed", msg),
             ServiceError::Busy { .. } => ApiError::new(S::CONFLICT, "target_busy", msg),
             ServiceError::StillRunning(_) | ServiceError::NotRunning(_) => {
@@ -122,7 +125,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::ConfirmDevice(_) => {
                 ApiError::new(S::PRECONDITION_REQUIRED, "confirm_required", msg)
             }
-            ServiceError::SpecOrPreset(_) | ServiceError::Preset(_) => {
+            ServiceError::SpecOrPreset(_) | ServiceError::Preset(_) | ServiceError::Repeated(_) => {
                 ApiError::new(S::BAD_REQUEST, "invalid_request", msg)
             }
             ServiceError::NotFound(_) => ApiError::new(S::NOT_FOUND, "not_found", msg),

@@ -22,7 +22,7 @@ pub async fn presets(_: Viewer) -> Json<Vec<Preset>> {
 }
 
 fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
-    let probed = (!path.is_dir()).then(|| TargetInfo::probe(path, None));
+    let probed = (!path.is_dir()).then(|| TargetInfo::probe(path, None, false));
     let (kind, size, in_use) = match &probed {
         None => ("directory".to_string(), None, Vec::new()),
         Some(Ok(t)) => (t.kind.as_str().to_string(), Some(t.size), t.in_use()),

@@ -22,13 +22,12 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
+    // Targets anywhere in `dir`; the agent's own state in `dir/data` (never a target).
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Arc::new(Store::open(&dir.path().join("diskscope.db")).expect("store"));
-    let access = AccessPolicy::new(
-        dir.path().join("scratch.bin"),
-        &[dir.path().to_path_buf()],
-        &[],
-    );
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("mkdir");
+    let store = Arc::new(Store::open(&data.join("diskscope.db")).expect("store"));
+    let access = AccessPolicy::new(data.join("scratch.bin"), &[dir.path().to_path_buf()], &[]);
     let state = AppState {
         manager: Manager::new(store, access),
         tokens: Arc::new(Tokens {

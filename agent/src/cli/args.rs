@@ -71,6 +71,10 @@ pub struct ServeArgs {
     /// filesystem signature (repeatable). Mounted, swap or held devices stay refused.
     #[arg(long)]
     pub allow_destructive: Vec<PathBuf>,
+    /// Allow write runs on regular files that have more than one hard link (another name,
+    /// maybe outside the allowed paths, shares their data). Refused by default.
+    #[arg(long)]
+    pub allow_hard_links: bool,
     /// Serve HTTPS/WSS with this PEM certificate (chain) ...
     #[arg(long, requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,

@@ -51,9 +51,14 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
                         .join(", ")
                 );
             }
-            let info = crate::target::TargetInfo::probe(first, options.size)?;
+            // A missing file is created at --size; an existing one is probed as it is (each
+            // step then extends it for writes, or refuses a read beyond its end).
+            let create = options.size.filter(|_| !first.exists());
+            let info = crate::target::TargetInfo::probe(first, create, false)?;
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
-            let plans = measure::plan_steps(&built.steps, first)?;
+            let mut at = crate::target::Locator::path(first);
+            at.created = info.created;
+            let plans = measure::plan_steps(&built.steps, &at)?;
             let names = built.steps.iter().map(|s| s.name.clone()).collect();
             let mut term = Terminal::for_steps(names, args.quiet);
             measure::run_steps(plans, &built.analysis, cancel, &mut term)?

@@ -32,6 +32,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot read or create tokens in {}", dir.display()))?;
     // The demo SSD lives as long as the server (unmounted when `_demo` drops).
     let mut allow = args.allow.clone();
+    let mut exempt = None;
     let _demo = if args.demo {
         let mounted =
             crate::emulate::mount(&dir.join("demo-ssd"), Default::default()).context("--demo")?;
@@ -40,11 +41,16 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
             mounted.disk().display()
         );
         allow.push(mounted.disk());
+        exempt = Some(mounted.disk());
         Some(mounted)
     } else {
         None
     };
-    let access = AccessPolicy::new(dir.join(SCRATCH_NAME), &allow, &args.allow_destructive);
+    let mut access = AccessPolicy::new(dir.join(SCRATCH_NAME), &allow, &args.allow_destructive)
+        .allow_hard_links(args.allow_hard_links);
+    if let Some(disk) = &exempt {
+        access = access.exempt(disk);
+    }
     let manager = Manager::new(store, access);
     let state = AppState {
         manager: Arc::clone(&manager),

@@ -27,6 +27,8 @@ pub fn health(d: &DeviceInfo) -> Option<DeviceHealth> {
         kind: crate::target::TargetKind::Block,
         size: d.size,
         logical_block_size: d.logical_block_size,
+        pin: None,
+        created: false,
     };
     let t = crate::temperature::TempSource::for_target(&info)?.read()?;
     Some(DeviceHealth {

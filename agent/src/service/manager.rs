@@ -10,6 +10,7 @@ use super::access::{AccessError, AccessPolicy};
 use crate::measure::{self, MeasureError, StepPlan};
 use crate::presets::{self, AnalysisOptions, PresetError};
 use crate::runner::Observer;
+use crate::target::Locator;
 use crate::store::{NewRun, RunEnd, RunId, Store, StoreError};
 use shared::api::{CreateRun, RunEvent};
 use shared::{RunError, RunStatus, Sample, Step};
@@ -68,6 +69,8 @@ pub enum ServiceError {
         "writing to {0} destroys the data on it: repeat the device path in \"confirm\" to go ahead"
     )]
     ConfirmDevice(String),
+    #[error("target {0} is named twice: \"also\" lists further targets, each once")]
+    Repeated(String),
     #[error("cannot start the run thread: {0}")]
     Thread(std::io::Error),
 }
@@ -171,15 +174,54 @@ impl Manager {
         if self.shutting_down.load(Ordering::Relaxed) {
             return Err(ServiceError::ShuttingDown);
         }
-        let path = self.access.resolve_target(&req.target)?;
-        // Hold the lock from the busy check to the insert: one run per target.
-        let mut active = self.active();
-        let also: Vec<PathBuf> = req
+        // Create a missing file only with a size to create it at (the scratch file has one).
+        let create_size = match (&req.spec, &req.preset) {
+            (Some(spec), None) => crate::workload::plan::wanted_target_size(spec),
+            (None, Some(_)) => req.options.as_ref().and_then(|o| o.size),
+            _ => None,
+        };
+        // What can be checked without the target is checked before it is opened.
+        if let Some(spec) = &req.spec {
+            spec.validate()
+                .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
+        }
+        if let Some(name) = &req.preset {
+            if !presets::names().contains(&name.as_str()) {
+                return Err(PresetError::Unknown(name.clone()).into());
+            }
+        }
+        // The null backend opens nothing: its target is a label (still an allowed path).
+        let label = req.spec.as_ref().is_some_and(|s| s.backend == shared::Backend::Null);
+        let open = |t: &str, size: Option<u64>| {
+            if label {
+                return Ok(Locator::path(&self.access.resolve_target(t)?));
+            }
+            let scratch =
+                self.access.resolve_target(t).ok().as_deref() == Some(self.access.scratch());
+            let size = if scratch {
+                Some(super::SCRATCH_SIZE.max(size.unwrap_or(0)))
+            } else {
+                size
+            };
+            self.access.open_target(t, size)
+        };
+        let target = open(&req.target, create_size)?;
+        let path = target.path.clone();
+        let also: Vec<Locator> = req
             .also
             .iter()
-            .map(|t| self.access.resolve_target(t))
+            .map(|t| open(t, create_size))
             .collect::<Result<_, _>>()?;
-        for p in std::iter::once(&path).chain(&also) {
+        // Hold the lock from the busy check to the insert: one run per target.
+        let mut active = self.active();
+        let mut seen = vec![&path];
+        for a in &also {
+            if seen.contains(&&a.path) {
+                return Err(ServiceError::Repeated(a.path.display().to_string()));
+            }
+            seen.push(&a.path);
+        }
+        for p in &seen {
             if let Some(a) = active.values().find(|a| a.holds(p)) {
                 return Err(ServiceError::Busy {
                     target: p.display().to_string(),
@@ -192,13 +234,8 @@ impl Manager {
                 "a preset with \"also\" (presets run on one target)",
             ));
         }
-        if path == self.access.scratch() && !path.exists() {
-            create_scratch(&path)?;
-        }
         let (steps, analysis, keep_steps) = match (&req.spec, &req.preset) {
             (Some(spec), None) => {
-                spec.validate()
-                    .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
                 let step = Step {
                     name: "custom".into(),
                     spec: spec.clone(),
@@ -208,11 +245,9 @@ impl Manager {
                 (vec![step], AnalysisOptions::for_spec(spec), false)
             }
             (None, Some(name)) => {
-                if !presets::names().contains(&name.as_str()) {
-                    return Err(PresetError::Unknown(name.clone()).into());
-                }
                 let options = req.options.clone().unwrap_or_default();
-                let info = crate::target::TargetInfo::probe(&path, options.size)
+                let info = target
+                    .probe(None, false)
                     .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))?;
                 let built = presets::build(name, &options, info.size, info.logical_block_size)?;
                 (built.steps, built.analysis, true)
@@ -220,7 +255,7 @@ impl Manager {
             (Some(_), Some(_)) => return Err(ServiceError::SpecOrPreset("both")),
             (None, None) => return Err(ServiceError::SpecOrPreset("neither")),
         };
-        let plans = measure::plan_steps(&steps, &path)?;
+        let plans = measure::plan_steps(&steps, &target)?;
         let Some(first) = plans.first() else {
             return Err(ServiceError::SpecOrPreset("neither"));
         };
@@ -231,9 +266,9 @@ impl Manager {
         // The further targets of a multi-target run: same workload, same checks.
         let mut also_plans = Vec::new();
         for p in &also {
-            let plan = measure::plan(&spec, p)?;
+            let plan = measure::plan_on(&spec, p)?;
             if plan.writes() {
-                let named = p.display().to_string();
+                let named = p.path.display().to_string();
                 self.authorize_write(plan.target(), &named, req.confirm.as_deref())?;
             }
             also_plans.push(plan);
@@ -257,7 +292,7 @@ impl Manager {
             Active {
                 id,
                 target: path,
-                others: also,
+                others: also.into_iter().map(|l| l.path).collect(),
                 cancel,
                 thread: Some(thread),
             },
@@ -400,12 +435,6 @@ impl Manager {
             let _ = t.join();
         }
     }
-}
-
-fn create_scratch(path: &std::path::Path) -> Result<(), ServiceError> {
-    crate::target::TargetInfo::probe(path, Some(super::SCRATCH_SIZE))
-        .map(drop)
-        .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))
 }
 
 /// Persists every sample, then broadcasts it.

@@ -18,24 +18,35 @@ const LAYOUT_SEED: u64 = 0x1a70_0d47a;
 
 /// Fills every hole in `[start, end)` of a file target with random data; returns the bytes
 /// written. `on_start` hears how many bytes are about to be laid out (only when some are).
-/// Block devices and label targets are left alone.
+/// Block devices and label targets are left alone. A file diskscope did not create is
+/// only laid out when the run writes it anyway (`writes`): a pure read test refuses holes
+/// rather than modify somebody's file.
 pub fn ensure_written(
     target: &TargetInfo,
     start: u64,
     end: u64,
     direct: bool,
+    writes: bool,
     on_start: &mut dyn FnMut(u64),
 ) -> Result<u64, TargetError> {
     if target.kind != TargetKind::File {
         return Ok(0);
     }
-    let file = target.open(true, direct)?;
-    let holes =
-        holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))?;
+    let holes = {
+        let file = target.open(false, false)?;
+        holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))?
+    };
     let needed: u64 = holes.iter().map(|(a, b)| b - a).sum();
     if needed == 0 {
         return Ok(0);
     }
+    if !writes && !target.created {
+        return Err(TargetError::HolesForRead {
+            path: target.path.clone(),
+            holes: needed,
+        });
+    }
+    let file = target.open(true, direct)?;
     on_start(needed);
     let free = free_bytes(&file).unwrap_or(u64::MAX);
     if needed > free {
@@ -121,7 +132,7 @@ mod tests {
     use std::path::Path;
 
     fn file_target(path: &Path, size: u64) -> TargetInfo {
-        TargetInfo::probe(path, Some(size)).expect("probe")
+        TargetInfo::probe(path, Some(size), true).expect("probe")
     }
 
     #[test]
@@ -130,11 +141,11 @@ mod tests {
         let p = dir.path().join("sparse.bin");
         let t = file_target(&p, 8 << 20);
         assert_eq!(
-            ensure_written(&t, 0, 8 << 20, false, &mut |_| {}).expect("layout"),
+            ensure_written(&t, 0, 8 << 20, false, false, &mut |_| {}).expect("layout"),
             8 << 20
         );
         assert_eq!(
-            ensure_written(&t, 0, 8 << 20, false, &mut |_| {}).expect("second layout"),
+            ensure_written(&t, 0, 8 << 20, false, false, &mut |_| {}).expect("second layout"),
             0
         );
         let f = File::open(&p).expect("open");
@@ -144,6 +155,39 @@ mod tests {
         assert!(
             head.iter().filter(|&&b| b == 0).count() < 64,
             "laid-out data is random"
+        );
+    }
+
+    #[test]
+    fn a_read_test_never_modifies_a_file_it_did_not_create() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("users.bin");
+        // Somebody's file: 1 MiB of data, then a 7 MiB hole.
+        std::fs::write(&p, vec![7u8; 1 << 20]).expect("write");
+        let e = TargetInfo::probe(&p, Some(8 << 20), false).unwrap_err();
+        assert!(
+            matches!(e, TargetError::ShortForRead { len, want, .. } if len == 1 << 20 && want == 8 << 20),
+            "{e}"
+        );
+        assert_eq!(std::fs::metadata(&p).expect("stat").len(), 1 << 20, "not extended");
+        File::options()
+            .write(true)
+            .open(&p)
+            .and_then(|f| f.set_len(8 << 20))
+            .expect("the user makes it sparse");
+        let t = TargetInfo::probe(&p, Some(8 << 20), false).expect("probe");
+        assert!(!t.created);
+        let e = ensure_written(&t, 0, 8 << 20, false, false, &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(e, TargetError::HolesForRead { holes, .. } if holes == 7 << 20),
+            "{e}"
+        );
+        let f = File::open(&p).expect("open");
+        assert_eq!(holes(&f, 0, 8 << 20).expect("holes"), vec![(1 << 20, 8 << 20)]);
+        // A run that writes the file anyway may lay it out.
+        assert_eq!(
+            ensure_written(&t, 0, 8 << 20, false, true, &mut |_| {}).expect("layout"),
+            7 << 20
         );
     }
 }

@@ -1,15 +1,64 @@
 //! Targets: what is measured. Probing (kind, size, logical block size), creating missing
 //! files, opening with or without O_DIRECT, and laying out real data before reads.
+//!
+//! A target the service checked is [`Pinned`]: the access check opened it once without
+//! following links, and every later open goes through that descriptor, so the file measured
+//! is the file checked whatever happens to the path in between. The CLI's targets are paths
+//! as given (its user owns the machine).
 
 mod layout;
+mod pin;
 pub mod safety;
 
 pub use layout::ensure_written;
+pub use pin::{openat2, Pinned};
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+/// Extended attribute that marks a file diskscope created: only such files (and the
+/// scratch file) get their holes laid out with data before a read test.
+const CREATED_XATTR: &str = "user.diskscope.created";
+
+/// Where a target is: a path as given (the CLI, whose user owns the machine), or also a
+/// descriptor the service's access check opened, through which every open then goes.
+#[derive(Clone, Debug)]
+pub struct Locator {
+    pub path: PathBuf,
+    pub pin: Option<Pinned>,
+    /// diskscope created the file for this run (its holes may be laid out).
+    pub created: bool,
+}
+
+impl Locator {
+    pub fn path(path: &Path) -> Self {
+        Locator {
+            path: path.to_path_buf(),
+            pin: None,
+            created: false,
+        }
+    }
+
+    /// Probes the target (see [`TargetInfo::probe`]).
+    pub fn probe(&self, create_size: Option<u64>, writes: bool) -> Result<TargetInfo, TargetError> {
+        match &self.pin {
+            None => {
+                let mut t = TargetInfo::probe(&self.path, create_size, writes)?;
+                t.created |= self.created;
+                Ok(t)
+            }
+            Some(pin) => TargetInfo::probe_pinned(
+                &self.path,
+                pin.clone(),
+                create_size,
+                writes,
+                self.created,
+            ),
+        }
+    }
+}
 
 /// What kind of thing a target is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +88,11 @@ pub struct TargetInfo {
     pub size: u64,
     /// Alignment O_DIRECT needs for offsets and lengths.
     pub logical_block_size: u32,
+    /// The inode the access check opened; every open goes through it when set.
+    pub pin: Option<Pinned>,
+    /// diskscope created this file (now or in an earlier run): a read test may lay out its
+    /// holes. An existing file of somebody else's is never modified by a read test.
+    pub created: bool,
 }
 
 /// Why a target cannot be used. Messages name the path and what to do.
@@ -59,6 +113,10 @@ pub enum TargetError {
         #[source]
         source: io::Error,
     },
+    #[error("{path} ends at {len} bytes but the span reaches {want}: a read test does not extend an existing file (write it first, or choose a smaller --size)")]
+    ShortForRead { path: PathBuf, len: u64, want: u64 },
+    #[error("{path} has {holes} bytes of holes in the span: a read test does not write into a file diskscope did not create (write it first, or measure a file without holes)")]
+    HolesForRead { path: PathBuf, holes: u64 },
     #[error("laying out {path} needs {needed} bytes but its filesystem has {free} bytes free: choose a smaller --size")]
     NoSpace {
         path: PathBuf,
@@ -85,38 +143,86 @@ impl TargetInfo {
             kind: TargetKind::None,
             size,
             logical_block_size: 512,
+            pin: None,
+            created: false,
+        }
+    }
+
+    /// The path every open uses: the pinned descriptor when there is one.
+    pub fn at(&self) -> PathBuf {
+        match &self.pin {
+            Some(p) => p.proc_path(),
+            None => self.path.clone(),
         }
     }
 
     /// Probes `path`. A missing path becomes a regular file of `create_size` bytes when given;
-    /// a regular file shorter than `min_size` is extended (like fio), a block device is not.
-    pub fn probe(path: &Path, create_size: Option<u64>) -> Result<Self, TargetError> {
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let Some(size) = create_size else {
-                    return Err(TargetError::Missing {
-                        path: path.to_path_buf(),
-                    });
-                };
-                create_file(path, size)?;
-                std::fs::metadata(path).map_err(|e| TargetError::io("stat", path, e))?
+    /// a regular file shorter than `create_size` is extended (like fio) when `writes`, and
+    /// refused for a read test; a block device is never resized.
+    pub fn probe(path: &Path, create_size: Option<u64>, writes: bool) -> Result<Self, TargetError> {
+        let mut created = false;
+        if let Err(e) = std::fs::symlink_metadata(path) {
+            if e.kind() != io::ErrorKind::NotFound {
+                return Err(TargetError::io("stat", path, e));
             }
-            Err(e) => return Err(TargetError::io("stat", path, e)),
-        };
+            let Some(size) = create_size else {
+                return Err(TargetError::Missing {
+                    path: path.to_path_buf(),
+                });
+            };
+            let f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| TargetError::io("create", path, e))?;
+            created_file(&f, path, size)?;
+            created = true;
+        }
+        Self::probe_at(path, path, None, create_size, writes, created)
+    }
+
+    /// Probes a target the access check pinned (and created when `created`).
+    pub fn probe_pinned(
+        path: &Path,
+        pin: Pinned,
+        create_size: Option<u64>,
+        writes: bool,
+        created: bool,
+    ) -> Result<Self, TargetError> {
+        let at = pin.proc_path();
+        Self::probe_at(path, &at, Some(pin), create_size, writes, created)
+    }
+
+    fn probe_at(
+        path: &Path,
+        at: &Path,
+        pin: Option<Pinned>,
+        create_size: Option<u64>,
+        writes: bool,
+        created: bool,
+    ) -> Result<Self, TargetError> {
+        let meta = std::fs::metadata(at).map_err(|e| TargetError::io("stat", path, e))?;
         let ft = meta.file_type();
         if ft.is_file() {
+            let created = created || is_marked_created(at);
             if let Some(want) = create_size {
                 if meta.len() < want {
+                    if !writes && !created {
+                        return Err(TargetError::ShortForRead {
+                            path: path.to_path_buf(),
+                            len: meta.len(),
+                            want,
+                        });
+                    }
                     let f = OpenOptions::new()
                         .write(true)
-                        .open(path)
+                        .open(at)
                         .map_err(|e| TargetError::io("open for writing", path, e))?;
                     f.set_len(want)
                         .map_err(|e| TargetError::io("extend", path, e))?;
                 }
             }
-            let size = std::fs::metadata(path)
+            let size = std::fs::metadata(at)
                 .map_err(|e| TargetError::io("stat", path, e))?
                 .len();
             Ok(TargetInfo {
@@ -124,15 +230,19 @@ impl TargetInfo {
                 kind: TargetKind::File,
                 size,
                 logical_block_size: dev_logical_block_size(meta.dev()).unwrap_or(512),
+                pin,
+                created,
             })
         } else if ft.is_block_device() {
-            let f = File::open(path).map_err(|e| TargetError::io("open", path, e))?;
+            let f = File::open(at).map_err(|e| TargetError::io("open", path, e))?;
             Ok(TargetInfo {
                 path: path.to_path_buf(),
                 kind: TargetKind::Block,
                 size: block_device_size(&f).map_err(|e| TargetError::io("size", path, e))?,
                 logical_block_size: block_logical_size(&f)
                     .map_err(|e| TargetError::io("query block size of", path, e))?,
+                pin,
+                created: false,
             })
         } else {
             let kind = if ft.is_dir() {
@@ -156,7 +266,7 @@ impl TargetInfo {
             return Ok(Vec::new());
         }
         use std::os::unix::fs::FileExt;
-        let f = File::open(&self.path).map_err(|e| TargetError::io("open", &self.path, e))?;
+        let f = File::open(self.at()).map_err(|e| TargetError::io("open", &self.path, e))?;
         let mut head = vec![0u8; safety::SIGNATURE_SPAN.min(self.size as usize)];
         f.read_exact_at(&mut head, 0)
             .map_err(|e| TargetError::io("read the start of", &self.path, e))?;
@@ -165,7 +275,7 @@ impl TargetInfo {
 
     /// Why writes to this target would be refused because something uses it.
     pub fn in_use(&self) -> Vec<String> {
-        match (self.kind, std::fs::metadata(&self.path)) {
+        match (self.kind, std::fs::metadata(self.at())) {
             (TargetKind::Block, Ok(meta)) => safety::in_use_reasons(meta.rdev()),
             _ => Vec::new(),
         }
@@ -181,7 +291,7 @@ impl TargetInfo {
         OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_EXCL)
-            .open(&self.path)
+            .open(self.at())
             .map(Some)
             .map_err(|e| {
                 if e.raw_os_error() == Some(libc::EBUSY) {
@@ -202,7 +312,7 @@ impl TargetInfo {
     /// by another device are refused.
     pub fn open(&self, write: bool, direct: bool) -> Result<File, TargetError> {
         if write && self.kind == TargetKind::Block {
-            let meta = std::fs::metadata(&self.path)
+            let meta = std::fs::metadata(self.at())
                 .map_err(|e| TargetError::io("stat", &self.path, e))?;
             let reasons = safety::in_use_reasons(meta.rdev());
             if !reasons.is_empty() {
@@ -217,7 +327,7 @@ impl TargetInfo {
         if direct {
             opts.custom_flags(libc::O_DIRECT);
         }
-        opts.open(&self.path).map_err(|e| {
+        opts.open(self.at()).map_err(|e| {
             if direct && e.raw_os_error() == Some(libc::EINVAL) {
                 TargetError::DirectUnsupported {
                     path: self.path.clone(),
@@ -231,14 +341,30 @@ impl TargetInfo {
     }
 }
 
-fn create_file(path: &Path, size: u64) -> Result<(), TargetError> {
-    let f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| TargetError::io("create", path, e))?;
+/// Sizes a file diskscope just created and marks it as diskscope's (best effort: a
+/// filesystem without user xattrs only loses the mark for later runs).
+pub fn created_file(f: &File, path: &Path, size: u64) -> Result<(), TargetError> {
+    use std::os::fd::AsRawFd;
     f.set_len(size)
-        .map_err(|e| TargetError::io("size", path, e))
+        .map_err(|e| TargetError::io("size", path, e))?;
+    let name = std::ffi::CString::new(CREATED_XATTR).unwrap_or_default();
+    // SAFETY: a live descriptor, a NUL-terminated name and a 1-byte value with its length.
+    unsafe { libc::fsetxattr(f.as_raw_fd(), name.as_ptr(), b"1".as_ptr().cast(), 1, 0) };
+    Ok(())
+}
+
+/// The file carries diskscope's "created" mark.
+fn is_marked_created(at: &Path) -> bool {
+    let (Ok(p), Ok(name)) = (
+        std::ffi::CString::new(at.as_os_str().as_encoded_bytes()),
+        std::ffi::CString::new(CREATED_XATTR),
+    ) else {
+        return false;
+    };
+    let mut v = [0u8; 1];
+    // SAFETY: NUL-terminated path and name, a 1-byte buffer with its length.
+    let n = unsafe { libc::getxattr(p.as_ptr(), name.as_ptr(), v.as_mut_ptr().cast(), 1) };
+    n == 1 && v[0] == b'1'
 }
 
 fn block_device_size(f: &File) -> io::Result<u64> {
@@ -277,18 +403,18 @@ mod tests {
     fn missing_file_needs_a_size() {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("t.bin");
-        let e = TargetInfo::probe(&p, None).unwrap_err();
+        let e = TargetInfo::probe(&p, None, false).unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
-        let t = TargetInfo::probe(&p, Some(1 << 20)).expect("created");
+        let t = TargetInfo::probe(&p, Some(1 << 20), false).expect("created");
         assert_eq!((t.kind, t.size), (TargetKind::File, 1 << 20));
-        let t = TargetInfo::probe(&p, Some(2 << 20)).expect("extended");
+        let t = TargetInfo::probe(&p, Some(2 << 20), false).expect("extended");
         assert_eq!(t.size, 2 << 20);
     }
 
     #[test]
     fn directories_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let e = TargetInfo::probe(dir.path(), None).unwrap_err();
+        let e = TargetInfo::probe(dir.path(), None, false).unwrap_err();
         assert!(e.to_string().contains("is a directory"), "{e}");
     }
 }

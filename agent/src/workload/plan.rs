@@ -248,6 +248,8 @@ mod tests {
             kind: TargetKind::Block,
             size,
             logical_block_size: lbs,
+            pin: None,
+            created: false,
         }
     }
 
