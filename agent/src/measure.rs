@@ -49,7 +49,12 @@ pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureErr
         let writes = spec.rw.read_pct(spec.read_pct) < 100;
         target.probe(wanted_target_size(spec), writes)?
     };
-    Plan::new(spec, info).map_err(MeasureError::Spec)
+    let plan = Plan::new(spec, info).map_err(MeasureError::Spec)?;
+    if !plan.writes() {
+        let (start, end) = plan.span_bytes();
+        crate::target::refuse_holes(plan.target(), start, end)?;
+    }
+    Ok(plan)
 }
 
 /// Runs a validated plan to its end and returns its report (also when stopped or failed).

@@ -71,10 +71,14 @@ pub fn run(
         }
         if plan.reads() && target.kind == TargetKind::File {
             let (start, end) = plan.span_bytes();
-            laid_out_bytes =
-                target::ensure_written(target, start, end, spec.direct, plan.writes(), &mut |bytes| {
-                    observer.layout(bytes)
-                })?;
+            laid_out_bytes = target::ensure_written(
+                target,
+                start,
+                end,
+                spec.direct,
+                plan.writes(),
+                &mut |bytes| observer.layout(bytes),
+            )?;
         }
     }
     let n = plan.jobs().len();

@@ -46,6 +46,11 @@ impl Server {
         Self::start_full(data_dir, &[], &[], &[], &["--demo"])
     }
 
+    /// With extra command-line flags.
+    pub fn start_args(data_dir: &Path, allow: &[&Path], extra: &[&str]) -> Server {
+        Self::start_full(data_dir, allow, &[], &[], extra)
+    }
+
     fn start_full(
         data_dir: &Path,
         allow: &[&Path],

@@ -116,7 +116,8 @@ impl AccessPolicy {
     /// Allows a target the agent made inside its data directory (the demo drive); it must
     /// also be allowed like any other target.
     pub fn exempt(mut self, path: &Path) -> Self {
-        self.exempt.push(resolve(path).unwrap_or_else(|| path.to_path_buf()));
+        self.exempt
+            .push(resolve(path).unwrap_or_else(|| path.to_path_buf()));
         self
     }
 
@@ -259,10 +260,12 @@ impl AccessPolicy {
         if self.is_own_inode(&meta) {
             return Err(own());
         }
+        // The scratch file and the demo drive are the agent's own: their holes may be laid out.
+        let ours = resolved == self.scratch || self.exempt.contains(&resolved);
         Ok(Locator {
             path: resolved,
             pin: Some(pin),
-            created,
+            created: created || ours,
         })
     }
 

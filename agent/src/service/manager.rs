@@ -10,8 +10,8 @@ use super::access::{AccessError, AccessPolicy};
 use crate::measure::{self, MeasureError, StepPlan};
 use crate::presets::{self, AnalysisOptions, PresetError};
 use crate::runner::Observer;
-use crate::target::Locator;
 use crate::store::{NewRun, RunEnd, RunId, Store, StoreError};
+use crate::target::Locator;
 use shared::api::{CreateRun, RunEvent};
 use shared::{RunError, RunStatus, Sample, Step};
 use std::collections::HashMap;
@@ -191,7 +191,10 @@ impl Manager {
             }
         }
         // The null backend opens nothing: its target is a label (still an allowed path).
-        let label = req.spec.as_ref().is_some_and(|s| s.backend == shared::Backend::Null);
+        let label = req
+            .spec
+            .as_ref()
+            .is_some_and(|s| s.backend == shared::Backend::Null);
         let open = |t: &str, size: Option<u64>| {
             if label {
                 return Ok(Locator::path(&self.access.resolve_target(t)?));

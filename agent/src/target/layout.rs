@@ -78,6 +78,25 @@ pub fn ensure_written(
     Ok(needed)
 }
 
+/// Refuses, before anything runs, a read-only test on holes of a file diskscope did not
+/// create (the run would have to write data into somebody's file to measure it).
+pub fn refuse_holes(target: &TargetInfo, start: u64, end: u64) -> Result<(), TargetError> {
+    if target.kind != TargetKind::File || target.created {
+        return Ok(());
+    }
+    let file = target.open(false, false)?;
+    let holes =
+        holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))?;
+    let n: u64 = holes.iter().map(|(a, b)| b - a).sum();
+    if n > 0 {
+        return Err(TargetError::HolesForRead {
+            path: target.path.clone(),
+            holes: n,
+        });
+    }
+    Ok(())
+}
+
 /// Hole ranges inside `[start, end)`.
 fn holes(file: &File, start: u64, end: u64) -> io::Result<Vec<(u64, u64)>> {
     let fd = file.as_raw_fd();
@@ -169,7 +188,11 @@ mod tests {
             matches!(e, TargetError::ShortForRead { len, want, .. } if len == 1 << 20 && want == 8 << 20),
             "{e}"
         );
-        assert_eq!(std::fs::metadata(&p).expect("stat").len(), 1 << 20, "not extended");
+        assert_eq!(
+            std::fs::metadata(&p).expect("stat").len(),
+            1 << 20,
+            "not extended"
+        );
         File::options()
             .write(true)
             .open(&p)
@@ -183,7 +206,10 @@ mod tests {
             "{e}"
         );
         let f = File::open(&p).expect("open");
-        assert_eq!(holes(&f, 0, 8 << 20).expect("holes"), vec![(1 << 20, 8 << 20)]);
+        assert_eq!(
+            holes(&f, 0, 8 << 20).expect("holes"),
+            vec![(1 << 20, 8 << 20)]
+        );
         // A run that writes the file anyway may lay it out.
         assert_eq!(
             ensure_written(&t, 0, 8 << 20, false, true, &mut |_| {}).expect("layout"),

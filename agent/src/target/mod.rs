@@ -10,7 +10,7 @@ mod layout;
 mod pin;
 pub mod safety;
 
-pub use layout::ensure_written;
+pub use layout::{ensure_written, refuse_holes};
 pub use pin::{openat2, Pinned};
 
 use std::fs::{File, OpenOptions};
@@ -49,13 +49,9 @@ impl Locator {
                 t.created |= self.created;
                 Ok(t)
             }
-            Some(pin) => TargetInfo::probe_pinned(
-                &self.path,
-                pin.clone(),
-                create_size,
-                writes,
-                self.created,
-            ),
+            Some(pin) => {
+                TargetInfo::probe_pinned(&self.path, pin.clone(), create_size, writes, self.created)
+            }
         }
     }
 }
@@ -312,8 +308,8 @@ impl TargetInfo {
     /// by another device are refused.
     pub fn open(&self, write: bool, direct: bool) -> Result<File, TargetError> {
         if write && self.kind == TargetKind::Block {
-            let meta = std::fs::metadata(self.at())
-                .map_err(|e| TargetError::io("stat", &self.path, e))?;
+            let meta =
+                std::fs::metadata(self.at()).map_err(|e| TargetError::io("stat", &self.path, e))?;
             let reasons = safety::in_use_reasons(meta.rdev());
             if !reasons.is_empty() {
                 return Err(TargetError::InUse {
