@@ -7,6 +7,7 @@
 
 pub mod analyze;
 pub mod api;
+pub mod budget;
 pub mod cli;
 pub mod devices;
 pub mod emulate;

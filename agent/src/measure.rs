@@ -43,6 +43,7 @@ pub fn plan(spec: &WorkloadSpec, target: &Path) -> Result<Plan, MeasureError> {
 /// [`plan`] on a target given as a path or as the descriptor the access check opened.
 pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureError> {
     spec.validate().map_err(MeasureError::Spec)?;
+    crate::budget::check(spec, 1).map_err(|e| MeasureError::Spec(vec![e]))?;
     let info = if spec.backend == Backend::Null {
         null_target(spec, &target.path)
     } else {

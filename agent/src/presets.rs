@@ -161,6 +161,10 @@ pub fn build(
         preset: def.name,
         message,
     };
+    if let Err(errs) = o.validate() {
+        let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        return Err(bad(list.join("; ")));
+    }
     let unused: Vec<String> = o
         .given()
         .into_iter()

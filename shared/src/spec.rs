@@ -18,6 +18,13 @@ pub const MIN_INTERVAL_MS: u64 = 100;
 pub const MAX_INTERVAL_MS: u64 = 60_000;
 /// Upper bound on the I/O buffers one job may pin (iodepth × bs × buffer sets).
 pub const MAX_JOB_BUFFER_BYTES: u64 = 2 << 30;
+/// Longest run time, ramp or idle accepted: 30 days (a soak is a day or a week).
+pub const MAX_DURATION_MS: u64 = 30 * 86_400 * 1000;
+/// Largest offset, span or transfer accepted: 1 EiB (far beyond any device, far from
+/// overflowing the nanosecond and byte arithmetic downstream).
+pub const MAX_BYTES: u64 = 1 << 60;
+/// Most passes over the span.
+pub const MAX_LOOPS: u32 = 1_000_000;
 
 /// Direction and order of the I/O.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -384,11 +391,28 @@ impl WorkloadSpec {
                 );
             }
         }
-        if self.loops == 0 {
-            bad("loops", &self.loops, "must be at least 1".into());
+        if !(1..=MAX_LOOPS).contains(&self.loops) {
+            bad("loops", &self.loops, format!("must be 1..{MAX_LOOPS}"));
         }
         if self.runtime_ms == Some(0) {
             bad("runtime_ms", &0, "must be more than 0".into());
+        }
+        for (field, v) in [
+            ("runtime_ms", self.runtime_ms.unwrap_or(0)),
+            ("ramp_ms", self.ramp_ms),
+        ] {
+            if v > MAX_DURATION_MS {
+                bad(field, &v, "must be at most 30 days (2592000000 ms)".into());
+            }
+        }
+        for (field, v) in [
+            ("offset", self.offset),
+            ("size", self.size.unwrap_or(0)),
+            ("io_size", self.io_size.unwrap_or(0)),
+        ] {
+            if v > MAX_BYTES {
+                bad(field, &v, "must be at most 1 EiB".into());
+            }
         }
         if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&self.interval_ms) {
             bad(

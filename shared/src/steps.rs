@@ -45,6 +45,40 @@ pub struct PresetOptions {
 }
 
 impl PresetOptions {
+    /// Bounds every option can be checked against without knowing the preset or target.
+    pub fn validate(&self) -> Result<(), Vec<crate::SpecError>> {
+        use crate::spec::{MAX_BYTES, MAX_DURATION_MS, MAX_JOBS};
+        let mut errs = Vec::new();
+        for (field, v) in [
+            ("runtime_ms", self.runtime_ms),
+            ("idle_ms", self.idle_ms),
+            ("buffer_ms", self.buffer_ms),
+        ] {
+            if let Some(v) = v.filter(|&v| v > MAX_DURATION_MS) {
+                errs.push(crate::SpecError::new(
+                    field,
+                    v,
+                    "must be at most 30 days (2592000000 ms)",
+                ));
+            }
+        }
+        if let Some(v) = self.size.filter(|&v| v > MAX_BYTES) {
+            errs.push(crate::SpecError::new("size", v, "must be at most 1 EiB"));
+        }
+        if let Some(v) = self.streams.filter(|&v| v == 0 || v > MAX_JOBS) {
+            errs.push(crate::SpecError::new(
+                "streams",
+                v,
+                format!("must be 1..{MAX_JOBS}"),
+            ));
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs)
+        }
+    }
+
     /// The options that are set, by the key the API and `Preset::options` use
     /// (`size`, `count`, `runtime`, `rate`, `streams`, `idle`, `buffer_ms`, `bs`, `interval`),
     /// with the value as given, for error messages.

@@ -119,6 +119,7 @@ impl From<ServiceError> for ApiError {
             }
             ServiceError::Access(_) => ApiError::new(S::FORBIDDEN, "target_not_allowed", msg),
             ServiceError::Busy { .. } => ApiError::new(S::CONFLICT, "target_busy", msg),
+            ServiceError::Memory { .. } => ApiError::new(S::CONFLICT, "memory_busy", msg),
             ServiceError::StillRunning(_) | ServiceError::NotRunning(_) => {
                 ApiError::new(S::CONFLICT, "run_state", msg)
             }

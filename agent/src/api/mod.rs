@@ -34,6 +34,14 @@ async fn api_not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::not_found(format!("no API endpoint {}", uri.path()))
 }
 
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}
+
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/v1/health", get(targets::health))
@@ -49,6 +57,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::metrics))
         .route("/api/{*rest}", any(api_not_found))
         .fallback(assets::serve)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state)
 }

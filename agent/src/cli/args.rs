@@ -75,6 +75,10 @@ pub struct ServeArgs {
     /// maybe outside the allowed paths, shares their data). Refused by default.
     #[arg(long)]
     pub allow_hard_links: bool,
+    /// Memory all runs going at once may pin (buffers, rings, job state), e.g. 4G; a run
+    /// that would go over is refused before it starts (default: half of the RAM).
+    #[arg(long, value_parser = size)]
+    pub max_memory: Option<u64>,
     /// Serve HTTPS/WSS with this PEM certificate (chain) ...
     #[arg(long, requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -188,6 +192,10 @@ pub struct RunArgs {
     /// No per-interval lines or progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Memory a run may pin (buffers, rings, job state), e.g. 4G; a bigger plan is refused
+    /// before it starts (default: half of the RAM).
+    #[arg(long, value_parser = size)]
+    pub max_memory: Option<u64>,
 }
 
 impl RunArgs {

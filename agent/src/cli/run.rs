@@ -12,6 +12,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    if let Some(m) = args.max_memory {
+        crate::budget::set_max(m);
+    }
     let first = &args.target[0];
     let report = match &args.preset {
         None if args.target.len() > 1 => {
@@ -21,6 +24,8 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
                 .iter()
                 .map(|t| measure::plan(&spec, t))
                 .collect::<Result<Vec<_>, _>>()?;
+            crate::budget::check(&spec, plans.len() as u64)
+                .map_err(|e| measure::MeasureError::Spec(vec![e]))?;
             let mut term = Terminal::for_steps(Vec::new(), args.quiet);
             measure::run_multi(plans, cancel, &mut term)?
         }

@@ -18,6 +18,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    if let Some(m) = args.max_memory {
+        crate::budget::set_max(m);
+    }
     let dir = data_dir(args.data_dir.as_ref());
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create data directory {}", dir.display()))?;

@@ -69,6 +69,8 @@ pub enum ServiceError {
         "writing to {0} destroys the data on it: repeat the device path in \"confirm\" to go ahead"
     )]
     ConfirmDevice(String),
+    #[error("this run needs {need} MiB of memory and the runs going hold {in_use} MiB of the agent's {max} MiB budget (--max-memory): wait for them or lower jobs, iodepth or bs")]
+    Memory { need: u64, in_use: u64, max: u64 },
     #[error("target {0} is named twice: \"also\" lists further targets, each once")]
     Repeated(String),
     #[error("cannot start the run thread: {0}")]
@@ -83,6 +85,9 @@ struct Active {
     others: Vec<PathBuf>,
     cancel: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// Bytes the run pins (its largest step, on all its targets): runs at once share the
+    /// memory budget.
+    memory: u64,
 }
 
 impl Active {
@@ -266,6 +271,23 @@ impl Manager {
             self.authorize_write(first.plan.target(), &req.target, req.confirm.as_deref())?;
         }
         let spec = first.plan.spec().clone();
+        let targets = 1 + also.len() as u64;
+        let memory = plans
+            .iter()
+            .map(|p| crate::budget::needed(p.plan.spec()))
+            .max()
+            .unwrap_or(0)
+            .saturating_mul(targets);
+        crate::budget::check(&spec, targets)
+            .map_err(|e| ServiceError::Measure(MeasureError::Spec(vec![e])))?;
+        let in_use: u64 = active.values().map(|a| a.memory).sum();
+        if in_use.saturating_add(memory) > crate::budget::max() {
+            return Err(ServiceError::Memory {
+                need: memory >> 20,
+                in_use: in_use >> 20,
+                max: crate::budget::max() >> 20,
+            });
+        }
         // The further targets of a multi-target run: same workload, same checks.
         let mut also_plans = Vec::new();
         for p in &also {
@@ -298,6 +320,7 @@ impl Manager {
                 others: also.into_iter().map(|l| l.path).collect(),
                 cancel,
                 thread: Some(thread),
+                memory,
             },
         );
         drop(active);

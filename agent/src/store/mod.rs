@@ -17,6 +17,12 @@ use shared::{
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
+/// A u64 query bound as SQLite's i64: values beyond i64::MAX saturate (a bound past every
+/// row, never a negative one that matches everything).
+fn sql_int(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_steps_timeline.sql"),
@@ -228,11 +234,11 @@ impl Store {
         }
         if let Some(t) = q.since_ms {
             clauses.push("created_ms >= ?");
-            args.push((t as i64).into());
+            args.push(sql_int(t).into());
         }
         if let Some(t) = q.until_ms {
             clauses.push("created_ms < ?");
-            args.push((t as i64).into());
+            args.push(sql_int(t).into());
         }
         let filter = if clauses.is_empty() {
             String::new()
@@ -274,7 +280,7 @@ impl Store {
         let mut stmt = conn.prepare(
             "SELECT sample_json FROM samples WHERE run_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
         )?;
-        let after = after.map_or(-1, |a| a as i64);
+        let after = after.map_or(-1, sql_int);
         let rows = stmt
             .query_map(params![run, after, i64::from(limit)], |r| {
                 r.get::<_, String>(0)

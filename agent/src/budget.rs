@@ -1,0 +1,97 @@
+//! The memory budget of a run: what a plan will pin (buffers rounded up to whole 2 MiB huge
+//! pages and faulted in at set-up, rings, per-job state) is computed before anything
+//! starts, and a plan over the budget is refused naming the fields that size it. The budget
+//! is half of the machine's RAM unless `--max-memory` says otherwise, so that no request,
+//! however large the validator lets its fields be, can get the agent OOM-killed.
+
+use shared::{SpecError, WorkloadSpec};
+use std::sync::OnceLock;
+
+static MAX_MEMORY: OnceLock<u64> = OnceLock::new();
+
+/// Per-job bytes beyond the buffers: ring, slots, interval histograms, offset generator.
+const JOB_OVERHEAD: u64 = 1 << 20;
+const HUGE: u64 = 2 << 20;
+
+/// Sets the budget (`--max-memory`); the first call wins.
+pub fn set_max(bytes: u64) {
+    let _ = MAX_MEMORY.set(bytes);
+}
+
+/// The budget in bytes: `--max-memory`, else half of `MemTotal`.
+pub fn max() -> u64 {
+    *MAX_MEMORY.get_or_init(|| mem_total().map_or(1 << 30, |t| t / 2))
+}
+
+fn mem_total() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Bytes one workload pins while it runs, per target.
+pub fn needed(spec: &WorkloadSpec) -> u64 {
+    let buffers = u64::from(spec.iodepth)
+        .saturating_mul(spec.bs)
+        .saturating_mul(spec.buffer_sets());
+    let per_job = buffers
+        .div_ceil(HUGE)
+        .saturating_mul(HUGE)
+        .saturating_add(JOB_OVERHEAD);
+    per_job.saturating_mul(u64::from(spec.jobs))
+}
+
+/// Refuses a workload on `targets` targets at once that needs more than the budget.
+pub fn check(spec: &WorkloadSpec, targets: u64) -> Result<(), SpecError> {
+    let need = needed(spec).saturating_mul(targets.max(1));
+    let max = max();
+    if need <= max {
+        return Ok(());
+    }
+    let on = if targets > 1 {
+        format!(" on {targets} targets")
+    } else {
+        String::new()
+    };
+    Err(SpecError::new(
+        "jobs",
+        spec.jobs,
+        format!(
+            "jobs {} × iodepth {} × bs {}{on} needs {} MiB of memory, over the agent's budget of {} MiB (--max-memory): lower jobs, iodepth or bs",
+            spec.jobs,
+            spec.iodepth,
+            spec.bs,
+            need >> 20,
+            max >> 20
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_spec_the_validator_accepts_is_over_any_budget() {
+        let mut spec = WorkloadSpec {
+            jobs: 64,
+            iodepth: 64,
+            bs: 32 << 20,
+            ..WorkloadSpec::default()
+        };
+        assert!(spec.validate().is_ok(), "the validator alone lets it pass");
+        assert_eq!(needed(&spec), 64 * (2048 << 20) + 64 * JOB_OVERHEAD);
+        let e = check(&spec, 1).unwrap_err();
+        assert_eq!(e.field, "jobs");
+        assert!(e.to_string().contains("131136 MiB"), "{e}");
+        spec.jobs = 1;
+        spec.iodepth = 1;
+        spec.bs = 4096;
+        assert_eq!(
+            needed(&spec),
+            HUGE + JOB_OVERHEAD,
+            "a pool is at least one huge page"
+        );
+    }
+}
