@@ -261,6 +261,18 @@ impl LoopMount {
         sh("mount", &["-o", "remount,ro", &mp]).map(drop)
     }
 
+    /// Aborts the filesystem as ext4 does on a fatal error: from now on every write to it
+    /// fails (the agent's own storage dying under it).
+    pub fn abort(&self) -> Result<(), String> {
+        let mp = self
+            .mountpoint
+            .path()
+            .to_str()
+            .ok_or("non-UTF-8 path")?
+            .to_string();
+        sh("mount", &["-o", "remount,abort", &mp]).map(drop)
+    }
+
     /// The loop device the filesystem lives on.
     pub fn device(&self) -> &Path {
         &self.dev.path

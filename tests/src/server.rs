@@ -38,17 +38,22 @@ impl Server {
         armed: &[&Path],
         env: &[(&str, &str)],
     ) -> Server {
-        Self::start_full(data_dir, allow, armed, env, &[])
+        Self::start_full(data_dir, allow, armed, env, &[], None)
     }
 
     /// With `--demo` (the emulated SSD in the data directory).
     pub fn start_demo(data_dir: &Path) -> Server {
-        Self::start_full(data_dir, &[], &[], &[], &["--demo"])
+        Self::start_full(data_dir, &[], &[], &[], &["--demo"], None)
     }
 
     /// With extra command-line flags.
     pub fn start_args(data_dir: &Path, allow: &[&Path], extra: &[&str]) -> Server {
-        Self::start_full(data_dir, allow, &[], &[], extra)
+        Self::start_full(data_dir, allow, &[], &[], extra, None)
+    }
+
+    /// With the agent's log (stderr) written to `log`.
+    pub fn start_logged(data_dir: &Path, allow: &[&Path], log: &Path) -> Server {
+        Self::start_full(data_dir, allow, &[], &[], &[], Some(log))
     }
 
     fn start_full(
@@ -57,6 +62,7 @@ impl Server {
         armed: &[&Path],
         env: &[(&str, &str)],
         extra: &[&str],
+        log: Option<&Path>,
     ) -> Server {
         let mut cmd = Command::new(crate::diskscope_bin());
         cmd.envs(env.iter().copied());
@@ -66,7 +72,10 @@ impl Server {
             .env("DISKSCOPE_OPERATOR_TOKEN", OP)
             .env("DISKSCOPE_VIEWER_TOKEN", VIEW)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(match log {
+                Some(p) => Stdio::from(std::fs::File::create(p).expect("create the log file")),
+                None => Stdio::inherit(),
+            });
         for a in allow {
             cmd.arg("--allow").arg(a);
         }

@@ -439,3 +439,39 @@ fn every_error_has_the_same_shape() {
         );
     }
 }
+
+#[test]
+fn a_database_that_cannot_be_written_fails_the_run_and_says_where() {
+    require_io_uring!();
+    let mount = match tests::LoopMount::new(64 << 20) {
+        Ok(m) => m,
+        Err(e) => tests::skip!("no loop-mounted filesystem for the data directory: {e}"),
+    };
+    let root = disk_tempdir();
+    let data = mount.path().join("data");
+    let log = root.path().join("agent.log");
+    let server = Server::start_logged(&data, &[root.path()], &log);
+    let id = server.start_run(&json!({"target": root.path().join("t.bin"), "spec": {
+        "rw": "write", "bs": 65536, "size": 8 << 20, "runtime_ms": 20_000, "interval_ms": 100}}));
+    server.wait_samples(id, 3);
+    mount
+        .abort()
+        .expect("abort the data directory's filesystem");
+    let run = server.wait_status_within(id, "failed", Duration::from_secs(15));
+    let msg = run["error"]["message"].as_str().unwrap_or("");
+    let db = data.join("diskscope.db");
+    assert!(msg.contains(&db.display().to_string()), "{run}");
+    assert!(msg.contains("cannot store sample"), "{run}");
+    // The agent keeps serving what it has, and every 500 has its detail in the log.
+    let (status, body) = server.get("/api/v1/runs", OP);
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = server.post("/api/v1/runs", OP, &write_body(&root.path().join("u.bin")));
+    assert_eq!(status, 500, "{body}");
+    std::thread::sleep(Duration::from_millis(200));
+    let text = std::fs::read_to_string(&log).expect("read the log");
+    assert!(text.contains("cannot store sample"), "{text}");
+    assert!(
+        text.contains("internal error"),
+        "the 500's detail is logged: {text}"
+    );
+}

@@ -73,7 +73,14 @@ pub async fn list(
     };
     let store = st.manager.store().clone();
     let (page, per_page) = (query.page, query.per_page);
-    let (runs, total) = blocking(move || store.list_runs(&query).map_err(ApiError::from)).await?;
+    let (mut runs, total) =
+        blocking(move || store.list_runs(&query).map_err(ApiError::from)).await?;
+    for run in &mut runs {
+        if let Some((status, error)) = st.manager.unrecorded_end(run.id) {
+            run.status = status;
+            run.error = Some(error);
+        }
+    }
     Ok(Json(RunList {
         runs,
         total,
@@ -84,12 +91,17 @@ pub async fn list(
 
 async fn load(st: &AppState, id: i64) -> Result<RunInfo, ApiError> {
     let store = st.manager.store().clone();
-    blocking(move || {
+    let mut run = blocking(move || {
         store
             .get_run(id)?
             .ok_or_else(|| ApiError::not_found(format!("run {id} not found")))
     })
-    .await
+    .await?;
+    if let Some((status, error)) = st.manager.unrecorded_end(id) {
+        run.status = status;
+        run.error = Some(error);
+    }
+    Ok(run)
 }
 
 pub async fn get(

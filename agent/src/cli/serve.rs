@@ -18,6 +18,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    // The log: errors behind every 500 and every failed store, on stderr
+    // (`DISKSCOPE_LOG=debug` for more).
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DISKSCOPE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
     if let Some(m) = args.max_memory {
         crate::budget::set_max(m);
     }

@@ -104,6 +104,8 @@ pub struct Manager {
     active: Mutex<HashMap<RunId, Active>>,
     events: broadcast::Sender<Event>,
     shutting_down: AtomicBool,
+    /// Ends the database could not record (its file system failed under it).
+    ended: Mutex<HashMap<RunId, (RunStatus, RunError)>>,
 }
 
 impl Manager {
@@ -115,6 +117,7 @@ impl Manager {
             active: Mutex::new(HashMap::new()),
             events,
             shutting_down: AtomicBool::new(false),
+            ended: Mutex::new(HashMap::new()),
         })
     }
 
@@ -345,6 +348,8 @@ impl Manager {
             store: &self.store,
             events: &self.events,
             run_id: id,
+            cancel: Arc::clone(&cancel),
+            failure: None,
         };
         let result = if also.is_empty() {
             measure::run_steps(plans, &analysis, cancel, &mut persist)
@@ -356,6 +361,21 @@ impl Manager {
                 .chain(also)
                 .collect();
             measure::run_multi(all, cancel, &mut persist)
+        };
+        let store_failure = persist.failure.take();
+        let result = match (result, store_failure) {
+            // Samples that cannot be stored end the run as failed, naming the database.
+            (Ok(mut report), Some(message)) => {
+                report.status = RunStatus::Failed;
+                report.error = Some(RunError {
+                    message,
+                    op: None,
+                    offset: None,
+                    errno: None,
+                });
+                Ok(report)
+            }
+            (r, _) => r,
         };
         let (state, end_error) = match result {
             Ok(mut report) => {
@@ -376,7 +396,7 @@ impl Manager {
                     targets: &report.targets,
                 };
                 if let Err(e) = self.store.finish_run(id, &end) {
-                    tracing::error!(run = id, "cannot record the end of the run: {e}");
+                    self.unrecorded(id, state, report.error.clone(), &e);
                 }
                 (state, report.error.clone())
             }
@@ -400,7 +420,7 @@ impl Manager {
                     targets: &[],
                 };
                 if let Err(e) = self.store.finish_run(id, &end) {
-                    tracing::error!(run = id, "cannot record the failure of the run: {e}");
+                    self.unrecorded(id, RunStatus::Failed, Some(err.clone()), &e);
                 }
                 (RunStatus::Failed, Some(err))
             }
@@ -416,6 +436,32 @@ impl Manager {
             event,
             error: end_error,
         });
+    }
+
+    /// Remembers how a run ended when the database could not record it, so the API still
+    /// tells the truth (the row says `running` until a restart marks it interrupted).
+    fn unrecorded(&self, id: RunId, state: RunStatus, error: Option<RunError>, e: &StoreError) {
+        let path = self.store.path().display();
+        tracing::error!(run = id, "cannot record the end of run {id} in {path}: {e}");
+        let error = error.unwrap_or_else(|| RunError {
+            message: format!("the end of the run could not be recorded in {path}: {e}"),
+            op: None,
+            offset: None,
+            errno: None,
+        });
+        self.ended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, (state, error));
+    }
+
+    /// How a run ended that the database could not record, if so.
+    pub fn unrecorded_end(&self, id: RunId) -> Option<(RunStatus, RunError)> {
+        self.ended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
     }
 
     /// Asks a running run to stop (within one interval).
@@ -463,21 +509,31 @@ impl Manager {
     }
 }
 
-/// Persists every sample, then broadcasts it.
+/// Persists every sample, then broadcasts it. A sample that cannot be stored stops the
+/// run: it ends `failed` with the database path and the error (history must not have holes
+/// the live view did not show).
 struct Persist<'a> {
     store: &'a Store,
     events: &'a broadcast::Sender<Event>,
     run_id: RunId,
+    cancel: Arc<AtomicBool>,
+    failure: Option<String>,
 }
 
 impl Observer for Persist<'_> {
     fn sample(&mut self, sample: &Sample) {
         if let Err(e) = self.store.append_sample(self.run_id, sample) {
-            tracing::error!(
-                run = self.run_id,
-                seq = sample.seq,
-                "cannot store a sample: {e}"
+            let message = format!(
+                "cannot store sample {} of run {} in {}: {e}",
+                sample.seq,
+                self.run_id,
+                self.store.path().display()
             );
+            tracing::error!(run = self.run_id, "{message}");
+            if self.failure.is_none() {
+                self.failure = Some(message);
+            }
+            self.cancel.store(true, Ordering::SeqCst);
         }
         let _ = self.events.send(Event::Sample {
             run_id: self.run_id,

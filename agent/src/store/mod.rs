@@ -88,6 +88,7 @@ pub struct RunQuery {
 #[derive(Debug)]
 pub struct Store {
     conn: Mutex<Connection>,
+    path: std::path::PathBuf,
 }
 
 impl Store {
@@ -101,7 +102,13 @@ impl Store {
         migrate(&conn, &path.display().to_string())?;
         Ok(Store {
             conn: Mutex::new(conn),
+            path: path.to_path_buf(),
         })
+    }
+
+    /// The database file (named in errors about storing).
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     fn conn(&self) -> MutexGuard<'_, Connection> {
