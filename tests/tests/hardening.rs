@@ -475,3 +475,108 @@ fn a_database_that_cannot_be_written_fails_the_run_and_says_where() {
         "the 500's detail is logged: {text}"
     );
 }
+
+/// `serve` with these environment tokens (or none) on `data`: its exit status and stderr,
+/// when it refuses to start.
+fn serve_refused(data: &Path, tokens: Option<(&str, &str)>) -> (bool, String) {
+    let mut cmd = std::process::Command::new(tests::diskscope_bin());
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data);
+    cmd.env_remove("DISKSCOPE_OPERATOR_TOKEN")
+        .env_remove("DISKSCOPE_VIEWER_TOKEN");
+    if let Some((op, view)) = tokens {
+        cmd.env("DISKSCOPE_OPERATOR_TOKEN", op)
+            .env("DISKSCOPE_VIEWER_TOKEN", view);
+    }
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn serve");
+    for _ in 0..100 {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            use std::io::Read;
+            let _ = child
+                .stderr
+                .take()
+                .expect("stderr")
+                .read_to_string(&mut err);
+            return (!status.success(), err);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    (false, "still running after 5 s".into())
+}
+
+#[test]
+fn weak_tokens_and_a_corrupt_tokens_file_are_refused_at_start() {
+    let root = disk_tempdir();
+    let data = root.path().join("data");
+    let (refused, err) = serve_refused(&data, Some(("short", "also-short-but-ok-long")));
+    assert!(refused && err.contains("5 characters"), "{err}");
+    let same = "the-same-token-for-both";
+    let (refused, err) = serve_refused(&data, Some((same, same)));
+    assert!(refused && err.contains("are the same"), "{err}");
+    std::fs::create_dir_all(&data).expect("mkdir");
+    let file = data.join("tokens.json");
+    std::fs::write(&file, "{\"operator\": ").expect("write");
+    let (refused, err) = serve_refused(&data, None);
+    assert!(refused, "{err}");
+    assert!(
+        err.contains(&file.display().to_string()) && err.contains("not a valid tokens file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pages_carry_security_headers_and_the_agents_files_are_private() {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let root = disk_tempdir();
+    let data = root.path().join("data");
+    let server = Server::start(&data, &[]);
+    let resp = ureq::get(&format!("http://{}/", server.addr))
+        .call()
+        .expect("GET /");
+    let h = resp.headers();
+    let csp = h
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    assert!(
+        csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"),
+        "{csp}"
+    );
+    assert_eq!(
+        h.get("x-content-type-options").map(|v| v.as_bytes()),
+        Some(&b"nosniff"[..])
+    );
+    assert_eq!(
+        h.get("referrer-policy").map(|v| v.as_bytes()),
+        Some(&b"no-referrer"[..])
+    );
+    let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700, "data directory");
+    assert_eq!(mode(&data.join("diskscope.db")), 0o600, "database");
+
+    // A WebSocket upgrade from a page of another site is refused; from the agent's own
+    // origin it goes ahead.
+    let upgrade = |origin: &str| {
+        let mut s = std::net::TcpStream::connect(&server.addr).expect("connect");
+        write!(
+            s,
+            "GET /api/v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+             Origin: {origin}\r\nAuthorization: Bearer {OP}\r\n\r\n",
+            server.addr
+        )
+        .expect("write");
+        let mut buf = [0u8; 12];
+        s.read_exact(&mut buf).expect("status line");
+        String::from_utf8_lossy(&buf[9..12]).to_string()
+    };
+    assert_eq!(upgrade("http://evil.example"), "403");
+    assert_eq!(upgrade(&format!("http://{}", server.addr)), "101");
+}

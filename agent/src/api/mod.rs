@@ -42,6 +42,34 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
     )
 }
 
+/// The page's content security policy: only the agent's own scripts (and its WebAssembly),
+/// no framing by other sites, connections (HTTP and WebSocket) to the agent only.
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+                   style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
+                   connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; \
+                   form-action 'self'";
+
+/// Browser hygiene on every response: CSP, no framing, no MIME sniffing, no referrer
+/// (a kiosk URL may carry its token).
+async fn security_headers(mut resp: axum::response::Response) -> axum::response::Response {
+    use axum::http::header::{self, HeaderValue};
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    resp
+}
+
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/v1/health", get(targets::health))
@@ -59,5 +87,6 @@ pub fn router(state: AppState) -> Router {
         .fallback(assets::serve)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::map_response(security_headers))
         .with_state(state)
 }

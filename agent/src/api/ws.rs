@@ -17,7 +17,7 @@ use crate::store::RunId;
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::http::request::Parts;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use shared::api::{ClientMsg, Role, RunEvent, ServerMsg};
@@ -30,7 +30,31 @@ const PING_EVERY: Duration = Duration::from_secs(15);
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 const CATCH_UP_BATCH: u32 = 1000;
 
+/// A browser's upgrade from a page of another site is refused (cross-site WebSocket
+/// hijacking): its `Origin` must name the host it connects to. Clients that send no
+/// `Origin` (scripts, the CLI) are not browsers and are let through to authenticate.
+fn foreign_origin(parts: &Parts) -> Option<String> {
+    let origin = parts
+        .headers
+        .get(axum::http::header::ORIGIN)?
+        .to_str()
+        .ok()?;
+    let host = parts
+        .headers
+        .get(axum::http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    let authority = origin.split_once("://").map_or(origin, |(_, a)| a);
+    (authority != host).then(|| origin.to_string())
+}
+
 pub async fn handler(State(st): State<AppState>, ws: WebSocketUpgrade, parts: Parts) -> Response {
+    if let Some(origin) = foreign_origin(&parts) {
+        return super::error::ApiError::forbidden(format!(
+            "WebSocket from origin {origin} refused: the dashboard connects from the agent's own origin"
+        ))
+        .into_response();
+    }
     let role = bearer(&parts).and_then(|t| st.tokens.role_of(t));
     ws.on_upgrade(move |socket| async move {
         let (tx, rx) = socket.split();

@@ -30,17 +30,30 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         crate::budget::set_max(m);
     }
     let dir = data_dir(args.data_dir.as_ref());
+    // The agent's files are its own: database, tokens and scratch file 0600, the data
+    // directory 0700.
+    // SAFETY: umask only changes the process's file creation mask.
+    unsafe { libc::umask(0o077) };
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create data directory {}", dir.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
+    }
     let db = dir.join("diskscope.db");
     let store =
         Arc::new(Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?);
+    for f in ["diskscope.db", "diskscope.db-wal", "diskscope.db-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        // Files an older agent made 0644.
+        let _ = std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600));
+    }
     let interrupted = store.interrupt_leftovers()?;
     if interrupted > 0 {
         eprintln!("diskscope: marked {interrupted} run(s) left running by a previous agent as interrupted");
     }
-    let (tokens, origin) = Tokens::load(&dir)
-        .with_context(|| format!("cannot read or create tokens in {}", dir.display()))?;
+    let (tokens, origin) = Tokens::load(&dir).context("tokens")?;
     // The demo SSD lives as long as the server (unmounted when `_demo` drops).
     let mut allow = args.allow.clone();
     let mut exempt = None;

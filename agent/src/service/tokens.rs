@@ -30,20 +30,63 @@ fn random_token() -> std::io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Shortest token accepted (a guessable token on a LAN is no token).
+pub const MIN_TOKEN_LEN: usize = 16;
+
 impl Tokens {
-    /// Loads or creates the tokens for data directory `dir`.
+    /// Refuses tokens that are too short or that give viewers the operator's rights.
+    pub fn check(&self, from: &str) -> std::io::Result<()> {
+        let bad = |m: String| Err(std::io::Error::new(std::io::ErrorKind::InvalidData, m));
+        for (role, t) in [("operator", &self.operator), ("viewer", &self.viewer)] {
+            if t.len() < MIN_TOKEN_LEN {
+                return bad(format!(
+                    "the {role} token from {from} has {} characters: at least {MIN_TOKEN_LEN} are needed",
+                    t.len()
+                ));
+            }
+        }
+        if self.operator == self.viewer {
+            return bad(format!(
+                "the operator and viewer tokens from {from} are the same: a viewer would be an operator"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Loads or creates the tokens for data directory `dir`. Errors say what is wrong with
+    /// which file or variable.
     pub fn load(dir: &Path) -> std::io::Result<(Tokens, Origin)> {
         let env = |k| std::env::var(k).ok().filter(|v: &String| !v.is_empty());
         if let (Some(operator), Some(viewer)) = (
             env("DISKSCOPE_OPERATOR_TOKEN"),
             env("DISKSCOPE_VIEWER_TOKEN"),
         ) {
-            return Ok((Tokens { operator, viewer }, Origin::Environment));
+            let t = Tokens { operator, viewer };
+            t.check("DISKSCOPE_OPERATOR_TOKEN / DISKSCOPE_VIEWER_TOKEN")?;
+            return Ok((t, Origin::Environment));
         }
         let path = dir.join("tokens.json");
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            let t: Tokens = serde_json::from_str(&text).map_err(std::io::Error::other)?;
-            return Ok((t, Origin::File));
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                let t: Tokens = serde_json::from_slice(&bytes).map_err(|e| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "{} is not a valid tokens file ({e}): expected {{\"operator\": \"...\", \"viewer\": \"...\"}}; fix it or delete it to get new tokens",
+                            path.display()
+                        ),
+                    )
+                })?;
+                t.check(&path.display().to_string())?;
+                return Ok((t, Origin::File));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot read {}: {e}", path.display()),
+                ))
+            }
         }
         let t = Tokens {
             operator: random_token()?,
