@@ -563,20 +563,95 @@ fn pages_carry_security_headers_and_the_agents_files_are_private() {
 
     // A WebSocket upgrade from a page of another site is refused; from the agent's own
     // origin it goes ahead.
-    let upgrade = |origin: &str| {
-        let mut s = std::net::TcpStream::connect(&server.addr).expect("connect");
+    let upgrade = |addr: &str, origin: &str| {
+        let mut s = std::net::TcpStream::connect(addr).expect("connect");
         write!(
             s,
             "GET /api/v1/ws HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
              Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
              Origin: {origin}\r\nAuthorization: Bearer {OP}\r\n\r\n",
-            server.addr
+            addr
         )
         .expect("write");
         let mut buf = [0u8; 12];
         s.read_exact(&mut buf).expect("status line");
         String::from_utf8_lossy(&buf[9..12]).to_string()
     };
-    assert_eq!(upgrade("http://evil.example"), "403");
-    assert_eq!(upgrade(&format!("http://{}", server.addr)), "101");
+    assert_eq!(upgrade(&server.addr, "http://evil.example"), "403");
+    assert_eq!(
+        upgrade(&server.addr, &format!("http://{}", server.addr)),
+        "101"
+    );
+    drop(server);
+    // An origin the operator names is let in too.
+    let server = Server::start_args(&data, &[], &["--cors-origin", "http://lab.example:8080"]);
+    assert_eq!(upgrade(&server.addr, "http://lab.example:8080"), "101");
+    assert_eq!(upgrade(&server.addr, "http://evil.example"), "403");
+}
+
+#[test]
+fn guessing_tokens_is_held_back_and_slow_headers_are_cut_off() {
+    use std::io::{Read, Write};
+    let root = disk_tempdir();
+    let server = Server::start(&root.path().join("data"), &[]);
+    for i in 0..20 {
+        let (status, _) = server.get("/api/v1/runs", &format!("guess-number-{i:04}-xxxxxxxx"));
+        assert_eq!(status, 401);
+    }
+    // Now even the right token waits: the address is held back for the window.
+    let resp = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
+        .get(&format!("http://{}/api/v1/runs", server.addr))
+        .header("Authorization", &format!("Bearer {OP}"))
+        .call()
+        .expect("GET");
+    assert_eq!(resp.status().as_u16(), 429);
+    let retry: u64 = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After");
+    assert!((1..=60).contains(&retry), "{retry}");
+    let (status, _) = server.get("/api/v1/health", OP);
+    assert_eq!(status, 200, "health needs no token and stays up");
+
+    // A client that trickles its request head, and one that sends nothing: both are cut
+    // off after the head timeout (10 s), not kept open.
+    let slow = |trickle: bool| {
+        let addr = server.addr.clone();
+        std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let mut s = std::net::TcpStream::connect(&addr).expect("connect");
+            s.set_read_timeout(Some(Duration::from_millis(500)))
+                .expect("timeout");
+            if trickle {
+                s.write_all(b"GET /api/v1/health HTTP/1.1\r\nHost: x\r\n")
+                    .expect("write");
+            }
+            let mut buf = [0u8; 256];
+            while start.elapsed() < Duration::from_secs(30) {
+                if trickle && s.write_all(b"X-Slow: 1\r\n").is_err() {
+                    break;
+                }
+                match s.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(_) => {} // a 408 or similar before the close
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => break,
+                }
+            }
+            start.elapsed()
+        })
+    };
+    let (a, b) = (slow(true), slow(false));
+    for t in [a.join().expect("trickle"), b.join().expect("silent")] {
+        eprintln!("slow client cut off after {t:?}");
+        assert!(
+            t < Duration::from_secs(15),
+            "connection kept open for {t:?}"
+        );
+    }
 }

@@ -16,6 +16,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Seconds for `Retry-After` (429).
+    pub retry_after_s: Option<u64>,
 }
 
 impl ApiError {
@@ -24,7 +26,19 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after_s: None,
         }
+    }
+
+    /// Too many failed authentications from this address: try again in `secs`.
+    pub fn too_many(secs: u64) -> Self {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_failures",
+            format!("too many unknown tokens from this address: try again in {secs} s"),
+        );
+        e.retry_after_s = Some(secs);
+        e
     }
 
     pub fn unauthorized(message: impl Into<String>) -> Self {
@@ -60,7 +74,12 @@ impl IntoResponse for ApiError {
             code: self.code.to_string(),
             message: self.message,
         };
-        (self.status, Json(body)).into_response()
+        let mut resp = (self.status, Json(body)).into_response();
+        if let Some(s) = self.retry_after_s {
+            resp.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, s.into());
+        }
+        resp
     }
 }
 

@@ -28,6 +28,10 @@ pub const BODY_LIMIT: usize = 64 * 1024;
 pub struct AppState {
     pub manager: Arc<Manager>,
     pub tokens: Arc<Tokens>,
+    /// Failed authentications per client address.
+    pub failures: Arc<auth::Failures>,
+    /// Origins besides the agent's own whose pages may open the WebSocket (`--cors-origin`).
+    pub origins: Arc<Vec<String>>,
 }
 
 async fn api_not_found(uri: axum::http::Uri) -> ApiError {

@@ -34,6 +34,8 @@ fn fixture() -> Fixture {
             operator: OP.into(),
             viewer: VIEW.into(),
         }),
+        failures: Default::default(),
+        origins: Default::default(),
     };
     Fixture {
         app: router(state),

@@ -32,13 +32,17 @@ const CATCH_UP_BATCH: u32 = 1000;
 
 /// A browser's upgrade from a page of another site is refused (cross-site WebSocket
 /// hijacking): its `Origin` must name the host it connects to. Clients that send no
-/// `Origin` (scripts, the CLI) are not browsers and are let through to authenticate.
-fn foreign_origin(parts: &Parts) -> Option<String> {
+/// `Origin` (scripts, the CLI) are not browsers and are let through to authenticate;
+/// `--cors-origin` names further origins that may.
+fn foreign_origin(parts: &Parts, allowed: &[String]) -> Option<String> {
     let origin = parts
         .headers
         .get(axum::http::header::ORIGIN)?
         .to_str()
         .ok()?;
+    if allowed.iter().any(|a| a == origin) {
+        return None;
+    }
     let host = parts
         .headers
         .get(axum::http::header::HOST)
@@ -49,13 +53,21 @@ fn foreign_origin(parts: &Parts) -> Option<String> {
 }
 
 pub async fn handler(State(st): State<AppState>, ws: WebSocketUpgrade, parts: Parts) -> Response {
-    if let Some(origin) = foreign_origin(&parts) {
+    if let Some(origin) = foreign_origin(&parts, &st.origins) {
         return super::error::ApiError::forbidden(format!(
             "WebSocket from origin {origin} refused: the dashboard connects from the agent's own origin"
         ))
         .into_response();
     }
-    let role = bearer(&parts).and_then(|t| st.tokens.role_of(t));
+    let addr = super::auth::client_addr(&parts);
+    if let Some(secs) = addr.and_then(|a| st.failures.held_back(a)) {
+        return super::error::ApiError::too_many(secs).into_response();
+    }
+    let role = match bearer(&parts).map(|t| super::auth::authenticate(&st, addr, t)) {
+        Some(Err(e)) => return e.into_response(),
+        Some(Ok(r)) => Some(r),
+        None => None,
+    };
     ws.on_upgrade(move |socket| async move {
         let (tx, rx) = socket.split();
         let mut c = Client {
@@ -64,7 +76,7 @@ pub async fn handler(State(st): State<AppState>, ws: WebSocketUpgrade, parts: Pa
             st,
             follow: Follow::None,
         };
-        if let Err(e) = c.serve(role).await {
+        if let Err(e) = c.serve(role, addr).await {
             tracing::debug!("websocket client gone: {e}");
         }
     })
@@ -116,7 +128,11 @@ impl Client {
         .await
     }
 
-    async fn authenticate(&mut self, header_role: Option<Role>) -> Result<Role, String> {
+    async fn authenticate(
+        &mut self,
+        header_role: Option<Role>,
+        addr: Option<std::net::IpAddr>,
+    ) -> Result<Role, String> {
         if let Some(r) = header_role {
             return Ok(r);
         }
@@ -128,9 +144,13 @@ impl Client {
             },
             _ => String::new(),
         };
-        match self.st.tokens.role_of(&token) {
-            Some(r) => Ok(r),
-            None => {
+        match super::auth::authenticate(&self.st, addr, &token) {
+            Ok(r) => Ok(r),
+            Err(e) if e.retry_after_s.is_some() => {
+                let _ = self.error(e.code, e.message).await;
+                Err("held back".into())
+            }
+            Err(_) => {
                 let _ = self
                     .error("unauthorized", "send {\"type\":\"auth\",\"token\":...} first, or an Authorization: Bearer header".into())
                     .await;
@@ -139,8 +159,12 @@ impl Client {
         }
     }
 
-    async fn serve(&mut self, header_role: Option<Role>) -> WsResult {
-        let role = self.authenticate(header_role).await?;
+    async fn serve(
+        &mut self,
+        header_role: Option<Role>,
+        addr: Option<std::net::IpAddr>,
+    ) -> WsResult {
+        let role = self.authenticate(header_role, addr).await?;
         let mut events = self.st.manager.subscribe();
         self.send(&ServerMsg::Hello {
             protocol_version: shared::PROTOCOL_VERSION,

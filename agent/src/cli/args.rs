@@ -75,6 +75,10 @@ pub struct ServeArgs {
     /// maybe outside the allowed paths, shares their data). Refused by default.
     #[arg(long)]
     pub allow_hard_links: bool,
+    /// An origin (scheme://host:port) besides the agent's own whose pages may open the live
+    /// WebSocket (repeatable); upgrades from any other origin are refused.
+    #[arg(long)]
+    pub cors_origin: Vec<String>,
     /// Memory all runs going at once may pin (buffers, rings, job state), e.g. 4G; a run
     /// that would go over is refused before it starts (default: half of the RAM).
     #[arg(long, value_parser = size)]

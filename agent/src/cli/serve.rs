@@ -12,8 +12,8 @@ use crate::service::tokens::{Origin, Tokens};
 use crate::service::{data_dir, SCRATCH_NAME};
 use crate::store::Store;
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use std::io::Write;
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -79,6 +79,13 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let state = AppState {
         manager: Arc::clone(&manager),
         tokens: Arc::new(tokens.clone()),
+        failures: Default::default(),
+        origins: Arc::new(
+            args.cors_origin
+                .iter()
+                .map(|o| o.trim_end_matches('/').to_string())
+                .collect(),
+        ),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -88,15 +95,23 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     rt.block_on(async move {
         let listener = std::net::TcpListener::bind(args.listen)
             .with_context(|| format!("cannot listen on {}", args.listen))?;
-        listener.set_nonblocking(true)?;
+        // Accepted connections inherit both: replies go out at once, and a client that
+        // stops reading can pile up only this much in the kernel (then its stream falls
+        // behind and is resynced from the database).
+        set_socket_options(&listener, client_send_buffer());
         let addr = listener.local_addr()?;
-        let app = api::router(state);
+        // The client's address reaches the handlers (failed authentication is limited per
+        // address).
+        let app = api::router(state).into_make_service_with_connect_info::<SocketAddr>();
+        let handle = axum_server::Handle::new();
+        let h = handle.clone();
         let shutdown_manager = Arc::clone(&manager);
-        let stopped = async move {
+        tokio::spawn(async move {
             shutdown_signal().await;
             eprintln!("diskscope: shutting down: stopping runs");
             let _ = tokio::task::spawn_blocking(move || shutdown_manager.shutdown()).await;
-        };
+            h.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
+        });
         match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => {
                 let _ = rustls::crypto::ring::default_provider().install_default();
@@ -110,31 +125,26 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
                         )
                     })?;
                 announce("https", &addr, &dir, &tokens, &origin);
-                let handle = axum_server::Handle::new();
-                let h = handle.clone();
-                tokio::spawn(async move {
-                    stopped.await;
-                    h.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
-                });
-                axum_server::from_tcp_rustls(listener, config)?
-                    .handle(handle)
-                    .serve(app.into_make_service())
-                    .await
-                    .context("server failed")
+                let mut server = axum_server::from_tcp_rustls(listener, config)?
+                    .first_request_timeout(REQUEST_HEAD_TIMEOUT);
+                server
+                    .http_builder()
+                    .http1()
+                    .header_read_timeout(REQUEST_HEAD_TIMEOUT);
+                server.handle(handle).serve(app).await
             }
             _ => {
                 announce("http", &addr, &dir, &tokens, &origin);
-                let sndbuf = client_send_buffer();
-                let listener = tokio::net::TcpListener::from_std(listener)?.tap_io(move |tcp| {
-                    let _ = tcp.set_nodelay(true);
-                    bound_send_buffer(tcp, sndbuf);
-                });
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(stopped)
-                    .await
-                    .context("server failed")
+                let mut server =
+                    axum_server::from_tcp(listener)?.first_request_timeout(REQUEST_HEAD_TIMEOUT);
+                server
+                    .http_builder()
+                    .http1()
+                    .header_read_timeout(REQUEST_HEAD_TIMEOUT);
+                server.handle(handle).serve(app).await
             }
         }
+        .context("server failed")
     })?;
     Ok(ExitCode::SUCCESS)
 }
@@ -197,19 +207,32 @@ fn client_send_buffer() -> usize {
     crate::service::env_usize("DISKSCOPE_CLIENT_SNDBUF", CLIENT_SNDBUF)
 }
 
-fn bound_send_buffer(tcp: &tokio::net::TcpStream, bytes: usize) {
+/// Longest a client may take to send a request's head (and a new connection its first
+/// request): a connection that trickles its headers is closed after it.
+const REQUEST_HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `TCP_NODELAY` and `SO_SNDBUF` (`bytes`) on the listening socket; accepted connections
+/// inherit them.
+fn set_socket_options(listener: &std::net::TcpListener, bytes: usize) {
     use std::os::fd::AsRawFd;
-    let v = bytes.min(i32::MAX as usize) as libc::c_int;
-    // SAFETY: setsockopt on a live socket with a pointer to a c_int and its size.
-    unsafe {
-        libc::setsockopt(
-            tcp.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_SNDBUF,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
+    let set = |level, name, v: libc::c_int| {
+        // SAFETY: setsockopt on a live socket with a pointer to a c_int and its size.
+        unsafe {
+            libc::setsockopt(
+                listener.as_raw_fd(),
+                level,
+                name,
+                (&v as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+    };
+    set(libc::IPPROTO_TCP, libc::TCP_NODELAY, 1);
+    set(
+        libc::SOL_SOCKET,
+        libc::SO_SNDBUF,
+        bytes.min(i32::MAX as usize) as libc::c_int,
+    );
 }
 
 async fn shutdown_signal() {
