@@ -46,7 +46,10 @@ pub fn run(args: &QuickArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
             ..WorkloadSpec::default()
         };
         eprintln!("{name} {rw}");
-        let plan = measure::plan(&spec, &target)?;
+        // The scratch file is diskscope's own (also one an older version left unmarked).
+        let mut at = crate::target::Locator::path(&target);
+        at.created = true;
+        let plan = measure::plan_on(&spec, &at)?;
         let mut term = Terminal::new(&plan, true);
         let r = measure::run(plan, Arc::clone(&cancel), &mut term)?;
         term.finish();
