@@ -250,27 +250,21 @@ impl LoopMount {
         self.mountpoint.path()
     }
 
+    /// Remounts the filesystem with `options` (e.g. `remount,ro`).
+    fn remount(&self, options: &str) -> Result<(), String> {
+        let mp = self.mountpoint.path().to_str().ok_or("non-UTF-8 path")?;
+        sh("mount", &["-o", options, mp]).map(drop)
+    }
+
     /// Remounts the filesystem read-only.
     pub fn remount_ro(&self) -> Result<(), String> {
-        let mp = self
-            .mountpoint
-            .path()
-            .to_str()
-            .ok_or("non-UTF-8 path")?
-            .to_string();
-        sh("mount", &["-o", "remount,ro", &mp]).map(drop)
+        self.remount("remount,ro")
     }
 
     /// Aborts the filesystem as ext4 does on a fatal error: from now on every write to it
     /// fails (the agent's own storage dying under it).
     pub fn abort(&self) -> Result<(), String> {
-        let mp = self
-            .mountpoint
-            .path()
-            .to_str()
-            .ok_or("non-UTF-8 path")?
-            .to_string();
-        sh("mount", &["-o", "remount,abort", &mp]).map(drop)
+        self.remount("remount,abort")
     }
 
     /// The loop device the filesystem lives on.
