@@ -261,7 +261,7 @@ fn no_request_the_validator_accepts_gets_the_agent_killed() {
     let server = Server::start(&root.path().join("data"), &[root.path()]);
     // The largest buffers the validator alone would pass: 64 jobs × 64 × 32 MiB = 128 GiB.
     let huge = json!({"target": &target, "spec": {"rw": "write", "jobs": 64, "iodepth": 64,
-                      "bs": 32u64 << 20, "size": 1u64 << 30, "runtime_ms": 1000}});
+                      "bs": 32u64 << 20, "size": 4u64 << 30, "runtime_ms": 1000}});
     let (status, body) = server.post("/api/v1/runs", OP, &huge);
     assert_eq!(status, 400, "{body}");
     let msg = body["message"].as_str().unwrap_or("");
@@ -286,7 +286,7 @@ fn no_request_the_validator_accepts_gets_the_agent_killed() {
 
     // The CLI refuses it the same way, before allocating anything.
     let o = ds(&format!(
-        "run --target {} --rw write --jobs 64 --iodepth 64 --bs 32M --size 1G --runtime 1s -q",
+        "run --target {} --rw write --jobs 64 --iodepth 64 --bs 32M --size 4G --runtime 1s -q",
         target.display()
     ));
     assert!(!o.status.success());
