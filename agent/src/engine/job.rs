@@ -1,10 +1,10 @@
 //! One job: a thread with its own backend (ring), keeping `iodepth` I/Os in flight.
 //!
-//! The loop: refill every free slot (rate cap and budget permitting), submit them all with one
-//! `submit_and_wait` that waits for a quarter of the queue, take one timestamp, reap every
-//! ready completion. Timestamps are per
-//! batch: the reap time of one round is the submit time of the next, so a round costs one
-//! clock read however many I/Os it moves. Per-interval statistics are handed to the runner
+//! The loop: refill every free slot (rate cap and budget permitting), handing each I/O to
+//! the kernel on its own as fio does (a batch would be plugged and merged by the block layer:
+//! the tool would set the request sizes), wait for one completion, take one timestamp, reap
+//! every ready completion. Timestamps are per round: the reap time of one round is the
+//! submit time of the next, so a round costs one clock read however many I/Os it moves. Per-interval statistics are handed to the runner
 //! over a channel as owned values; the loop never blocks on the runner. It stops issuing on
 //! cancellation, deadline, budget or error, and always drains what is in flight.
 
@@ -210,9 +210,6 @@ fn drive<B: IoBackend>(
     l.run();
 }
 
-/// A round waits for `inflight / WAIT_FRACTION` completions (at least one).
-const WAIT_FRACTION: u32 = 4;
-
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     submit_ns: u64,
@@ -370,6 +367,20 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                     if let Some(r) = &mut self.remaining {
                         *r -= 1;
                     }
+                    // Each I/O goes to the kernel on its own, as soon as its slot is free:
+                    // a batch would be plugged (and adjacent I/Os merged) by the block layer
+                    // and reach the device in bursts, so the tool, not the drive, would set
+                    // the request sizes and their pacing.
+                    if let Err(e) = self.b.submit() {
+                        error = Some(RunError {
+                            message: format!("submitting I/O failed: {e}"),
+                            op: None,
+                            offset: None,
+                            errno: e.raw_os_error(),
+                        });
+                        stopping = true;
+                        break;
+                    }
                 }
             }
             if inflight == 0 {
@@ -381,10 +392,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 continue;
             }
             let timeout = wake.saturating_sub(now).max(10_000);
-            // Wake for a quarter of the queue rather than every single completion: fewer
-            // sleeps and bigger batches (the backend bounds the delay this adds to latency).
-            let want = (inflight / WAIT_FRACTION).max(1);
-            if let Err(e) = self.b.submit_and_wait(want, timeout) {
+            // Wake for the first completion, like fio: its slot is refilled at once.
+            if let Err(e) = self.b.submit_and_wait(1, timeout) {
                 error = Some(RunError {
                     message: format!("submitting I/O failed: {e}"),
                     op: None,

@@ -41,9 +41,13 @@ pub trait IoBackend {
     fn buffers(&mut self) -> &mut BufferPool;
     /// Queues one I/O of `len` bytes at `offset` on buffer `buf`, tagged with `slot`.
     fn prep(&mut self, slot: u32, buf: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()>;
+    /// Hands what is queued to the kernel now, without waiting (backends that do the I/O in
+    /// `submit_and_wait` need not).
+    fn submit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Submits everything queued and waits until `want` completions are ready or `timeout_ns`
-    /// has passed. A backend may return after fewer (at least one, unless timed out) to bound
-    /// the delay that waiting for a batch adds to the measured latency.
+    /// has passed.
     fn submit_and_wait(&mut self, want: u32, timeout_ns: u64) -> io::Result<()>;
     /// Calls `f(slot, result)` for every ready completion; `result` is bytes or `-errno`.
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F);

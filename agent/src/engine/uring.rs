@@ -12,11 +12,6 @@ use std::io;
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, RawFd};
 
-/// Longest a wait for a batch of completions holds back the first one (µs). Beyond it the
-/// kernel returns as soon as one completion is ready (`min_wait`, kernel 6.12+). Without
-/// that feature the backend waits for one completion at a time.
-const BATCH_WAIT_US: u32 = 20;
-
 /// Builds a ring for `depth` I/Os in flight, trying the fastest flags first.
 /// Returns the ring and the names of the setup flags that took.
 pub fn build_ring(depth: u32) -> io::Result<(IoUring, Vec<&'static str>)> {
@@ -59,7 +54,6 @@ pub struct UringBackend<'r> {
     fixed_file: bool,
     fixed_bufs: bool,
     ext_arg: bool,
-    min_wait: bool,
     depth: u32,
 }
 
@@ -74,7 +68,6 @@ impl<'r> UringBackend<'r> {
         features: &mut Vec<&'static str>,
     ) -> io::Result<Self> {
         let ext_arg = ring.params().is_feature_ext_arg();
-        let min_wait = ext_arg && ring.params().is_feature_min_timeout();
         let (mut submitter, sq, cq) = ring.split();
         let fixed_file = submitter.register_files(&[file.as_raw_fd()]).is_ok();
         // SAFETY: the iovecs point into `bufs`, which the backend owns and keeps alive (and
@@ -90,7 +83,6 @@ impl<'r> UringBackend<'r> {
             (huge, "huge_page_buffers"),
             (ring_fd, "registered_ring_fd"),
             (ext_arg, "wait_timeout"),
-            (min_wait, "batch_min_wait"),
         ] {
             if on {
                 features.push(name);
@@ -106,7 +98,6 @@ impl<'r> UringBackend<'r> {
             fixed_file,
             fixed_bufs,
             ext_arg,
-            min_wait,
             depth,
         })
     }
@@ -197,7 +188,6 @@ impl IoBackend for UringBackend<'_> {
         self.cq.sync();
         // Never sleep while completions are ready: when the kernel has some waiting (in the
         // CQ, or as deferred task work it flags), submit and collect them without waiting.
-        // Only a wait that must sleep anyway waits for a batch.
         let ready = !self.cq.is_empty() || self.sq.taskrun();
         let r = if ready {
             // Completions already in the CQ need no system call unless there is something to
@@ -211,31 +201,22 @@ impl IoBackend for UringBackend<'_> {
             let ts = Timespec::new()
                 .sec(timeout_ns / 1_000_000_000)
                 .nsec((timeout_ns % 1_000_000_000) as u32);
-            let mut args = SubmitArgs::new().timespec(&ts);
-            let want = if self.min_wait && want > 1 {
-                args = args.min_wait_usec(BATCH_WAIT_US);
-                want
-            } else {
-                1
-            };
+            let args = SubmitArgs::new().timespec(&ts);
             self.submitter.submit_with_args(want as usize, &args)
         } else {
             self.submitter.submit_and_wait(want.min(1) as usize)
         };
         // The kernel consumed the entries: refresh our view of the queue head.
         self.sq.sync();
-        match r {
-            Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(e),
-        }
+        tolerate(r)
+    }
+
+    #[inline]
+    fn submit(&mut self) -> io::Result<()> {
+        self.sq.sync();
+        let r = self.submitter.submit();
+        self.sq.sync();
+        tolerate(r)
     }
 
     #[inline]
@@ -251,6 +232,23 @@ impl IoBackend for UringBackend<'_> {
 
     fn fsync(&mut self) -> io::Result<()> {
         self.file.sync_all()
+    }
+}
+
+/// A submit that was interrupted, timed out or found the completion queue busy is not an
+/// error: the job loop reaps and comes round again.
+fn tolerate(r: io::Result<usize>) -> io::Result<()> {
+    match r {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ETIME | libc::EINTR | libc::EBUSY)
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
     }
 }
 
