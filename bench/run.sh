@@ -15,7 +15,7 @@
 # Needs root for the loop device cases, fio, and for case 4 chromium + npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=5 runtime=5 rss=600 only=1,2,3,4,5 preset_pairs=3
+pairs=5 runtime=5 rss=600 only=1,2,3,4,5 preset_pairs=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) pairs=3 runtime=2 rss=60 preset_pairs=1 ;;

@@ -13,7 +13,8 @@ sys of the whole process tree from wait4 (io_uring worker threads and fio's job 
 included), not fio's own per-thread figure. Every measurement is written to --out as JSON;
 bench/report.py turns it into docs/benchmarks.md.
 
-Presets (issue 12, `--presets cdm,cdm-peak,atto,orion-matrix`): every step of each preset
+Presets (issue 12, `--presets cdm,cdm-peak,atto,orion-matrix`; pairs alternate which tool
+goes first): every step of each preset
 against fio run with the same parameters (rw, bs, iodepth, jobs, span, time) and the same
 buffer memory: where diskscope's step ran from 2 MiB huge pages (its `io_path`), fio gets
 `--iomem=shmhuge` (huge pages reserved for it with vm.nr_hugepages), else fio's default
@@ -180,12 +181,22 @@ def presets_case(args, targets, pin):
                 runs = []
                 for i in range(args.pairs):
                     print(f"{kind}: {preset}, pair {i + 1}/{args.pairs}", file=sys.stderr)
-                    steps = ds_preset(target, preset, args.runtime, pin)
-                    for st in steps:
-                        spec = st["spec"]
-                        st["fio"] = fio_step(target, spec, args.runtime,
-                                             "shmhuge" if st["huge"] else "malloc", pin)
-                        st["fio_default"] = fio_step(target, spec, args.runtime, "malloc", pin)
+
+                    def fio_all(steps):
+                        return [(fio_step(target, st["spec"], args.runtime,
+                                          "shmhuge" if st["huge"] else "malloc", pin),
+                                 fio_step(target, st["spec"], args.runtime, "malloc", pin))
+                                for st in steps]
+                    # Alternated: odd pairs run fio first (with the steps of the first pair),
+                    # so that a drift of the machine does not favour either tool.
+                    if i % 2 == 1:
+                        fio = fio_all(runs[0])
+                        steps = ds_preset(target, preset, args.runtime, pin)
+                    else:
+                        steps = ds_preset(target, preset, args.runtime, pin)
+                        fio = fio_all(steps)
+                    for st, (matched, default) in zip(steps, fio):
+                        st["fio"], st["fio_default"] = matched, default
                     runs.append(steps)
                 res["presets"].append(dict(target=kind, target_desc=desc, preset=preset,
                                            runs=runs))
