@@ -11,7 +11,7 @@
 # Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--only 1,2,3,4,5]
 #   --quick: 3 pairs of 2 s, a 60 s memory run (a smoke run, not figures to publish)
 #   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes,
-#   and case 5 with 3 pairs of 1 s per step (184 steps × 3 tools × 3 pairs; about 45 minutes).
+#   and case 5 with 5 pairs of 1 s per step (184 steps × 3 runs × 5 pairs; about 60 minutes).
 # Needs root for the loop device cases, fio, and for case 4 chromium + npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
