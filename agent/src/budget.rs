@@ -4,6 +4,7 @@
 //! is half of the machine's RAM unless `--max-memory` says otherwise, so that no request,
 //! however large the validator lets its fields be, can get the agent OOM-killed.
 
+use crate::engine::buf::BufferPool;
 use shared::{SpecError, WorkloadSpec};
 use std::sync::OnceLock;
 
@@ -11,7 +12,6 @@ static MAX_MEMORY: OnceLock<u64> = OnceLock::new();
 
 /// Per-job bytes beyond the buffers: ring, slots, interval histograms, offset generator.
 const JOB_OVERHEAD: u64 = 1 << 20;
-const HUGE: u64 = 2 << 20;
 
 /// Sets the budget (`--max-memory`); the first call wins.
 pub fn set_max(bytes: u64) {
@@ -30,16 +30,13 @@ fn mem_total() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Bytes one workload pins while it runs, per target.
+/// Bytes one workload pins while it runs, per target: each job's buffer pool as the engine
+/// lays it out, and the job's state.
 pub fn needed(spec: &WorkloadSpec) -> u64 {
-    let buffers = u64::from(spec.iodepth)
-        .saturating_mul(spec.bs)
-        .saturating_mul(spec.buffer_sets());
-    let per_job = buffers
-        .div_ceil(HUGE)
-        .saturating_mul(HUGE)
-        .saturating_add(JOB_OVERHEAD);
-    per_job.saturating_mul(u64::from(spec.jobs))
+    let buffers = u64::from(spec.iodepth).saturating_mul(spec.buffer_sets());
+    BufferPool::footprint(spec.bs, buffers)
+        .saturating_add(JOB_OVERHEAD)
+        .saturating_mul(u64::from(spec.jobs))
 }
 
 /// Refuses a workload on `targets` targets at once that needs more than the budget.
@@ -85,13 +82,23 @@ mod tests {
         let e = check(&spec, 1).unwrap_err();
         assert_eq!(e.field, "jobs");
         assert!(e.to_string().contains("131136 MiB"), "{e}");
+        // Buffers sit on whole 4 KiB pages: 1024 × 512 B takes 4 MiB, not 512 KiB.
         spec.jobs = 1;
-        spec.iodepth = 1;
-        spec.bs = 4096;
-        assert_eq!(
-            needed(&spec),
-            HUGE + JOB_OVERHEAD,
-            "a pool is at least one huge page"
-        );
+        spec.iodepth = 1024;
+        spec.bs = 512;
+        assert_eq!(needed(&spec), (4 << 20) + JOB_OVERHEAD);
+    }
+
+    #[test]
+    fn the_estimate_is_what_a_pool_faults_in() {
+        for (len, count) in [(512usize, 1024usize), (4096, 1), (1 << 20, 3), (3 << 20, 2)] {
+            let pool = BufferPool::new(len, count).expect("pool");
+            let ours = BufferPool::footprint(len as u64, count as u64);
+            assert_eq!(ours, pool.mapped_bytes(), "{len} × {count}");
+            // The kernel's account (smaps) of the huge pages it faulted in, when THP is on.
+            if pool.huge_bytes() > 0 {
+                assert_eq!(ours, pool.huge_bytes(), "{len} × {count}: smaps");
+            }
+        }
     }
 }

@@ -364,6 +364,24 @@ fn huge_numbers_are_refused_or_match_nothing() {
     assert_eq!(body["samples"].as_array().map(Vec::len), Some(0), "{body}");
     let (status, body) = server.get(&format!("/api/v1/runs?since={max}"), OP);
     assert_eq!((status, &body["total"]), (200, &json!(0)), "{body}");
+    // More targets at once than a run takes: refused before any is opened or created.
+    let many: Vec<_> = (0..64)
+        .map(|i| root.path().join(format!("m{i}.bin")))
+        .collect();
+    let (status, body) = server.post(
+        "/api/v1/runs",
+        OP,
+        &json!({"target": &target, "also": many, "spec": {"rw": "write", "size": 1 << 20}}),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("65 targets"),
+        "{body}"
+    );
+    assert!(!root.path().join("m0.bin").exists(), "nothing created");
     // The same target twice in one run.
     let (status, body) = server.post(
         "/api/v1/runs",

@@ -145,7 +145,10 @@ impl From<ServiceError> for ApiError {
             ServiceError::ConfirmDevice(_) => {
                 ApiError::new(S::PRECONDITION_REQUIRED, "confirm_required", msg)
             }
-            ServiceError::SpecOrPreset(_) | ServiceError::Preset(_) | ServiceError::Repeated(_) => {
+            ServiceError::SpecOrPreset(_)
+            | ServiceError::Preset(_)
+            | ServiceError::Repeated(_)
+            | ServiceError::TooManyTargets(_) => {
                 ApiError::new(S::BAD_REQUEST, "invalid_request", msg)
             }
             ServiceError::NotFound(_) => ApiError::new(S::NOT_FOUND, "not_found", msg),

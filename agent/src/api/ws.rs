@@ -60,9 +60,8 @@ pub async fn handler(State(st): State<AppState>, ws: WebSocketUpgrade, parts: Pa
         .into_response();
     }
     let addr = super::auth::client_addr(&parts);
-    if let Some(secs) = addr.and_then(|a| st.failures.held_back(a)) {
-        return super::error::ApiError::too_many(secs).into_response();
-    }
+    // A held-back address is refused by `authenticate`, here (header token) or after the
+    // upgrade (an `auth` message).
     let role = match bearer(&parts).map(|t| super::auth::authenticate(&st, addr, t)) {
         Some(Err(e)) => return e.into_response(),
         Some(Ok(r)) => Some(r),

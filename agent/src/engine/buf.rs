@@ -68,18 +68,36 @@ fn thp_mode_allows(sysfs: &str) -> bool {
         .is_some_and(|w| w != "[never]")
 }
 
+/// Bytes a pool of `count` buffers of `len` bytes faults in: each buffer on its own 4 KiB
+/// pages, the whole rounded up to huge pages when they are used. `None` when it overflows.
+fn resident(len: usize, count: usize, huge: bool) -> Option<usize> {
+    let total = len
+        .div_ceil(ALIGN)
+        .checked_mul(ALIGN)?
+        .checked_mul(count.max(1))?;
+    if huge {
+        total.checked_next_multiple_of(HUGE)
+    } else {
+        Some(total)
+    }
+}
+
 impl BufferPool {
+    /// Bytes [`BufferPool::new`] would fault in for these buffers (the memory budget's
+    /// measure), saturating.
+    pub fn footprint(len: u64, count: u64) -> u64 {
+        let (Ok(len), Ok(count)) = (usize::try_from(len), usize::try_from(count)) else {
+            return u64::MAX;
+        };
+        resident(len, count, thp_available()).map_or(u64::MAX, |b| b as u64)
+    }
+
     /// `count` zeroed buffers of `len` bytes each, faulted in.
     pub fn new(len: usize, count: usize) -> io::Result<Self> {
         let stride = len.div_ceil(ALIGN) * ALIGN;
         let too_large = || io::Error::new(io::ErrorKind::InvalidInput, "buffer pool too large");
-        let total = stride.checked_mul(count.max(1)).ok_or_else(too_large)?;
         let huge = thp_available();
-        let bytes = if huge {
-            total.checked_next_multiple_of(HUGE).ok_or_else(too_large)?
-        } else {
-            total
-        };
+        let bytes = resident(len, count, huge).ok_or_else(too_large)?;
         // Over-map by one huge page so the buffers can start on a huge-page boundary.
         let map_len = if huge {
             bytes.checked_add(HUGE).ok_or_else(too_large)?

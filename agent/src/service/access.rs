@@ -10,6 +10,7 @@
 //! use or carries a partition table or filesystem signature, unless the operator armed that
 //! device (`--allow-destructive`).
 
+use super::SCRATCH_SIZE;
 use crate::target::{openat2, Locator, Pinned, TargetInfo, TargetKind};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
@@ -189,13 +190,19 @@ impl AccessPolicy {
 
     /// Checks `requested` against the lists and opens it in the same step, following no
     /// link: the returned descriptor is the target from now on. A missing file is created
-    /// (`create_size` bytes) when a size is given, also without following links.
+    /// (`create_size` bytes) when a size is given, also without following links; the scratch
+    /// file is created at least [`SCRATCH_SIZE`] long.
     pub fn open_target(
         &self,
         requested: &str,
         create_size: Option<u64>,
     ) -> Result<Locator, AccessError> {
         let resolved = self.resolve_target(requested)?;
+        let create_size = if resolved == self.scratch {
+            Some(SCRATCH_SIZE.max(create_size.unwrap_or(0)))
+        } else {
+            create_size
+        };
         let own = || AccessError::OwnState {
             requested: requested.to_string(),
             dir: self.data_dir.display().to_string(),

@@ -21,6 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use tokio::sync::broadcast;
 
+/// Most targets one run measures at once (each has its own jobs and threads).
+const MAX_TARGETS: usize = 64;
+
 /// Messages fanned out to subscribers.
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -71,6 +74,8 @@ pub enum ServiceError {
     ConfirmDevice(String),
     #[error("this run needs {need} MiB of memory and the runs going hold {in_use} MiB of the agent's {max} MiB budget (--max-memory): wait for them or lower jobs, iodepth or bs")]
     Memory { need: u64, in_use: u64, max: u64 },
+    #[error("{0} targets in one run: at most {MAX_TARGETS} (\"also\" lists the further ones)")]
+    TooManyTargets(usize),
     #[error("target {0} is named twice: \"also\" lists further targets, each once")]
     Repeated(String),
     #[error("cannot start the run thread: {0}")]
@@ -188,10 +193,15 @@ impl Manager {
             (None, Some(_)) => req.options.as_ref().and_then(|o| o.size),
             _ => None,
         };
-        // What can be checked without the target is checked before it is opened.
+        // What can be checked without the target is checked before it is opened (or created).
+        if req.also.len() >= MAX_TARGETS {
+            return Err(ServiceError::TooManyTargets(1 + req.also.len()));
+        }
         if let Some(spec) = &req.spec {
             spec.validate()
                 .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
+            crate::budget::check(spec, 1 + req.also.len() as u64)
+                .map_err(|e| ServiceError::Measure(MeasureError::Spec(vec![e])))?;
         }
         if let Some(name) = &req.preset {
             if !presets::names().contains(&name.as_str()) {
@@ -207,13 +217,6 @@ impl Manager {
             if label {
                 return Ok(Locator::path(&self.access.resolve_target(t)?));
             }
-            let scratch =
-                self.access.resolve_target(t).ok().as_deref() == Some(self.access.scratch());
-            let size = if scratch {
-                Some(super::SCRATCH_SIZE.max(size.unwrap_or(0)))
-            } else {
-                size
-            };
             self.access.open_target(t, size)
         };
         let target = open(&req.target, create_size)?;
@@ -274,15 +277,14 @@ impl Manager {
             self.authorize_write(first.plan.target(), &req.target, req.confirm.as_deref())?;
         }
         let spec = first.plan.spec().clone();
-        let targets = 1 + also.len() as u64;
+        // The run holds its largest step's memory on every target (each step was checked
+        // alone when it was planned); runs at once share the budget.
         let memory = plans
             .iter()
             .map(|p| crate::budget::needed(p.plan.spec()))
             .max()
             .unwrap_or(0)
-            .saturating_mul(targets);
-        crate::budget::check(&spec, targets)
-            .map_err(|e| ServiceError::Measure(MeasureError::Spec(vec![e])))?;
+            .saturating_mul(1 + also.len() as u64);
         let in_use: u64 = active.values().map(|a| a.memory).sum();
         if in_use.saturating_add(memory) > crate::budget::max() {
             return Err(ServiceError::Memory {

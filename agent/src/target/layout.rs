@@ -32,10 +32,7 @@ pub fn ensure_written(
     if target.kind != TargetKind::File {
         return Ok(0);
     }
-    let holes = {
-        let file = target.open(false, false)?;
-        holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))?
-    };
+    let holes = span_holes(target, start, end)?;
     let needed: u64 = holes.iter().map(|(a, b)| b - a).sum();
     if needed == 0 {
         return Ok(0);
@@ -84,10 +81,10 @@ pub fn refuse_holes(target: &TargetInfo, start: u64, end: u64) -> Result<(), Tar
     if target.kind != TargetKind::File || target.created {
         return Ok(());
     }
-    let file = target.open(false, false)?;
-    let holes =
-        holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))?;
-    let n: u64 = holes.iter().map(|(a, b)| b - a).sum();
+    let n: u64 = span_holes(target, start, end)?
+        .iter()
+        .map(|(a, b)| b - a)
+        .sum();
     if n > 0 {
         return Err(TargetError::HolesForRead {
             path: target.path.clone(),
@@ -95,6 +92,12 @@ pub fn refuse_holes(target: &TargetInfo, start: u64, end: u64) -> Result<(), Tar
         });
     }
     Ok(())
+}
+
+/// Hole ranges of a file target inside `[start, end)` (opened read-only to look).
+fn span_holes(target: &TargetInfo, start: u64, end: u64) -> Result<Vec<(u64, u64)>, TargetError> {
+    let file = target.open(false, false)?;
+    holes(&file, start, end).map_err(|e| TargetError::io("map holes of", &target.path, e))
 }
 
 /// Hole ranges inside `[start, end)`.
