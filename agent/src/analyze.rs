@@ -2,19 +2,60 @@
 //! themselves are pure functions in `shared::analysis`.
 
 use crate::presets::AnalysisOptions;
-use crate::stats::fine::SLOW_IO_NS;
+use crate::stats::fine::{Spill, BUCKET_NS, SLOW_IO_NS};
 use shared::analysis::{self, Analysis, BlockSizePoint, PatternResult, TempPoint};
 use shared::{RunReport, Sample, StepReport};
 
-/// Samples of one step (or all samples when the run has no steps).
+/// Samples of one step (or all samples when the run has no steps). A long run's kept
+/// samples merge neighbours (`stats::series`), never across steps: a step's are the
+/// consecutive ones whose `seq` lies in its range.
 fn step_samples<'a>(r: &'a RunReport, step: Option<&StepReport>) -> &'a [Sample] {
     match step {
         Some(s) => {
-            let lo = (s.first_seq as usize).min(r.samples.len());
-            let hi = (lo + s.samples as usize).min(r.samples.len());
+            let end = s.first_seq + s.samples;
+            let lo = r.samples.partition_point(|x| x.seq < s.first_seq);
+            let hi = r.samples.partition_point(|x| x.seq < end).max(lo);
             &r.samples[lo..hi]
         }
         None => &r.samples,
+    }
+}
+
+/// The run's exact 10 ms buckets on disk, used where the report's timeline had to merge
+/// them (runs past `stats::fine::TIMELINE_CAP` buckets): stalls and sustain stay exact.
+struct Exact<'s> {
+    spill: &'s mut Spill,
+}
+
+impl Exact<'_> {
+    /// Buckets of `[start_ns, end_ns)` (a step's), in one pass.
+    fn range(&mut self, start_ns: u64, end_ns: u64) -> (u64, u64) {
+        let a = (start_ns / BUCKET_NS).min(self.spill.len());
+        let b = end_ns.div_ceil(BUCKET_NS).clamp(a, self.spill.len());
+        (a, b)
+    }
+
+    fn gaps(&mut self, start_ns: u64, end_ns: u64) -> Vec<analysis::Gap> {
+        let (a, b) = self.range(start_ns, end_ns);
+        analysis::gaps_in(
+            self.spill.reader(a, b).map_while(Result::ok),
+            (b - a) as usize,
+            BUCKET_NS,
+            a * BUCKET_NS,
+            SLOW_IO_NS,
+        )
+    }
+
+    fn sustain(&mut self, rate: f64, buffer_ms: u64) -> analysis::Sustain {
+        let len = self.spill.len();
+        let spill = &*self.spill;
+        analysis::sustain_in(
+            || spill.reader(0, len).map_while(Result::ok),
+            len as usize,
+            (BUCKET_NS / 1_000_000) as u32,
+            rate,
+            buffer_ms,
+        )
     }
 }
 
@@ -128,7 +169,16 @@ fn fine<'a>(r: &'a RunReport, step: Option<&StepReport>) -> Option<Fine<'a>> {
     })
 }
 
-pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
+/// The analyses of `r`; `spill`, when given, holds every 10 ms bucket of the run (read
+/// only when the report's timeline is coarser).
+pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) -> Analysis {
+    let coarse = r
+        .timeline
+        .as_ref()
+        .is_some_and(|t| u64::from(t.bucket_ms) * 1_000_000 > BUCKET_NS);
+    let mut exact = spill
+        .filter(|sp| coarse && !sp.is_empty())
+        .and_then(|sp| sp.flush().ok().map(|_| Exact { spill: sp }));
     let mut a = Analysis::default();
     if r.samples.is_empty() {
         return a;
@@ -206,7 +256,10 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
         a.first_last = Some(analysis::first_last(&main, window));
     }
     if let (Some(rate), Some(t)) = (o.required_rate, &r.timeline) {
-        a.sustain = Some(analysis::sustain(t, rate, o.buffer_ms));
+        a.sustain = Some(match &mut exact {
+            Some(x) => x.sustain(rate, o.buffer_ms),
+            None => analysis::sustain(t, rate, o.buffer_ms),
+        });
     }
     a.block_size = block_size(&r.steps);
     a.compressibility = compressibility(&r.steps);
@@ -221,9 +274,16 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions) -> Analysis {
     } else {
         r.steps.iter().map(Some).collect()
     };
+    let run_end = r.samples.last().map_or(r.summary.duration_ns, |s| s.end_ns);
     for step in phases {
         if let Some(f) = fine(r, step) {
-            let g = analysis::gaps(f.buckets, f.bucket_ns, f.t0_ns, SLOW_IO_NS);
+            let g = match &mut exact {
+                Some(x) => {
+                    let (s, e) = step.map_or((0, run_end), |s| (s.start_ns, s.end_ns));
+                    x.gaps(s, e)
+                }
+                None => analysis::gaps(f.buckets, f.bucket_ns, f.t0_ns, SLOW_IO_NS),
+            };
             stalls.gaps_total += g.len() as u64;
             let room = analysis::MAX_GAPS.saturating_sub(stalls.gaps.len());
             stalls.gaps.extend(g.into_iter().take(room));
@@ -287,4 +347,173 @@ fn compressibility(steps: &[StepReport]) -> Option<shared::analysis::Compressibi
         }
     }
     (res.len() >= 2).then(|| analysis::compressibility(&res))
+}
+
+#[cfg(test)]
+mod tests {
+    //! A long run analysed as the agent keeps it (bounded samples and timeline, the exact
+    //! buckets on disk) against the same run with every sample and bucket in memory.
+    use super::*;
+    use crate::stats::fine::{FineSeries, Spill};
+    use crate::stats::SampleSeries;
+    use shared::analysis::Timeline;
+    use shared::{RunReport, RwMode, Sample, WorkloadSpec};
+
+    const MIB: u64 = 1 << 20;
+
+    /// Two hours of 1 MiB writes in 10 ms buckets: 2,000 MB/s for 10 minutes (a cache),
+    /// then 500 MB/s with ±10 % noise, and a 300 ms stall every 20 minutes.
+    fn buckets() -> Vec<u64> {
+        let n = 2 * 3600 * 100;
+        let mut x = 12345u64;
+        (0..n)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let noise = 0.9 + 0.2 * ((x >> 33) as f64 / (1u64 << 31) as f64);
+                let t_s = i as f64 / 100.0;
+                let rate = if t_s < 600.0 { 2000e6 } else { 500e6 * noise };
+                let in_stall = i > 1000 && (i % 120_000) < 30;
+                if in_stall {
+                    0
+                } else {
+                    ((rate * 0.01) as u64 / MIB) * MIB
+                }
+            })
+            .collect()
+    }
+
+    fn sample(seq: u64, b: &[u64], cum: u64) -> Sample {
+        let bytes: u64 = b.iter().sum();
+        let mut s = Sample {
+            seq,
+            start_ns: seq * 100_000_000,
+            end_ns: (seq + 1) * 100_000_000,
+            ..Sample::default()
+        };
+        s.write.bytes = bytes;
+        s.write.ios = bytes / MIB;
+        s.write.cum_bytes = cum;
+        s.write.lat.max_ns = if b.contains(&0) {
+            310_000_000
+        } else {
+            2_000_000
+        };
+        s.write.lat.p99_ns = 1_500_000;
+        s.write = s.write.with_rates(100_000_000);
+        s
+    }
+
+    fn report(samples: Vec<Sample>, timeline: Timeline, n: u64) -> RunReport {
+        let spec = WorkloadSpec {
+            rw: RwMode::Write,
+            bs: MIB,
+            ..WorkloadSpec::default()
+        };
+        let mut r = RunReport {
+            protocol_version: shared::PROTOCOL_VERSION,
+            status: shared::RunStatus::Completed,
+            error: None,
+            spec,
+            environment: Default::default(),
+            summary: Default::default(),
+            samples,
+            histogram: Default::default(),
+            steps: Vec::new(),
+            analysis: Default::default(),
+            timeline: Some(timeline),
+            targets: Vec::new(),
+        };
+        r.summary.duration_ns = n * 100_000_000;
+        r.summary.samples = n;
+        r.summary.write.ios = 1;
+        r
+    }
+
+    #[test]
+    fn a_long_runs_bounded_analyses_match_those_of_all_its_samples() {
+        let b = buckets();
+        let opts = AnalysisOptions {
+            required_rate: Some(450e6),
+            buffer_ms: 1000,
+            first_last_window_s: 60.0,
+            cache_recovery: false,
+        };
+        // Everything in memory.
+        let mut all = Vec::new();
+        let mut cum = 0;
+        for (i, c) in b.chunks(10).enumerate() {
+            cum += c.iter().sum::<u64>();
+            all.push(sample(i as u64, c, cum));
+        }
+        let n = all.len() as u64;
+        let full_tl = Timeline {
+            bucket_ms: 10,
+            bytes: b.clone(),
+            ..Timeline::default()
+        };
+        let full = analyze(&report(all.clone(), full_tl, n), &opts, None);
+        // As the agent keeps it.
+        let mut series = SampleSeries::default();
+        for s in all {
+            series.push(s);
+        }
+        let mut fine = FineSeries::default();
+        let mut spill = Spill::new().expect("temporary file");
+        for (i, x) in b.iter().enumerate() {
+            fine.add(i as u64 * BUCKET_NS, *x);
+            spill.push(*x).expect("spill");
+        }
+        assert!(
+            fine.coarsened() && series.per() > 1,
+            "the test must be past the caps"
+        );
+        let kept = series.into_vec();
+        let tl = Timeline {
+            bucket_ms: (fine.bucket_ns() / 1_000_000) as u32,
+            bytes: fine.bytes().to_vec(),
+            ..Timeline::default()
+        };
+        let bounded = analyze(&report(kept, tl, n), &opts, Some(&mut spill));
+
+        let (fc, bc) = (
+            full.cache_cliff.clone().expect("cliff"),
+            bounded.cache_cliff.clone().expect("cliff"),
+        );
+        assert!(fc.detected && bc.detected, "{fc:?} {bc:?}");
+        let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-9);
+        let (fb, bb) = (fc.cache_bytes.unwrap_or(0), bc.cache_bytes.unwrap_or(0));
+        assert!(rel(fb as f64, bb as f64) < 0.02, "cache {fb} vs {bb}");
+        let truth = 600.0 * 2000e6;
+        assert!(
+            rel(truth, bb as f64) < 0.05,
+            "cache {bb} vs the model's {truth}"
+        );
+        assert!(
+            rel(fc.post_mbps.unwrap_or(0.0), bc.post_mbps.unwrap_or(0.0)) < 0.02,
+            "{fc:?} {bc:?}"
+        );
+        // Exact from the spill: the same stalls, the same sustain verdict and buffer.
+        let (fs, bs) = (
+            full.stalls.expect("stalls"),
+            bounded.stalls.expect("stalls"),
+        );
+        assert_eq!(fs.gaps, bs.gaps);
+        assert_eq!(fs.gaps_total, 5, "one 300 ms stall every 20 minutes");
+        assert_eq!(full.sustain, bounded.sustain);
+        let s = bounded.sustain.expect("sustain");
+        assert_eq!(s.longest_stall_ms, 300);
+        // Summaries over windows agree closely.
+        let (ff, bf) = (
+            full.first_last.expect("fl"),
+            bounded.first_last.expect("fl"),
+        );
+        assert!(rel(ff.first_mbps, bf.first_mbps) < 0.02, "{ff:?} {bf:?}");
+        assert!(rel(ff.last_mbps, bf.last_mbps) < 0.02, "{ff:?} {bf:?}");
+        assert_eq!(
+            full.thermal.map(|t| t.classification),
+            bounded.thermal.map(|t| t.classification)
+        );
+    }
 }

@@ -4,8 +4,9 @@
 use crate::presets::AnalysisOptions;
 use crate::report;
 use crate::runner::{self, Observer, StartError};
-use crate::stats::fine::BUCKET_NS;
+use crate::stats::fine::{FineSeries, Spill, BUCKET_NS};
 use crate::stats::Histogram;
+use crate::stats::{Decimated, SampleSeries};
 use crate::target::{Locator, TargetError};
 use crate::workload::plan::{null_target, wanted_target_size};
 use crate::workload::Plan;
@@ -67,10 +68,15 @@ pub fn run(
     let started = crate::env::unix_ms();
     let plan = Arc::new(plan);
     let snapshot = crate::devices::Snapshot::take(plan.target());
-    let outcome = runner::run(&plan, cancel, observer)?;
+    let mut outcome = runner::run(&plan, cancel, observer)?;
+    let mut fine = outcome.fine.take();
     let mut report = report::build(&plan, outcome, started);
     snapshot.finish(&mut report.environment, report.summary.write.bytes);
-    report.analysis = crate::analyze::analyze(&report, &AnalysisOptions::for_spec(plan.spec()));
+    report.analysis = crate::analyze::analyze(
+        &report,
+        &AnalysisOptions::for_spec(plan.spec()),
+        fine.as_mut(),
+    );
     Ok(report)
 }
 
@@ -143,7 +149,7 @@ pub fn run_steps(
         let mut round = 0u32;
         loop {
             round += 1;
-            let outcome = runner::run(
+            let mut outcome = runner::run(
                 &plan,
                 Arc::clone(&cancel),
                 &mut Shifted {
@@ -156,9 +162,10 @@ pub fn run_steps(
                 Some(_) => format!("{} {round}", step.name),
                 None => step.name.clone(),
             };
+            let fine = outcome.fine.take();
             let report = report::build(&plan, outcome, started);
             let go_on = report.status == RunStatus::Completed;
-            seq.add_step(name, index, report, &mut first);
+            seq.add_step(name, index, report, fine, &mut first);
             if !go_on {
                 return Ok(with_snapshot(seq.finish(first, opts), snapshot));
             }
@@ -256,13 +263,18 @@ impl Observer for Shifted<'_> {
     }
 }
 
-/// The run being assembled from its steps.
-#[derive(Default)]
+/// The run being assembled from its steps, bounded like a single run (`stats::series`,
+/// `stats::fine`): merged samples and buckets past the caps, the exact buckets on disk.
 struct Sequence {
-    samples: Vec<Sample>,
+    samples: SampleSeries,
     steps: Vec<StepReport>,
     totals: Totals,
+    /// Gap histogram and slow I/Os; bytes live in `fine`, readings in `temps`.
     timeline: Timeline,
+    fine: FineSeries,
+    temps: Decimated<shared::analysis::TempPoint>,
+    /// Every 10 ms bucket of the run (steps' spills and pauses), while all could be kept.
+    spill: Option<Spill>,
     /// Where the next step starts: time and seq (its bytes start at the totals').
     t_ns: u64,
     next_seq: u64,
@@ -273,6 +285,27 @@ struct Sequence {
     io_path: Option<shared::IoPath>,
     /// Warnings of the steps after the first, naming the step.
     warnings: Vec<String>,
+}
+
+impl Default for Sequence {
+    fn default() -> Self {
+        Sequence {
+            samples: SampleSeries::default(),
+            steps: Vec::new(),
+            totals: Totals::default(),
+            timeline: Timeline::default(),
+            fine: FineSeries::default(),
+            temps: Decimated::default(),
+            spill: Spill::new(),
+            t_ns: 0,
+            next_seq: 0,
+            status: None,
+            error: None,
+            fsync_ns: None,
+            io_path: None,
+            warnings: Vec::new(),
+        }
+    }
 }
 
 impl Sequence {
@@ -322,30 +355,48 @@ impl Sequence {
             self.samples.push(s);
             self.next_seq += 1;
             self.t_ns += chunk * 1_000_000;
-            self.timeline.bytes.extend(std::iter::repeat_n(
-                0,
-                (chunk * 1_000_000 / BUCKET_NS) as usize,
-            ));
+            let zeros = chunk * 1_000_000 / BUCKET_NS;
+            self.fine.extend_to(self.fine.len_ns() + zeros * BUCKET_NS);
+            if let Some(sp) = &mut self.spill {
+                if sp.pad_to(sp.len() + zeros).is_err() {
+                    self.spill = None;
+                }
+            }
             done_ms += chunk;
         }
         true
     }
 
-    fn add_step(&mut self, name: String, index: u32, r: RunReport, first: &mut Option<RunReport>) {
+    fn add_step(
+        &mut self,
+        name: String,
+        index: u32,
+        r: RunReport,
+        fine: Option<Spill>,
+        first: &mut Option<RunReport>,
+    ) {
         let first_seq = self.next_seq;
         let start_ns = self.t_ns;
-        let n = r.samples.len() as u64;
+        // Every interval counts, also where the step's kept samples merged some.
+        let n = r.summary.samples.max(r.samples.len() as u64);
         for s in &r.samples {
             let shifted = self.shift(s.clone(), index);
             self.samples.push(shifted);
         }
         if let Some(t) = &r.timeline {
-            // Align the timeline with the step's start.
-            let at = (start_ns / BUCKET_NS) as usize;
-            if self.timeline.bytes.len() < at {
-                self.timeline.bytes.resize(at, 0);
-            }
-            self.timeline.bytes.extend(&t.bytes);
+            // Align the timeline with the step's start (after what is there already).
+            let at = (start_ns / BUCKET_NS) * BUCKET_NS;
+            let at = at.max(self.fine.len_ns());
+            self.spill = match (self.spill.take(), fine) {
+                (Some(mut sp), Some(mut f)) => sp
+                    .pad_to(at / BUCKET_NS)
+                    .and_then(|_| sp.append(&mut f))
+                    .ok()
+                    .map(|_| sp),
+                _ => None,
+            };
+            self.fine
+                .add_series(at, u64::from(t.bucket_ms) * 1_000_000, &t.bytes);
             if self.timeline.gaps_log2_us.len() < t.gaps_log2_us.len() {
                 self.timeline.gaps_log2_us.resize(t.gaps_log2_us.len(), 0);
             }
@@ -363,13 +414,12 @@ impl Sequence {
                 }));
             self.timeline.slow_ios_total += t.slow_ios_total;
             let at_ms = start_ns / 1_000_000;
-            self.timeline
-                .temps
-                .extend(t.temps.iter().map(|p| shared::analysis::TempPoint {
+            for p in &t.temps {
+                self.temps.push(shared::analysis::TempPoint {
                     at_ms: p.at_ms + at_ms,
                     c: p.c,
-                }));
-            self.timeline.bucket_ms = t.bucket_ms;
+                });
+            }
         }
         self.next_seq += n;
         self.t_ns += r
@@ -413,7 +463,7 @@ impl Sequence {
         }
     }
 
-    fn finish(self, first: Option<RunReport>, opts: &AnalysisOptions) -> RunReport {
+    fn finish(mut self, first: Option<RunReport>, opts: &AnalysisOptions) -> RunReport {
         let mut report = first.unwrap_or_else(|| RunReport {
             protocol_version: shared::PROTOCOL_VERSION,
             status: RunStatus::Stopped,
@@ -428,11 +478,14 @@ impl Sequence {
             timeline: None,
             targets: Vec::new(),
         });
-        let n = self.samples.len() as u64;
+        let n = self.samples.count();
         self.totals.apply(&mut report, self.t_ns, n, self.fsync_ns);
-        report.samples = self.samples;
+        report.samples = self.samples.into_vec();
         report.status = self.status.unwrap_or(RunStatus::Stopped);
         report.error = self.error;
+        self.timeline.bytes = self.fine.bytes().to_vec();
+        self.timeline.bucket_ms = (self.fine.bucket_ns() / 1_000_000) as u32;
+        self.timeline.temps = self.temps.into_vec();
         report.timeline = (!self.timeline.bytes.is_empty()).then_some(self.timeline);
         report.steps = self.steps;
         report.environment.io_path = self.io_path;
@@ -442,7 +495,7 @@ impl Sequence {
             .as_ref()
             .map_or(0, |p| p.worker_threads);
         report.environment.warnings.extend(self.warnings);
-        report.analysis = crate::analyze::analyze(&report, opts);
+        report.analysis = crate::analyze::analyze(&report, opts, self.spill.as_mut());
         report
     }
 }
@@ -493,11 +546,11 @@ pub fn run_multi(
     let mut done: Vec<Option<Result<(RunReport, String), MeasureError>>> =
         (0..n).map(|_| None).collect();
     let mut next = 0u64;
-    let mut merged: Vec<Sample> = Vec::new();
+    let mut merged = SampleSeries::default();
     let mut emit = |pending: &mut std::collections::BTreeMap<u64, Vec<Option<Sample>>>,
                     done: &[Option<Result<(RunReport, String), MeasureError>>],
                     next: &mut u64,
-                    merged: &mut Vec<Sample>| {
+                    merged: &mut SampleSeries| {
         loop {
             let all_done = done.iter().all(Option::is_some);
             let ready = match pending.get(next) {
@@ -519,7 +572,7 @@ pub fn run_multi(
                 break;
             }
             if let Some(row) = pending.remove(next) {
-                let s = sum_samples(merged.len() as u64, &row);
+                let s = sum_samples(merged.count(), &row);
                 observer.sample(&s);
                 merged.push(s);
             }
@@ -554,8 +607,8 @@ pub fn run_multi(
         totals.add(r);
         dur = dur.max(r.summary.duration_ns);
     }
-    totals.apply(&mut report, dur, merged.len() as u64, None);
-    report.samples = merged;
+    totals.apply(&mut report, dur, merged.count(), None);
+    report.samples = merged.into_vec();
     report.timeline = None;
     report.status = reports
         .iter()
@@ -576,7 +629,8 @@ pub fn run_multi(
             status: Some(r.status),
         })
         .collect();
-    report.analysis = crate::analyze::analyze(&report, &AnalysisOptions::for_spec(&report.spec));
+    report.analysis =
+        crate::analyze::analyze(&report, &AnalysisOptions::for_spec(&report.spec), None);
     Ok(report)
 }
 

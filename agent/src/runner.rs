@@ -4,7 +4,8 @@
 //! when the run was stopped or failed part-way.
 
 use crate::engine::job::{job_thread, JobMsg, RunShared, StartGate};
-use crate::stats::Merger;
+use crate::stats::fine::Spill;
+use crate::stats::{Decimated, Merger, SampleSeries};
 use crate::target::{self, TargetError, TargetKind};
 use crate::temperature::TempSource;
 use crate::workload::Plan;
@@ -19,11 +20,15 @@ use std::time::{Duration, Instant};
 pub struct RunOutcome {
     pub status: RunStatus,
     pub error: Option<RunError>,
+    /// The samples, bounded ([`SampleSeries`]: every one on runs of up to
+    /// [`crate::stats::series::SAMPLE_CAP`] intervals, merged neighbours past that).
     pub samples: Vec<Sample>,
     pub summary: RunSummary,
     pub histogram: HistogramDump,
     /// Bytes per 10 ms, completion gaps, slow I/Os.
     pub timeline: shared::analysis::Timeline,
+    /// The exact 10 ms buckets on disk, when the timeline above had to merge them.
+    pub fine: Option<Spill>,
     /// The backend that ran, and why it differs from the requested one.
     pub backend: String,
     pub backend_note: Option<String>,
@@ -163,7 +168,7 @@ const TEMP_EVERY: Duration = Duration::from_millis(100);
 /// The runner's side of the merge.
 struct Collector {
     merger: Merger,
-    samples: Vec<Sample>,
+    samples: SampleSeries,
     running: usize,
     error: Option<RunError>,
     fsync_ns: Option<u64>,
@@ -175,14 +180,14 @@ struct Collector {
     /// Read into every sample when the target reports a temperature.
     temp: Option<TempSource>,
     /// Read every [`TEMP_EVERY`], for the timeline.
-    temps: Vec<shared::analysis::TempPoint>,
+    temps: Decimated<shared::analysis::TempPoint>,
 }
 
 impl Collector {
     fn new(n: usize) -> Self {
         Collector {
             merger: Merger::new(n),
-            samples: Vec::new(),
+            samples: SampleSeries::default(),
             running: n,
             error: None,
             fsync_ns: None,
@@ -191,7 +196,7 @@ impl Collector {
             ring_features: Vec::new(),
             buffers: (0, 0),
             temp: None,
-            temps: Vec::new(),
+            temps: Decimated::default(),
         }
     }
 
@@ -251,7 +256,7 @@ impl Collector {
     }
 
     fn finish(
-        self,
+        mut self,
         cancelled: bool,
         laid_out_bytes: u64,
         probe: crate::iopath::Probe,
@@ -268,11 +273,12 @@ impl Collector {
             summary,
             histogram: self.merger.histogram(),
             timeline: shared::analysis::Timeline {
-                temps: self.temps,
+                temps: self.temps.into_vec(),
                 ..self.merger.timeline()
             },
+            fine: self.merger.take_spill(),
             error: self.error,
-            samples: self.samples,
+            samples: self.samples.into_vec(),
             backend: self.backend,
             backend_note: self.backend_note,
             ring_features: self.ring_features,

@@ -36,6 +36,33 @@ pub struct DirSample {
 }
 
 impl DirSample {
+    /// Adds the window that follows (see [`Sample::absorb`]); `window_ns` is the joined length.
+    fn absorb(&mut self, next: &DirSample, window_ns: u64) {
+        let ios = self.ios + next.ios;
+        let l = &mut self.lat;
+        let m = &next.lat;
+        if next.ios > 0 {
+            l.min_ns = if self.ios == 0 {
+                m.min_ns
+            } else {
+                l.min_ns.min(m.min_ns)
+            };
+            l.mean_ns = ((u128::from(l.mean_ns) * u128::from(self.ios)
+                + u128::from(m.mean_ns) * u128::from(next.ios))
+                / u128::from(ios)) as u64;
+            l.p50_ns = l.p50_ns.max(m.p50_ns);
+            l.p90_ns = l.p90_ns.max(m.p90_ns);
+            l.p99_ns = l.p99_ns.max(m.p99_ns);
+            l.p99_9_ns = l.p99_9_ns.max(m.p99_9_ns);
+            l.p99_99_ns = l.p99_99_ns.max(m.p99_99_ns);
+            l.max_ns = l.max_ns.max(m.max_ns);
+        }
+        self.ios = ios;
+        self.bytes += next.bytes;
+        self.cum_bytes = next.cum_bytes.max(self.cum_bytes);
+        *self = self.with_rates(window_ns);
+    }
+
     /// Fills in the rates from `bytes`, `ios` and the window length.
     pub fn with_rates(mut self, window_ns: u64) -> Self {
         let secs = window_ns as f64 / 1e9;
@@ -86,6 +113,51 @@ pub struct PartSample {
 }
 
 impl Sample {
+    /// Extends this sample by the one that follows it (`next`, same step): one window from
+    /// this start to `next`'s end. Bytes and I/Os add up and the rates follow from them;
+    /// latency keeps the lower minimum, the I/O-weighted mean and the higher percentiles
+    /// and maximum (a bound, never an invented figure); the hotter temperature.
+    pub fn absorb(&mut self, next: &Sample) {
+        let t_self = self.end_ns.saturating_sub(self.start_ns) as f64;
+        let t_next = next.end_ns.saturating_sub(next.start_ns) as f64;
+        self.end_ns = next.end_ns.max(self.end_ns);
+        let window = self.end_ns.saturating_sub(self.start_ns);
+        self.read.absorb(&next.read, window);
+        self.write.absorb(&next.write, window);
+        self.offset_lo = match (self.offset_lo, next.offset_lo) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.offset_hi = self.offset_hi.max(next.offset_hi);
+        self.temp_c = match (self.temp_c, next.temp_c) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        // Rates times their window are amounts: the joined rate is their time-weighted mean.
+        let total = (t_self + t_next).max(1.0);
+        let join = |a: f64, b: f64| (a * t_self + b * t_next) / total;
+        for q in &mut self.parts {
+            let p = next.parts.iter().find(|p| p.target == q.target);
+            let (r, w, i, p99) = p.map_or((0.0, 0.0, 0.0, 0), |p| {
+                (p.read_mb_s, p.write_mb_s, p.iops, p.p99_ns)
+            });
+            q.read_mb_s = join(q.read_mb_s, r);
+            q.write_mb_s = join(q.write_mb_s, w);
+            q.iops = join(q.iops, i);
+            q.bytes += p.map_or(0, |p| p.bytes);
+            q.p99_ns = q.p99_ns.max(p99);
+        }
+        for p in &next.parts {
+            if !self.parts.iter().any(|q| q.target == p.target) {
+                let mut p = p.clone();
+                p.read_mb_s = join(0.0, p.read_mb_s);
+                p.write_mb_s = join(0.0, p.write_mb_s);
+                p.iops = join(0.0, p.iops);
+                self.parts.push(p);
+            }
+        }
+    }
+
     pub fn total_bytes(&self) -> u64 {
         self.read.bytes + self.write.bytes
     }

@@ -5,6 +5,7 @@
 mod args;
 mod devices;
 mod emulate;
+mod outputs;
 mod quick;
 mod run;
 mod serve;

@@ -1,11 +1,11 @@
 //! `diskscope run`: one workload, fio-style.
 
 use super::args::RunArgs;
+use super::outputs::Outputs;
 use super::terminal::Terminal;
 use super::EXIT_STOPPED;
-use crate::report::{self, table};
+use crate::report::table;
 use crate::{measure, presets};
-use anyhow::Context;
 use shared::RunStatus;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -16,6 +16,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
         crate::budget::set_max(m);
     }
     let first = &args.target[0];
+    let mut term: Option<Terminal> = None;
     let report = match &args.preset {
         None if args.target.len() > 1 => {
             let spec = args.spec();
@@ -26,13 +27,18 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
                 .collect::<Result<Vec<_>, _>>()?;
             crate::budget::check(&spec, plans.len() as u64)
                 .map_err(|e| measure::MeasureError::Spec(vec![e]))?;
-            let mut term = Terminal::for_steps(Vec::new(), args.quiet);
-            measure::run_multi(plans, cancel, &mut term)?
+            let term = term.insert(Terminal::for_steps(Vec::new(), args.quiet));
+            let mut out = Outputs::new(term, args.json.as_deref(), args.csv.as_deref())?;
+            let report = measure::run_multi(plans, cancel, &mut out)?;
+            out.finish(&report)?;
+            report
         }
         None => {
             let plan = measure::plan(&args.spec(), first)?;
-            let mut term = Terminal::new(&plan, args.quiet);
-            let report = measure::run(plan, cancel, &mut term)?;
+            let term = term.insert(Terminal::new(&plan, args.quiet));
+            let mut out = Outputs::new(term, args.json.as_deref(), args.csv.as_deref())?;
+            let report = measure::run(plan, cancel, &mut out)?;
+            out.finish(&report)?;
             term.finish();
             report
         }
@@ -65,19 +71,15 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             at.created = info.created;
             let plans = measure::plan_steps(&built.steps, &at)?;
             let names = built.steps.iter().map(|s| s.name.clone()).collect();
-            let mut term = Terminal::for_steps(names, args.quiet);
-            measure::run_steps(plans, &built.analysis, cancel, &mut term)?
+            let term = term.insert(Terminal::for_steps(names, args.quiet));
+            let mut out = Outputs::new(term, args.json.as_deref(), args.csv.as_deref())?;
+            let report = measure::run_steps(plans, &built.analysis, cancel, &mut out)?;
+            out.finish(&report)?;
+            report
         }
     };
-    // Outputs first: whatever was measured is kept, also after a failure or a stop.
-    if let Some(path) = &args.json {
-        report::write_json(path, &report)
-            .with_context(|| format!("cannot write --json {}", path.display()))?;
-    }
-    if let Some(path) = &args.csv {
-        report::csv::write(path, &report.samples)
-            .with_context(|| format!("cannot write --csv {}", path.display()))?;
-    }
+    // Outputs were written first (`Outputs::finish`): whatever was measured is kept, also
+    // after a failure or a stop.
     print!("{}", table::summary(&report));
     print!("{}", table::analysis(&report));
     let sustain_failed = report.analysis.sustain.as_ref().is_some_and(|s| !s.pass);

@@ -70,13 +70,32 @@ pub fn write(path: &Path, samples: &[Sample]) -> Result<(), ::csv::Error> {
 
 /// Writes the header and one row per sample to any writer.
 pub fn write_to<W: std::io::Write>(out: W, samples: &[Sample]) -> Result<(), ::csv::Error> {
-    let mut w = ::csv::Writer::from_writer(out);
-    w.write_record(header())?;
+    let mut w = Sink::new(out)?;
     for s in samples {
-        w.write_record(record(s))?;
+        w.push(s)?;
     }
-    w.flush()?;
-    Ok(())
+    w.finish()
+}
+
+/// Rows written as the samples come (constant memory at any run length).
+pub struct Sink<W: std::io::Write>(::csv::Writer<W>);
+
+impl<W: std::io::Write> Sink<W> {
+    /// Starts the file with its header.
+    pub fn new(out: W) -> Result<Self, ::csv::Error> {
+        let mut w = ::csv::Writer::from_writer(out);
+        w.write_record(header())?;
+        Ok(Sink(w))
+    }
+
+    pub fn push(&mut self, s: &Sample) -> Result<(), ::csv::Error> {
+        self.0.write_record(record(s))
+    }
+
+    pub fn finish(mut self) -> Result<(), ::csv::Error> {
+        self.0.flush()?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -96,6 +96,42 @@ pub fn io_path_warnings(p: &IoPath, backend: Backend) -> Vec<String> {
     w
 }
 
+/// Writes `report` as JSON with the samples `samples` yields in place of the report's own
+/// (a long run's report keeps merged ones; the exact ones come from disk): one streaming
+/// pass, memory independent of their number. Parsed, the document equals the report's JSON
+/// with those samples.
+pub fn write_json_with<W: std::io::Write>(
+    mut out: W,
+    report: &RunReport,
+    samples: impl Iterator<Item = std::io::Result<shared::Sample>>,
+) -> std::io::Result<()> {
+    let head = RunReport {
+        samples: Vec::new(),
+        ..report.clone()
+    };
+    let serde_json::Value::Object(fields) =
+        serde_json::to_value(&head).map_err(std::io::Error::other)?
+    else {
+        return Err(std::io::Error::other("a report serializes to an object"));
+    };
+    out.write_all(b"{")?;
+    for (k, v) in fields.iter().filter(|(k, _)| k.as_str() != "samples") {
+        serde_json::to_writer(&mut out, k).map_err(std::io::Error::other)?;
+        out.write_all(b":")?;
+        serde_json::to_writer(&mut out, v).map_err(std::io::Error::other)?;
+        out.write_all(b",\n")?;
+    }
+    out.write_all(b"\"samples\":[")?;
+    for (i, s) in samples.enumerate() {
+        if i > 0 {
+            out.write_all(b",\n")?;
+        }
+        serde_json::to_writer(&mut out, &s?).map_err(std::io::Error::other)?;
+    }
+    out.write_all(b"]}\n")?;
+    out.flush()
+}
+
 /// Writes the report as pretty JSON.
 pub fn write_json(path: &Path, report: &RunReport) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;

@@ -83,7 +83,7 @@ impl Merger {
             read_total: DirCounters::default(),
             write_total: DirCounters::default(),
             end_ns: 0,
-            timeline: TimelineBuilder::default(),
+            timeline: TimelineBuilder::spilling(),
         }
     }
 
@@ -172,6 +172,11 @@ impl Merger {
     /// Bytes per 10 ms over the whole run, completion gaps and slow I/Os.
     pub fn timeline(&self) -> shared::analysis::Timeline {
         self.timeline.build()
+    }
+
+    /// The exact 10 ms buckets on disk, when they could be kept (see [`super::fine::Spill`]).
+    pub fn take_spill(&mut self) -> Option<super::fine::Spill> {
+        self.timeline.take_spill()
     }
 
     pub fn histogram(&self) -> HistogramDump {

@@ -5,7 +5,9 @@ pub mod fine;
 pub mod histogram;
 pub mod interval;
 pub mod merge;
+pub mod series;
 
 pub use histogram::Histogram;
 pub use interval::{DirCounters, IntervalStats};
 pub use merge::Merger;
+pub use series::{Decimated, SampleSeries};

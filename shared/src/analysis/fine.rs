@@ -132,9 +132,25 @@ pub fn completion_unit(buckets: &[u64], io_bytes: u64) -> f64 {
 /// Runs of empty buckets at least `min_ns` long inside one workload's buckets (its first
 /// and last bucket left out: start-up and drain), as gaps starting `t0_ns` into the run.
 pub fn gaps(buckets: &[u64], bucket_ns: u64, t0_ns: u64, min_ns: u64) -> Vec<Gap> {
-    let inner = buckets
-        .get(1..buckets.len().saturating_sub(1))
-        .unwrap_or(&[]);
+    gaps_in(
+        buckets.iter().copied(),
+        buckets.len(),
+        bucket_ns,
+        t0_ns,
+        min_ns,
+    )
+}
+
+/// [`gaps`] over `len` buckets read in one streaming pass (a run's exact timeline on disk).
+pub fn gaps_in(
+    buckets: impl Iterator<Item = u64>,
+    len: usize,
+    bucket_ns: u64,
+    t0_ns: u64,
+    min_ns: u64,
+) -> Vec<Gap> {
+    // The first and last buckets are partial (the start and end of the workload).
+    let inner = buckets.skip(1).take(len.saturating_sub(2));
     let mut out = Vec::new();
     let mut close = |from: usize, to: usize| {
         let ns = (to - from) as u64 * bucket_ns;
@@ -146,8 +162,10 @@ pub fn gaps(buckets: &[u64], bucket_ns: u64, t0_ns: u64, min_ns: u64) -> Vec<Gap
         }
     };
     let mut run_start = None;
-    for (i, b) in inner.iter().enumerate() {
-        match (*b == 0, run_start) {
+    let mut n = 0;
+    for (i, b) in inner.enumerate() {
+        n = i + 1;
+        match (b == 0, run_start) {
             (true, None) => run_start = Some(i),
             (false, Some(a)) => {
                 close(a, i);
@@ -157,7 +175,7 @@ pub fn gaps(buckets: &[u64], bucket_ns: u64, t0_ns: u64, min_ns: u64) -> Vec<Gap
         }
     }
     if let Some(a) = run_start {
-        close(a, inner.len());
+        close(a, n);
     }
     out
 }

@@ -13,12 +13,12 @@ mod thermal;
 
 pub use cliff::cache_cliff;
 pub use fine::{
-    cache_cliff_fine, completion_unit, gaps, units_per_window, windows, UNITS_PER_WINDOW,
+    cache_cliff_fine, completion_unit, gaps, gaps_in, units_per_window, windows, UNITS_PER_WINDOW,
 };
 pub use misc::{block_size, compressibility, first_last, stalls};
 pub use recovery::{cache_recovery, Phase};
 pub use steady::{steady_state_rounds, steady_state_windows, WINDOW as STEADY_WINDOW};
-pub use sustain::sustain;
+pub use sustain::{sustain, sustain_in};
 pub use thermal::thermal;
 
 use serde::{Deserialize, Serialize};

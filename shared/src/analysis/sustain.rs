@@ -10,52 +10,84 @@
 use super::{Band, Sustain, Timeline, Verdict};
 
 pub fn sustain(timeline: &Timeline, required_bytes_per_s: f64, buffer_ms: u64) -> Sustain {
+    let b = &timeline.bytes;
+    sustain_in(
+        || b.iter().copied(),
+        b.len(),
+        timeline.bucket_ms,
+        required_bytes_per_s,
+        buffer_ms,
+    )
+}
+
+/// [`sustain`] over `len` buckets of `bucket_ms` read in two streaming passes (`buckets`
+/// starts a pass): a run's exact timeline on disk, at any run length.
+pub fn sustain_in<I: Iterator<Item = u64>>(
+    buckets: impl Fn() -> I,
+    len: usize,
+    bucket_ms: u32,
+    required_bytes_per_s: f64,
+    buffer_ms: u64,
+) -> Sustain {
     let mut out = Sustain {
         required_mbps: required_bytes_per_s / 1e6,
         buffer_ms,
         ..Sustain::default()
     };
-    let b = &timeline.bytes;
-    if b.len() < 10 || timeline.bucket_ms == 0 || required_bytes_per_s <= 0.0 {
+    if len < 10 || bucket_ms == 0 || required_bytes_per_s <= 0.0 {
         out.verdict = Verdict::NotEnoughData;
         return out;
     }
-    let bucket_s = f64::from(timeline.bucket_ms) / 1e3;
+    let bucket_s = f64::from(bucket_ms) / 1e3;
     let per_bucket = required_bytes_per_s * bucket_s;
-    // Buffer: demand grows by per_bucket each bucket.
+    let per = |ms: u64| ((ms / u64::from(bucket_ms)) as usize).max(1);
+    // Windows of 10 ms, 100 ms and 1 s: (buckets each, share of the rate, sum so far,
+    // buckets so far, windows below).
+    let mut windows = [
+        (per(10), 0.5, 0u64, 0usize, 0u64),
+        (per(100), 0.99, 0, 0, 0),
+        (per(1000), 0.99, 0, 0, 0),
+    ];
+    // Buffer: demand grows by per_bucket each bucket. Longest run of buckets with nothing
+    // completed.
     let (mut done, mut worst) = (0f64, 0f64);
-    for (i, &x) in b.iter().enumerate() {
+    let (mut run, mut longest) = (0u64, 0u64);
+    let mut total = 0u64;
+    let mut n = 0usize;
+    for (i, x) in buckets().take(len).enumerate() {
+        n = i + 1;
+        total += x;
         done += x as f64;
         let demand = per_bucket * (i + 1) as f64;
         worst = worst.max(demand - done);
-    }
-    out.buffer_bytes_needed = worst.max(0.0) as u64;
-    // Longest run of buckets with nothing completed (the run's tail excluded).
-    let (mut run, mut longest) = (0u64, 0u64);
-    for &x in b {
         if x == 0 {
             run += 1;
             longest = longest.max(run);
         } else {
             run = 0;
         }
+        for w in &mut windows {
+            w.2 += x;
+            w.3 += 1;
+            if w.3 == w.0 {
+                if (w.2 as f64) < per_bucket * w.0 as f64 * w.1 {
+                    w.4 += 1;
+                }
+                w.2 = 0;
+                w.3 = 0;
+            }
+        }
     }
-    out.longest_stall_ms = longest * u64::from(timeline.bucket_ms);
-    let below = |n: usize, factor: f64| -> u64 {
-        b.chunks_exact(n)
-            .filter(|c| (c.iter().sum::<u64>() as f64) < per_bucket * n as f64 * factor)
-            .count() as u64
-    };
-    let per = |ms: u64| ((ms / u64::from(timeline.bucket_ms)) as usize).max(1);
-    out.windows_below_10ms = below(per(10), 0.5);
-    out.windows_below_100ms = below(per(100), 0.99);
-    out.windows_below_1s = below(per(1000), 0.99);
-    let total: u64 = b.iter().sum();
-    out.achieved_mbps = total as f64 / (b.len() as f64 * bucket_s) / 1e6;
+    out.buffer_bytes_needed = worst.max(0.0) as u64;
+    out.longest_stall_ms = longest * u64::from(bucket_ms);
+    out.windows_below_10ms = windows[0].4;
+    out.windows_below_100ms = windows[1].4;
+    out.windows_below_1s = windows[2].4;
+    out.achieved_mbps = total as f64 / (n as f64 * bucket_s) / 1e6;
     // Tenths of the bytes written: the time each tenth took.
     let mut bands = Vec::new();
     let (mut cum, mut band_start) = (0u64, 0usize);
-    for (i, &x) in b.iter().enumerate() {
+    for (i, x) in buckets().take(n).enumerate() {
         cum += x;
         let edge = total * (bands.len() as u64 + 1) / 10;
         if cum >= edge && bands.len() < 10 {
