@@ -118,6 +118,11 @@ pub async fn get(
 pub struct SamplesQuery {
     after_seq: Option<u64>,
     limit: Option<u32>,
+    /// At most this many samples over `[from_seq, to_seq]`: the min/max envelope of a long
+    /// run (`Store::samples_envelope`), for a chart as wide as this.
+    max_points: Option<u32>,
+    from_seq: Option<u64>,
+    to_seq: Option<u64>,
 }
 
 pub async fn samples(
@@ -130,16 +135,51 @@ pub async fn samples(
     let Query(q) = q?;
     load(&st, id).await?;
     let store = st.manager.store().clone();
-    let limit = q
-        .limit
-        .unwrap_or(MAX_SAMPLES_PER_CALL)
-        .min(MAX_SAMPLES_PER_CALL);
-    let samples = blocking(move || {
-        store
-            .samples_after(id, q.after_seq, limit)
-            .map_err(ApiError::from)
-    })
-    .await?;
+    let samples = match q.max_points {
+        Some(n) => {
+            if !(2..=MAX_SAMPLES_PER_CALL).contains(&n) {
+                return Err(ApiError::bad_request(format!(
+                    "max_points = {n}: expected 2..={MAX_SAMPLES_PER_CALL}"
+                )));
+            }
+            if let Some(a) = q.after_seq.or(q.limit.map(u64::from)) {
+                return Err(ApiError::bad_request(format!(
+                    "after_seq/limit = {a} with max_points: give from_seq and to_seq instead"
+                )));
+            }
+            if let (Some(f), Some(t)) = (q.from_seq, q.to_seq) {
+                if f > t {
+                    return Err(ApiError::bad_request(format!(
+                        "from_seq = {f} is after to_seq = {t}"
+                    )));
+                }
+            }
+            let from = q.from_seq.unwrap_or(0);
+            blocking(move || {
+                store
+                    .samples_envelope(id, from, q.to_seq, n)
+                    .map_err(ApiError::from)
+            })
+            .await?
+        }
+        None => {
+            if let Some(f) = q.from_seq.or(q.to_seq) {
+                return Err(ApiError::bad_request(format!(
+                    "from_seq/to_seq = {f} without max_points: page with after_seq instead"
+                )));
+            }
+            let limit = q
+                .limit
+                .unwrap_or(MAX_SAMPLES_PER_CALL)
+                .min(MAX_SAMPLES_PER_CALL);
+            blocking(move || {
+                store
+                    .samples_after(id, q.after_seq, limit)
+                    .map_err(ApiError::from)
+            })
+            .await?
+        }
+    };
     Ok(Json(SampleList {
         run_id: id,
         samples,
@@ -191,41 +231,133 @@ pub async fn export(
     }
     let run = load(&st, id).await?;
     let store = st.manager.store().clone();
-    let (samples, histogram, timeline) = blocking(move || {
-        Ok((
-            store.samples_after(id, None, u32::MAX)?,
-            store.histogram(id)?,
-            store.timeline(id)?,
-        ))
-    })
-    .await?;
     let name = format!("diskscope-run-{id}.{format}");
     let disposition = format!("attachment; filename=\"{name}\"");
-    if format == "csv" {
-        let mut out = Vec::new();
-        crate::report::csv::write_to(&mut out, &samples).map_err(|e| ApiError::internal(&e))?;
-        return Ok((
-            [
-                (header::CONTENT_TYPE, "text/csv".to_string()),
-                (header::CONTENT_DISPOSITION, disposition),
-            ],
-            out,
-        )
-            .into_response());
-    }
-    let report = RunReport {
-        protocol_version: PROTOCOL_VERSION,
-        status: run.status,
-        error: run.error,
-        spec: run.spec,
-        environment: run.environment.unwrap_or_default(),
-        summary: run.summary.unwrap_or_default(),
-        samples,
-        histogram: histogram.unwrap_or_default(),
-        steps: run.steps,
-        analysis: run.analysis.unwrap_or_default(),
-        timeline,
-        targets: run.targets,
+    let content_type = if format == "csv" {
+        "text/csv"
+    } else {
+        "application/json"
     };
-    Ok(([(header::CONTENT_DISPOSITION, disposition)], Json(report)).into_response())
+    // The document is written by a blocking task into the response as it goes: samples are
+    // read from the store a page at a time, so memory does not grow with the run.
+    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(4);
+    tokio::task::spawn_blocking(move || {
+        let mut out = ChunkWriter {
+            tx,
+            buf: Vec::with_capacity(CHUNK),
+        };
+        let samples = paged_samples(&store, id);
+        let r = if format == "csv" {
+            write_csv(&mut out, samples)
+        } else {
+            store
+                .histogram(id)
+                .and_then(|h| Ok((h, store.timeline(id)?)))
+                .map_err(std::io::Error::other)
+                .and_then(|(histogram, timeline)| {
+                    let report = RunReport {
+                        protocol_version: PROTOCOL_VERSION,
+                        status: run.status,
+                        error: run.error,
+                        spec: run.spec,
+                        environment: run.environment.unwrap_or_default(),
+                        summary: run.summary.unwrap_or_default(),
+                        samples: Vec::new(),
+                        histogram: histogram.unwrap_or_default(),
+                        steps: run.steps,
+                        analysis: run.analysis.unwrap_or_default(),
+                        timeline,
+                        targets: run.targets,
+                    };
+                    crate::report::write_json_with(&mut out, &report, samples)
+                })
+        };
+        if let Err(e) = r.and_then(|_| std::io::Write::flush(&mut out)) {
+            // The client is told by a cut-short body; a closed connection needs no word.
+            tracing::warn!(run = id, "export of run {id} ended early: {e}");
+            let _ = out.tx.blocking_send(Err(e));
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    Ok((
+        [
+            (header::CONTENT_TYPE, content_type.to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+/// Bytes per chunk of a streamed export.
+const CHUNK: usize = 64 * 1024;
+
+/// Samples of a run read from the store a page at a time.
+fn paged_samples(
+    store: &crate::store::Store,
+    id: i64,
+) -> impl Iterator<Item = std::io::Result<shared::Sample>> + '_ {
+    let mut after: Option<u64> = None;
+    let mut page = std::vec::IntoIter::default();
+    let mut done = false;
+    std::iter::from_fn(move || loop {
+        if let Some(s) = page.next() {
+            let s: shared::Sample = s;
+            after = Some(s.seq);
+            return Some(Ok(s));
+        }
+        if done {
+            return None;
+        }
+        match store.samples_after(id, after, 10_000) {
+            Ok(v) => {
+                done = v.len() < 10_000;
+                page = v.into_iter();
+            }
+            Err(e) => {
+                done = true;
+                return Some(Err(std::io::Error::other(e)));
+            }
+        }
+    })
+}
+
+fn write_csv(
+    out: &mut ChunkWriter,
+    samples: impl Iterator<Item = std::io::Result<shared::Sample>>,
+) -> std::io::Result<()> {
+    let mut sink = crate::report::csv::Sink::new(out).map_err(std::io::Error::other)?;
+    for s in samples {
+        sink.push(&s?).map_err(std::io::Error::other)?;
+    }
+    sink.finish().map_err(std::io::Error::other)
+}
+
+/// A `Write` that hands the response body out in chunks (blocking the writer while the
+/// client is slow: back-pressure, not buffering).
+struct ChunkWriter {
+    tx: tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>,
+    buf: Vec<u8>,
+}
+
+impl std::io::Write for ChunkWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+        self.tx
+            .blocking_send(Ok(chunk))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))
+    }
 }

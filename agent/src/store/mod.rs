@@ -298,6 +298,96 @@ impl Store {
             .collect()
     }
 
+    /// Samples with `seq` in `[from, to]`, at most `max_points` (≥ 2) of them: every one when
+    /// they fit, else for each stretch of consecutive samples the slowest and the fastest
+    /// (total MB/s), in `seq` order — the min/max envelope a chart of that width draws, at any
+    /// run length. The scan reads two columns in pages (the lock is not held for a whole
+    /// day's samples at once); only the chosen samples' JSON is parsed.
+    pub fn samples_envelope(
+        &self,
+        run: RunId,
+        from: u64,
+        to: Option<u64>,
+        max_points: u32,
+    ) -> Result<Vec<Sample>, StoreError> {
+        const PAGE: i64 = 50_000;
+        let to = to.map_or(i64::MAX, sql_int);
+        let from = sql_int(from);
+        let (count, lo): (i64, Option<i64>) = self.conn().query_row(
+            "SELECT count(*), min(seq) FROM samples WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3",
+            params![run, from, to],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let max_points = i64::from(max_points.max(2));
+        let Some(lo) = lo else {
+            return Ok(Vec::new());
+        };
+        if count <= max_points {
+            return self.samples_after(
+                run,
+                lo.checked_sub(1).and_then(|x| u64::try_from(x).ok()),
+                count as u32,
+            );
+        }
+        // Seqs per stretch, so that two per stretch fit.
+        let width = (count as u64).div_ceil(max_points as u64 / 2).max(1) as i64;
+        let mut chosen: Vec<i64> = Vec::with_capacity(max_points as usize);
+        let mut cur: Option<(i64, (i64, f64), (i64, f64))> = None;
+        let mut after = lo - 1;
+        loop {
+            let rows: Vec<(i64, f64)> = {
+                let conn = self.conn();
+                let mut stmt = conn.prepare_cached(
+                    "SELECT seq, read_mb_s + write_mb_s FROM samples \
+                     WHERE run_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq LIMIT ?4",
+                )?;
+                let rows = stmt
+                    .query_map(params![run, after, to, PAGE], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect::<Result<Vec<_>, _>>()?;
+                rows
+            };
+            let Some(last) = rows.last() else { break };
+            after = last.0;
+            for (seq, mbs) in &rows {
+                let b = (seq - lo) / width;
+                match &mut cur {
+                    Some((cb, mn, mx)) if *cb == b => {
+                        if *mbs < mn.1 {
+                            *mn = (*seq, *mbs);
+                        }
+                        if *mbs > mx.1 {
+                            *mx = (*seq, *mbs);
+                        }
+                    }
+                    _ => {
+                        if let Some((_, mn, mx)) = cur.take() {
+                            push_pair(&mut chosen, mn.0, mx.0);
+                        }
+                        cur = Some((b, (*seq, *mbs), (*seq, *mbs)));
+                    }
+                }
+            }
+            if (rows.len() as i64) < PAGE {
+                break;
+            }
+        }
+        if let Some((_, mn, mx)) = cur.take() {
+            push_pair(&mut chosen, mn.0, mx.0);
+        }
+        let conn = self.conn();
+        let mut stmt =
+            conn.prepare_cached("SELECT sample_json FROM samples WHERE run_id = ?1 AND seq = ?2")?;
+        chosen
+            .into_iter()
+            .map(|seq| {
+                let json: String = stmt.query_row(params![run, seq], |r| r.get(0))?;
+                serde_json::from_str(&json).map_err(StoreError::from)
+            })
+            .collect()
+    }
+
     /// Parses the JSON in the first column of the one row `sql` selects for `run`, if any.
     fn json_row<T: DeserializeOwned>(
         &self,
@@ -539,5 +629,13 @@ mod tests {
             })
             .expect("since");
         assert_eq!(total, 2);
+    }
+}
+
+/// The two samples a stretch contributes, in `seq` order (one when they are the same).
+fn push_pair(out: &mut Vec<i64>, a: i64, b: i64) {
+    out.push(a.min(b));
+    if a != b {
+        out.push(a.max(b));
     }
 }
