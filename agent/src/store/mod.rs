@@ -332,7 +332,7 @@ impl Store {
         // Seqs per stretch, so that two per stretch fit.
         let width = (count as u64).div_ceil(max_points as u64 / 2).max(1) as i64;
         let mut chosen: Vec<i64> = Vec::with_capacity(max_points as usize);
-        let mut cur: Option<(i64, (i64, f64), (i64, f64))> = None;
+        let mut cur: Option<Stretch> = None;
         let mut after = lo - 1;
         loop {
             let rows: Vec<(i64, f64)> = {
@@ -527,6 +527,18 @@ impl RawRun {
     }
 }
 
+/// The two samples a stretch contributes, in `seq` order (one when they are the same).
+fn push_pair(out: &mut Vec<i64>, a: i64, b: i64) {
+    out.push(a.min(b));
+    if a != b {
+        out.push(a.max(b));
+    }
+}
+
+/// Where a stretch of the envelope is: its index, and its slowest and fastest sample as
+/// `(seq, MB/s)`.
+type Stretch = (i64, (i64, f64), (i64, f64));
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,13 +641,5 @@ mod tests {
             })
             .expect("since");
         assert_eq!(total, 2);
-    }
-}
-
-/// The two samples a stretch contributes, in `seq` order (one when they are the same).
-fn push_pair(out: &mut Vec<i64>, a: i64, b: i64) {
-    out.push(a.min(b));
-    if a != b {
-        out.push(a.max(b));
     }
 }
