@@ -1,6 +1,7 @@
 //! Helpers for diskscope's integration tests: the real CLI binary, temporary targets, loop
 //! devices and loop-mounted filesystems (when root), and capability probes that skip loudly.
 
+pub mod history;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -403,4 +404,17 @@ impl Drop for Emulator {
         // never leaves a mount behind.
         agent::emulate::detach(self.dir.path());
     }
+}
+
+/// A field of `/proc/PID/status` in KiB (`VmHWM:`, `VmRSS:`); 0 when it cannot be read.
+pub fn proc_status_kib(pid: u32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
 }

@@ -128,6 +128,28 @@ impl Server {
         Self::read(r.expect("GET"))
     }
 
+    /// A GET whose body is read as it arrives (large exports).
+    pub fn get_stream(&self, path: &str, token: &str) -> (u16, impl std::io::Read) {
+        let r = self
+            .http
+            .get(&self.url(path))
+            .header("Authorization", &format!("Bearer {token}"))
+            .call()
+            .expect("GET");
+        let status = r.status().as_u16();
+        (status, r.into_body().into_reader())
+    }
+
+    /// Peak resident memory of the agent process so far (VmHWM), bytes.
+    pub fn peak_rss(&self) -> u64 {
+        crate::proc_status_kib(self.child.id(), "VmHWM:") * 1024
+    }
+
+    /// Resident memory of the agent process now (VmRSS), bytes.
+    pub fn rss(&self) -> u64 {
+        crate::proc_status_kib(self.child.id(), "VmRSS:") * 1024
+    }
+
     pub fn post(&self, path: &str, token: &str, body: &Value) -> (u16, Value) {
         let r = self
             .http

@@ -291,6 +291,9 @@ pub async fn export(
         .into_response())
 }
 
+/// Samples read from the store at a time by an export (about 2 MB of them).
+const EXPORT_PAGE: u32 = 2_000;
+
 /// Bytes per chunk of a streamed export.
 const CHUNK: usize = 64 * 1024;
 
@@ -311,9 +314,9 @@ fn paged_samples(
         if done {
             return None;
         }
-        match store.samples_after(id, after, 10_000) {
+        match store.samples_after(id, after, EXPORT_PAGE) {
             Ok(v) => {
-                done = v.len() < 10_000;
+                done = v.len() < EXPORT_PAGE as usize;
                 page = v.into_iter();
             }
             Err(e) => {

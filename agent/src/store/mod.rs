@@ -128,32 +128,16 @@ impl Store {
 
     /// Appends one sample in its own transaction.
     pub fn append_sample(&self, run: RunId, s: &Sample) -> Result<(), StoreError> {
-        let json = serde_json::to_string(s)?;
+        self.append_samples(run, std::slice::from_ref(s))
+    }
+
+    /// Appends samples in one transaction (imports, synthetic histories).
+    pub fn append_samples(&self, run: RunId, samples: &[Sample]) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        tx.execute(
-            "INSERT INTO samples (run_id, seq, start_ns, end_ns, read_bytes, read_mb_s, read_iops,
-                 read_p99_ns, write_bytes, write_mb_s, write_iops, write_p99_ns, offset_lo,
-                 offset_hi, sample_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-            params![
-                run,
-                s.seq as i64,
-                s.start_ns as i64,
-                s.end_ns as i64,
-                s.read.bytes as i64,
-                s.read.mb_s,
-                s.read.iops,
-                s.read.lat.p99_ns as i64,
-                s.write.bytes as i64,
-                s.write.mb_s,
-                s.write.iops,
-                s.write.lat.p99_ns as i64,
-                s.offset_lo.map(|v| v as i64),
-                s.offset_hi.map(|v| v as i64),
-                json
-            ],
-        )?;
+        for s in samples {
+            insert_sample(&tx, run, s)?;
+        }
         tx.commit()?;
         Ok(())
     }
@@ -525,6 +509,35 @@ impl RawRun {
             targets: parse_opt(self.targets)?.unwrap_or_default(),
         })
     }
+}
+
+/// One sample row (inside the caller's transaction).
+fn insert_sample(tx: &rusqlite::Transaction<'_>, run: RunId, s: &Sample) -> Result<(), StoreError> {
+    let json = serde_json::to_string(s)?;
+    let mut stmt = tx.prepare_cached(
+        "INSERT INTO samples (run_id, seq, start_ns, end_ns, read_bytes, read_mb_s, read_iops,
+                 read_p99_ns, write_bytes, write_mb_s, write_iops, write_p99_ns, offset_lo,
+                 offset_hi, sample_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?;
+    stmt.execute(params![
+        run,
+        s.seq as i64,
+        s.start_ns as i64,
+        s.end_ns as i64,
+        s.read.bytes as i64,
+        s.read.mb_s,
+        s.read.iops,
+        s.read.lat.p99_ns as i64,
+        s.write.bytes as i64,
+        s.write.mb_s,
+        s.write.iops,
+        s.write.lat.p99_ns as i64,
+        s.offset_lo.map(|v| v as i64),
+        s.offset_hi.map(|v| v as i64),
+        json
+    ])?;
+    Ok(())
 }
 
 /// The two samples a stretch contributes, in `seq` order (one when they are the same).

@@ -1,0 +1,127 @@
+//! Long runs against a real `diskscope serve`: a 100,000-sample history (2.8 hours at
+//! 100 ms) opens as an envelope of the points a chart needs, zooms into a range, and exports
+//! as JSON and CSV streamed from the database at flat memory.
+
+use std::io::{BufRead, BufReader};
+use tests::history::synthetic_run;
+use tests::server::{Server, VIEW};
+use tests::*;
+
+#[test]
+fn a_long_history_opens_as_an_envelope_zooms_and_exports_at_flat_memory() {
+    let data = disk_tempdir();
+    let n = 100_000u64;
+    let (id, slow, fast) = synthetic_run(&data.path().join("diskscope.db"), n, 100, 2000.0, 7);
+    let server = Server::start(data.path(), &[data.path()]);
+
+    // The chart's view: at most 1,000 points, in order, the extremes kept.
+    let (status, v) = server.get(&format!("/api/v1/runs/{id}/samples?max_points=1000"), VIEW);
+    assert_eq!(status, 200, "{v}");
+    let seqs: Vec<u64> = v["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s["seq"].as_u64().expect("seq"))
+        .collect();
+    assert!(
+        seqs.len() <= 1000 && seqs.len() >= 900,
+        "{} points",
+        seqs.len()
+    );
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "in seq order");
+    assert!(
+        seqs.contains(&slow) && seqs.contains(&fast),
+        "slowest {slow} and fastest {fast} kept"
+    );
+    assert_eq!(seqs.first(), Some(&0));
+    assert!(
+        seqs.last().is_some_and(|&l| l >= n - 200),
+        "reaches the end: {:?}",
+        seqs.last()
+    );
+    // Every stall (one empty interval per 1,000) is in the envelope.
+    for stall in (999..n).step_by(1000) {
+        assert!(seqs.contains(&stall), "stall at {stall} lost");
+    }
+
+    // Zoomed in: a range that fits is returned whole.
+    let (status, v) = server.get(
+        &format!("/api/v1/runs/{id}/samples?max_points=1000&from_seq=5000&to_seq=5999"),
+        VIEW,
+    );
+    assert_eq!(status, 200, "{v}");
+    let zoom: Vec<u64> = v["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(zoom, (5000..6000).collect::<Vec<u64>>());
+
+    // Bad requests name the value.
+    for (q, want) in [
+        ("max_points=1", "max_points = 1"),
+        ("max_points=10&from_seq=9&to_seq=3", "from_seq = 9"),
+        ("from_seq=3", "from_seq/to_seq = 3"),
+        ("max_points=10&after_seq=4", "after_seq/limit = 4"),
+    ] {
+        let (status, v) = server.get(&format!("/api/v1/runs/{id}/samples?{q}"), VIEW);
+        assert_eq!(status, 400, "{q}: {v}");
+        assert!(
+            v["message"].as_str().unwrap_or("").contains(want),
+            "{q}: {v}"
+        );
+    }
+
+    // Exports: every sample, streamed. The agent's peak memory grows by far less than the
+    // document (about 70 MB of JSON).
+    let before = server.peak_rss();
+    let (status, body) = server.get_stream(&format!("/api/v1/runs/{id}/export?format=json"), VIEW);
+    assert_eq!(status, 200);
+    let mut counted = 0u64;
+    let mut bytes = 0u64;
+    let report: serde_json::Value = {
+        let mut r = BufReader::with_capacity(1 << 16, body);
+        let mut text = Vec::new();
+        loop {
+            let buf = r.fill_buf().expect("read export");
+            if buf.is_empty() {
+                break;
+            }
+            text.extend_from_slice(buf);
+            let k = buf.len();
+            bytes += k as u64;
+            r.consume(k);
+        }
+        serde_json::from_slice(&text).expect("the export is one JSON document")
+    };
+    let samples = report["samples"].as_array().expect("samples");
+    for (i, s) in samples.iter().enumerate() {
+        assert_eq!(s["seq"].as_u64(), Some(i as u64));
+        counted += 1;
+    }
+    assert_eq!(counted, n);
+    assert_eq!(report["summary"]["samples"].as_u64(), Some(n));
+    let grown = server.peak_rss().saturating_sub(before);
+    println!(
+        "JSON export: {} MB streamed; agent peak RSS {} → {} MiB (+{} MiB)",
+        bytes / 1_000_000,
+        before >> 20,
+        server.peak_rss() >> 20,
+        grown >> 20
+    );
+    assert!(bytes > 50_000_000, "{bytes} bytes");
+    assert!(
+        grown < 8 << 20,
+        "peak RSS grew by {} MiB during the export",
+        grown >> 20
+    );
+
+    let (status, body) = server.get_stream(&format!("/api/v1/runs/{id}/export?format=csv"), VIEW);
+    assert_eq!(status, 200);
+    let lines = BufReader::new(body)
+        .lines()
+        .map(|l| l.expect("line"))
+        .count() as u64;
+    assert_eq!(lines, n + 1, "a header and one row per sample");
+}
