@@ -13,15 +13,42 @@ pub struct LiveState {
     pub run_id: Option<i64>,
     /// `running`, `completed`, `stopped`, `failed`, or empty before any run.
     pub status: String,
+    /// The run's samples: every one on a short run; past [`LIVE_CAP`], neighbours merge
+    /// (a day-long run stays a few thousand points in the page).
     pub samples: Vec<Sample>,
+    /// The seq the next live sample must have (after a `History`, the one after it).
+    pub next_seq: u64,
     pub error: Option<String>,
 }
 
+/// Samples the page keeps for the live charts before merging neighbours.
+pub const LIVE_CAP: usize = 8192;
+
+/// History asked for when subscribing: about two points per pixel column.
+pub const HISTORY_POINTS: u32 = 4096;
+
 impl LiveState {
+    /// Merges neighbouring samples pairwise (`Sample::absorb`): half the points, the same
+    /// bytes and time.
+    fn compact(&mut self) {
+        let mut out = Vec::with_capacity(self.samples.len() / 2 + 1);
+        let mut it = std::mem::take(&mut self.samples).into_iter().peekable();
+        while let Some(mut a) = it.next() {
+            if it.peek().is_some_and(|b| b.step == a.step) {
+                if let Some(b) = it.next() {
+                    a.absorb(&b);
+                }
+            }
+            out.push(a);
+        }
+        self.samples = out;
+    }
+
     fn follow(&mut self, run_id: i64) {
         if self.run_id != Some(run_id) {
             self.run_id = Some(run_id);
             self.samples.clear();
+            self.next_seq = 0;
             self.status = "running".into();
         }
     }
@@ -39,10 +66,22 @@ impl LiveState {
             ServerMsg::Subscribed { run_id: None } => {}
             ServerMsg::Sample { run_id, sample } => {
                 self.follow(run_id);
-                let next = self.samples.last().map_or(0, |s| s.seq + 1);
-                if sample.seq == next {
+                if sample.seq == self.next_seq {
+                    self.next_seq += 1;
                     self.samples.push(sample);
+                    if self.samples.len() > LIVE_CAP {
+                        self.compact();
+                    }
                 }
+            }
+            ServerMsg::History {
+                run_id,
+                samples,
+                through_seq,
+            } => {
+                self.follow(run_id);
+                self.samples = samples;
+                self.next_seq = through_seq.map_or(0, |s| s + 1);
             }
             ServerMsg::Run {
                 run_id,
@@ -104,7 +143,9 @@ mod browser {
             ClientMsg::Auth {
                 token: token.into(),
             },
-            ClientMsg::SubscribeActive,
+            ClientMsg::SubscribeActive {
+                max_points: Some(super::HISTORY_POINTS),
+            },
         ] {
             let text = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
             tx.send(Message::Text(text))
@@ -164,5 +205,35 @@ mod tests {
             (s.run_id, s.samples.len(), s.status.as_str()),
             (Some(8), 0, "running")
         );
+    }
+
+    #[test]
+    fn a_history_then_live_samples_continue_after_it_and_stay_bounded() {
+        let mut s = LiveState::default();
+        let hist: Vec<Sample> = [0u64, 7, 9, 15]
+            .iter()
+            .map(|&q| Sample {
+                seq: q,
+                ..Sample::default()
+            })
+            .collect();
+        s.apply(ServerMsg::History {
+            run_id: 7,
+            samples: hist,
+            through_seq: Some(19),
+        });
+        assert_eq!(s.next_seq, 20);
+        for seq in [19, 20, 22, 21] {
+            s.apply(sample(seq));
+        }
+        assert_eq!(
+            s.samples.iter().map(|x| x.seq).collect::<Vec<_>>(),
+            vec![0, 7, 9, 15, 20, 21]
+        );
+        for seq in 22..22 + 3 * LIVE_CAP as u64 {
+            s.apply(sample(seq));
+        }
+        assert!(s.samples.len() <= LIVE_CAP, "{} kept", s.samples.len());
+        assert_eq!(s.next_seq, 22 + 3 * LIVE_CAP as u64);
     }
 }

@@ -157,9 +157,17 @@ pub enum ClientMsg {
         run_id: i64,
         #[serde(default)]
         after_seq: Option<u64>,
+        /// History as one [`ServerMsg::History`] of at most this many samples (the min/max
+        /// envelope of a long run), then every new sample; without it, every stored sample.
+        #[serde(default)]
+        max_points: Option<u32>,
     },
     /// Whatever run starts next on this agent (and the one going on now, if any).
-    SubscribeActive,
+    SubscribeActive {
+        /// As for `Subscribe`.
+        #[serde(default)]
+        max_points: Option<u32>,
+    },
     Unsubscribe,
 }
 
@@ -180,6 +188,13 @@ pub enum ServerMsg {
     Sample {
         run_id: i64,
         sample: Sample,
+    },
+    /// A run's history up to `through_seq` as at most the asked number of samples (every
+    /// one when they fit); `Sample` messages follow from `through_seq + 1`.
+    History {
+        run_id: i64,
+        samples: Vec<Sample>,
+        through_seq: Option<u64>,
     },
     Run {
         run_id: i64,

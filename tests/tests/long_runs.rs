@@ -126,3 +126,72 @@ fn a_long_history_opens_as_an_envelope_zooms_and_exports_at_flat_memory() {
     }
     assert_eq!(lines, n + 1, "a header and one row per sample");
 }
+
+/// A client that subscribes with `max_points` gets the history as one envelope, then every
+/// live sample after it, without a gap or a repeat — on a run going on and on a finished one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_sends_a_long_history_as_an_envelope_then_live_samples() {
+    use shared::api::{ClientMsg, RunEvent, ServerMsg};
+    use tests::server::{WsClient, OP};
+    let data = disk_tempdir();
+    let (old, _, fast) = synthetic_run(&data.path().join("diskscope.db"), 20_000, 100, 900.0, 3);
+    let server = Server::start(data.path(), &[data.path()]);
+
+    let mut c = WsClient::connect(&server, VIEW, true).await;
+    c.send(&ClientMsg::Subscribe {
+        run_id: old,
+        after_seq: None,
+        max_points: Some(200),
+    })
+    .await;
+    let history = loop {
+        match c.next().await.expect("open") {
+            ServerMsg::History {
+                run_id,
+                samples,
+                through_seq,
+            } => {
+                assert_eq!(run_id, old);
+                assert_eq!(through_seq, Some(19_999));
+                break samples;
+            }
+            ServerMsg::Sample { sample, .. } => panic!("sample {} before the history", sample.seq),
+            _ => {}
+        }
+    };
+    assert!(history.len() <= 200 && history.len() >= 150, "{}", history.len());
+    assert!(history.iter().any(|s| s.seq == fast));
+    c.close().await;
+
+    // A live run: history so far, then the rest one by one.
+    let target = data.path().join("live.bin");
+    let id = server.start_run(&serde_json::json!({
+        "target": target.display().to_string(),
+        "spec": {"backend": "null", "runtime_ms": 4000, "interval_ms": 100}
+    }));
+    server.wait_samples(id, 10);
+    let mut c = WsClient::connect(&server, OP, true).await;
+    c.send(&ClientMsg::Subscribe {
+        run_id: id,
+        after_seq: None,
+        max_points: Some(4),
+    })
+    .await;
+    let through = loop {
+        if let ServerMsg::History {
+            samples,
+            through_seq,
+            ..
+        } = c.next().await.expect("open")
+        {
+            assert!(samples.len() <= 4, "{}", samples.len());
+            break through_seq.expect("samples were stored");
+        }
+    };
+    assert!(through >= 9, "history through {through}");
+    let (seqs, end) = c.collect_until_end(id).await;
+    assert_eq!(end, RunEvent::Completed);
+    let want: Vec<u64> = (through + 1..through + 1 + seqs.len() as u64).collect();
+    assert_eq!(seqs, want, "live samples continue right after the history");
+    assert!(seqs.len() >= 20, "{} live samples", seqs.len());
+}

@@ -116,7 +116,8 @@ fn served(rt: &tokio::runtime::Runtime, server: &Server, spec: &Value, clients: 
         let mut subs = Vec::new();
         for _ in 0..clients {
             let mut c = WsClient::connect(server, OP, true).await;
-            c.send(&ClientMsg::SubscribeActive).await;
+            c.send(&ClientMsg::SubscribeActive { max_points: None })
+                .await;
             subs.push(c);
         }
         // Let every subscription land before the run starts.

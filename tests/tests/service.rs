@@ -30,6 +30,7 @@ async fn stream_delivers_samples_in_order_and_resumes_without_gap_or_duplicate()
     a.send(&ClientMsg::Subscribe {
         run_id: id,
         after_seq: None,
+        max_points: None,
     })
     .await;
     let mut seqs = Vec::new();
@@ -46,6 +47,7 @@ async fn stream_delivers_samples_in_order_and_resumes_without_gap_or_duplicate()
     b.send(&ClientMsg::Subscribe {
         run_id: id,
         after_seq: seqs.last().copied(),
+        max_points: None,
     })
     .await;
     let (rest, end) = b.collect_until_end(id).await;
@@ -76,12 +78,15 @@ async fn twenty_clients_get_every_sample_while_one_never_reads() {
     let mut clients = Vec::new();
     for i in 0..20 {
         let mut c = WsClient::connect(&server, VIEW, i % 2 == 0).await;
-        c.send(&ClientMsg::SubscribeActive).await;
+        c.send(&ClientMsg::SubscribeActive { max_points: None })
+            .await;
         assert!(matches!(c.next().await, Some(ServerMsg::Subscribed { .. })));
         clients.push(c);
     }
     let mut stalled = WsClient::connect(&server, VIEW, true).await;
-    stalled.send(&ClientMsg::SubscribeActive).await;
+    stalled
+        .send(&ClientMsg::SubscribeActive { max_points: None })
+        .await;
     let id = server.start_run(
         &json!({"target": data.path().join("label").display().to_string(), "spec": {
         "backend": "null", "rw": "randrw", "iodepth": 16, "runtime_ms": 3000, "interval_ms": 100}}),
@@ -374,6 +379,7 @@ async fn a_client_that_falls_behind_is_resynced_from_the_database() {
     slow.send(&ClientMsg::Subscribe {
         run_id: id,
         after_seq: None,
+        max_points: None,
     })
     .await;
     // Do not read for 4 s (~40 samples, more than the small socket buffers hold): the agent's
@@ -409,7 +415,9 @@ async fn between_runs_subscribe_active_shows_the_last_result() {
     );
     server.wait_status(id, "completed");
     let mut kiosk = WsClient::connect(&server, VIEW, false).await;
-    kiosk.send(&ClientMsg::SubscribeActive).await;
+    kiosk
+        .send(&ClientMsg::SubscribeActive { max_points: None })
+        .await;
     assert!(
         matches!(kiosk.next().await, Some(ServerMsg::Subscribed { run_id: Some(r) }) if r == id)
     );

@@ -28,6 +28,8 @@ const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 const PING_EVERY: Duration = Duration::from_secs(15);
 /// A client that does not take a message for this long is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most samples a `History` message carries.
+const MAX_HISTORY_POINTS: u32 = 100_000;
 const CATCH_UP_BATCH: u32 = 1000;
 
 /// A browser's upgrade from a page of another site is refused (cross-site WebSocket
@@ -208,7 +210,11 @@ impl Client {
                 self.follow = Follow::None;
                 self.send(&ServerMsg::Subscribed { run_id: None }).await
             }
-            ClientMsg::Subscribe { run_id, after_seq } => {
+            ClientMsg::Subscribe {
+                run_id,
+                after_seq,
+                max_points,
+            } => {
                 let store = self.st.manager.store().clone();
                 let exists = tokio::task::spawn_blocking(move || store.get_run(run_id))
                     .await
@@ -227,9 +233,12 @@ impl Client {
                     run_id: Some(run_id),
                 })
                 .await?;
+                if let Some(n) = max_points {
+                    self.history(n).await?;
+                }
                 self.catch_up().await
             }
-            ClientMsg::SubscribeActive => {
+            ClientMsg::SubscribeActive { max_points } => {
                 // The run going on, else the latest one (a kiosk shows the last result
                 // between runs); the next run to start takes over either way.
                 let (id, finished) = match self.st.manager.current_run() {
@@ -240,6 +249,9 @@ impl Client {
                     current: id.map(|id| (id, None)),
                 };
                 self.send(&ServerMsg::Subscribed { run_id: id }).await?;
+                if let Some(n) = max_points {
+                    self.history(n).await?;
+                }
                 self.catch_up().await?;
                 if let (Some(run_id), Some((event, error))) = (id, finished) {
                     self.send(&ServerMsg::Run {
@@ -298,6 +310,44 @@ impl Client {
             } => *last = Some(seq),
             _ => {}
         }
+    }
+
+    /// Sends the followed run's stored history as one envelope of at most `max_points`
+    /// samples (`Store::samples_envelope`); live samples go on after its last seq.
+    async fn history(&mut self, max_points: u32) -> WsResult {
+        let Some((id, _)) = self.followed() else {
+            return Ok(());
+        };
+        if !(2..=MAX_HISTORY_POINTS).contains(&max_points) {
+            return self
+                .error(
+                    "bad_message",
+                    format!("max_points = {max_points}: expected 2..={MAX_HISTORY_POINTS}"),
+                )
+                .await;
+        }
+        let store = self.st.manager.store().clone();
+        let (samples, through) = tokio::task::spawn_blocking(move || {
+            let last = store.last_sample(id)?.map(|s| s.seq);
+            let samples = match last {
+                Some(l) => store.samples_envelope(id, 0, Some(l), max_points)?,
+                None => Vec::new(),
+            };
+            Ok::<_, crate::store::StoreError>((samples, last))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+        self.send(&ServerMsg::History {
+            run_id: id,
+            samples,
+            through_seq: through,
+        })
+        .await?;
+        if let Some(l) = through {
+            self.set_last(l);
+        }
+        Ok(())
     }
 
     /// Sends every stored sample after the last one sent.
