@@ -77,6 +77,11 @@ pub fn run(
         &AnalysisOptions::for_spec(plan.spec()),
         fine.as_mut(),
     );
+    if let Some(sp) = fine.as_mut() {
+        if sp.flush().is_ok() {
+            observer.exact_timeline(sp);
+        }
+    }
     Ok(report)
 }
 
@@ -167,7 +172,7 @@ pub fn run_steps(
             let go_on = report.status == RunStatus::Completed;
             seq.add_step(name, index, report, fine, &mut first);
             if !go_on {
-                return Ok(with_snapshot(seq.finish(first, opts), snapshot));
+                return Ok(with_snapshot(seq.finish(first, opts, observer), snapshot));
             }
             match step.until_steady {
                 Some(max) if round < max => {
@@ -188,7 +193,7 @@ pub fn run_steps(
             break;
         }
     }
-    Ok(with_snapshot(seq.finish(first, opts), snapshot))
+    Ok(with_snapshot(seq.finish(first, opts, observer), snapshot))
 }
 
 fn with_snapshot(mut r: RunReport, s: Option<crate::devices::Snapshot>) -> RunReport {
@@ -463,7 +468,12 @@ impl Sequence {
         }
     }
 
-    fn finish(mut self, first: Option<RunReport>, opts: &AnalysisOptions) -> RunReport {
+    fn finish(
+        mut self,
+        first: Option<RunReport>,
+        opts: &AnalysisOptions,
+        observer: &mut dyn Observer,
+    ) -> RunReport {
         let mut report = first.unwrap_or_else(|| RunReport {
             protocol_version: shared::PROTOCOL_VERSION,
             status: RunStatus::Stopped,
@@ -496,6 +506,11 @@ impl Sequence {
             .map_or(0, |p| p.worker_threads);
         report.environment.warnings.extend(self.warnings);
         report.analysis = crate::analyze::analyze(&report, opts, self.spill.as_mut());
+        if let Some(sp) = self.spill.as_mut() {
+            if sp.flush().is_ok() {
+                observer.exact_timeline(sp);
+            }
+        }
         report
     }
 }

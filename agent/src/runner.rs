@@ -55,6 +55,9 @@ pub trait Observer {
     fn layout(&mut self, _bytes: u64) {}
     /// One merged sample, as soon as every job has reported its interval.
     fn sample(&mut self, sample: &Sample);
+    /// Every 10 ms bucket of the run, once at its end (after the analyses): for storage and
+    /// export. Not called when no temporary file could hold them.
+    fn exact_timeline(&mut self, _buckets: &mut Spill) {}
 }
 
 /// Runs `plan` to the end (or until `cancel` is set, or an error).

@@ -159,7 +159,11 @@ async fn the_stream_sends_a_long_history_as_an_envelope_then_live_samples() {
             _ => {}
         }
     };
-    assert!(history.len() <= 200 && history.len() >= 150, "{}", history.len());
+    assert!(
+        history.len() <= 200 && history.len() >= 150,
+        "{}",
+        history.len()
+    );
     assert!(history.iter().any(|s| s.seq == fast));
     c.close().await;
 
@@ -194,4 +198,77 @@ async fn the_stream_sends_a_long_history_as_an_envelope_then_live_samples() {
     let want: Vec<u64> = (through + 1..through + 1 + seqs.len() as u64).collect();
     assert_eq!(seqs, want, "live samples continue right after the history");
     assert!(seqs.len() >= 20, "{} live samples", seqs.len());
+}
+
+/// Every 10 ms bucket on request: the CLI's `--timeline` and the API's `/timeline` agree
+/// with the run's bytes; the JSON and CSV written as the samples came hold every sample.
+#[test]
+fn the_exact_timeline_is_exported_by_the_cli_and_the_api() {
+    let data = disk_tempdir();
+    let target = data.path().join("t.bin");
+    let (json, csv, tl) = (
+        data.path().join("r.json"),
+        data.path().join("r.csv"),
+        data.path().join("t.csv"),
+    );
+    let out = ds(&format!(
+        "run --target {} --size 64M --rw write --bs 128k --iodepth 4 --runtime 3s \
+         --interval-ms 100 --backend null -q --json {} --csv {} --timeline {}",
+        target.display(),
+        json.display(),
+        csv.display(),
+        tl.display()
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    assert_eq!(r.samples.len() as u64, r.summary.samples);
+    let rows = std::fs::read_to_string(&csv).expect("csv");
+    assert_eq!(rows.lines().count() as u64, r.summary.samples + 1);
+    let text = std::fs::read_to_string(&tl).expect("timeline");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("t_ms,bytes"));
+    let buckets: Vec<(u64, u64)> = lines
+        .map(|l| {
+            let (t, b) = l.split_once(',').expect("two columns");
+            (t.parse().expect("t"), b.parse().expect("bytes"))
+        })
+        .collect();
+    assert!(buckets.len() >= 290, "{} buckets for 3 s", buckets.len());
+    assert!(buckets.iter().enumerate().all(|(i, (t, _))| *t == i as u64 * 10));
+    assert_eq!(
+        buckets.iter().map(|b| b.1).sum::<u64>(),
+        r.summary.write.bytes,
+        "the buckets add up to the bytes written"
+    );
+    // A bad path is refused before anything runs.
+    let out = ds(&format!(
+        "run --target {} --size 64M --rw write --runtime 1s --backend null -q --timeline /nonexistent/dir/t.csv",
+        target.display()
+    ));
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--timeline /nonexistent/dir/t.csv"), "{}", stderr(&out));
+
+    // The service stores every bucket and streams them back.
+    let server = Server::start(data.path(), &[data.path()]);
+    let id = server.start_run(&serde_json::json!({
+        "target": data.path().join("s.bin").display().to_string(),
+        "spec": {"backend": "null", "runtime_ms": 2000, "interval_ms": 100, "rw": "write", "size": 67108864u64}
+    }));
+    let run = server.wait_status(id, "completed");
+    let written = run["summary"]["write"]["bytes"].as_u64().expect("bytes");
+    let (status, v) = server.get(&format!("/api/v1/runs/{id}/timeline?format=json"), VIEW);
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["bucket_ms"], 10);
+    assert_eq!(v["exact"], true);
+    let bytes: Vec<u64> = v["bytes"]
+        .as_array()
+        .expect("bytes")
+        .iter()
+        .map(|b| b.as_u64().expect("u64"))
+        .collect();
+    assert!(bytes.len() >= 190, "{} buckets", bytes.len());
+    assert_eq!(bytes.iter().sum::<u64>(), written);
+    let (status, v) = server.get(&format!("/api/v1/runs/{id}/timeline?format=xml"), VIEW);
+    assert_eq!(status, 400);
+    assert!(v["message"].as_str().unwrap_or("").contains("format = 'xml'"), "{v}");
 }

@@ -85,6 +85,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/runs/{id}/samples", get(runs::samples))
         .route("/api/v1/runs/{id}/stop", post(runs::stop))
         .route("/api/v1/runs/{id}/export", get(runs::export))
+        .route("/api/v1/runs/{id}/timeline", get(runs::timeline))
         .route("/api/v1/ws", get(ws::handler))
         .route("/metrics", get(metrics::metrics))
         .route("/api/{*rest}", any(api_not_found))

@@ -291,6 +291,124 @@ pub async fn export(
         .into_response())
 }
 
+/// A run's fine timeline, streamed: every 10 ms bucket when the run stored them
+/// (`timeline_chunks`), else the bounded timeline kept with it. CSV (`t_ms,bytes`) or JSON
+/// (`{"bucket_ms", "exact", "bytes": [...]}`).
+pub async fn timeline(
+    State(st): State<AppState>,
+    _: Viewer,
+    id: Result<Path<i64>, PathRejection>,
+    q: Result<Query<ExportQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Path(id) = id?;
+    let Query(q) = q?;
+    let format = q.format.unwrap_or_else(|| "csv".into());
+    if format != "json" && format != "csv" {
+        return Err(ApiError::bad_request(format!(
+            "format = '{format}': expected json or csv"
+        )));
+    }
+    load(&st, id).await?;
+    let store = st.manager.store().clone();
+    let exact = {
+        let store = store.clone();
+        blocking(move || {
+            store
+                .exact_timeline_chunks(id, 0, 1)
+                .map(|c| !c.is_empty())
+                .map_err(ApiError::from)
+        })
+        .await?
+    };
+    let csv = format == "csv";
+    let disposition = format!("attachment; filename=\"diskscope-run-{id}-timeline.{format}\"");
+    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(4);
+    tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut out = ChunkWriter {
+            tx,
+            buf: Vec::with_capacity(CHUNK),
+        };
+        let r = (|| -> std::io::Result<()> {
+            let (bucket_ms, buckets): (u64, Box<dyn Iterator<Item = std::io::Result<u64>>>) =
+                if exact {
+                    let mut next = 0u64;
+                    let mut page = Vec::new().into_iter();
+                    let mut done = false;
+                    let store = store.clone();
+                    (
+                        crate::stats::fine::BUCKET_NS / 1_000_000,
+                        Box::new(std::iter::from_fn(move || loop {
+                            if let Some(b) = page.next() {
+                                return Some(Ok(b));
+                            }
+                            if done {
+                                return None;
+                            }
+                            match store.exact_timeline_chunks(id, next, 16) {
+                                Ok(chunks) => {
+                                    done = chunks.len() < 16;
+                                    next += chunks.len() as u64;
+                                    page = chunks.concat().into_iter();
+                                }
+                                Err(e) => {
+                                    done = true;
+                                    return Some(Err(std::io::Error::other(e)));
+                                }
+                            }
+                        })),
+                    )
+                } else {
+                    let t = store
+                        .timeline(id)
+                        .map_err(std::io::Error::other)?
+                        .unwrap_or_default();
+                    (
+                        u64::from(t.bucket_ms),
+                        Box::new(t.bytes.into_iter().map(Ok)),
+                    )
+                };
+            if csv {
+                out.write_all(b"t_ms,bytes\n")?;
+                for (i, b) in buckets.enumerate() {
+                    writeln!(out, "{},{}", i as u64 * bucket_ms, b?)?;
+                }
+            } else {
+                write!(
+                    out,
+                    "{{\"bucket_ms\":{bucket_ms},\"exact\":{exact},\"bytes\":["
+                )?;
+                for (i, b) in buckets.enumerate() {
+                    if i > 0 {
+                        out.write_all(b",")?;
+                    }
+                    write!(out, "{}", b?)?;
+                }
+                out.write_all(b"]}\n")?;
+            }
+            out.flush()
+        })();
+        if let Err(e) = r {
+            tracing::warn!(run = id, "timeline export of run {id} ended early: {e}");
+            let _ = out.tx.blocking_send(Err(e));
+        }
+    });
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                if csv { "text/csv" } else { "application/json" }.to_string(),
+            ),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        axum::body::Body::from_stream(stream),
+    )
+        .into_response())
+}
+
 /// Samples read from the store at a time by an export (about 2 MB of them).
 const EXPORT_PAGE: u32 = 2_000;
 

@@ -193,6 +193,10 @@ pub struct RunArgs {
     /// Write one CSV row per sample.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Write every 10 ms bucket of the run (bytes completed) as CSV `t_ms,bytes`; the JSON
+    /// report's timeline merges buckets on runs longer than 10.9 minutes.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
     /// No per-interval lines or progress bar.
     #[arg(long, short)]
     pub quiet: bool,

@@ -17,6 +17,8 @@ pub struct Outputs<'a> {
     csv: Option<(PathBuf, report::csv::Sink<BufWriter<File>>)>,
     /// The path, and the spill while it works (else the report's own samples are written).
     json: Option<(PathBuf, Option<BufWriter<File>>)>,
+    /// `--timeline`: where every 10 ms bucket goes at the end, and whether it went.
+    timeline: Option<(PathBuf, Option<anyhow::Result<()>>)>,
     /// The first CSV write that failed: the run goes on, the error is reported at the end.
     failed: Option<anyhow::Error>,
 }
@@ -28,7 +30,11 @@ impl<'a> Outputs<'a> {
         inner: &'a mut dyn Observer,
         json: Option<&Path>,
         csv: Option<&Path>,
+        timeline: Option<&Path>,
     ) -> anyhow::Result<Self> {
+        if let Some(p) = timeline {
+            File::create(p).with_context(|| format!("cannot write --timeline {}", p.display()))?;
+        }
         let csv = match csv {
             Some(p) => {
                 let f = File::create(p)
@@ -53,6 +59,7 @@ impl<'a> Outputs<'a> {
             inner,
             csv,
             json,
+            timeline: timeline.map(|p| (p.to_path_buf(), None)),
             failed: None,
         })
     }
@@ -84,6 +91,14 @@ impl<'a> Outputs<'a> {
         if let Some(e) = self.failed {
             return Err(e);
         }
+        match self.timeline {
+            Some((_, Some(r))) => r?,
+            Some((path, None)) => anyhow::bail!(
+                "--timeline {}: the run kept no 10 ms timeline (no temporary file could hold it)",
+                path.display()
+            ),
+            None => {}
+        }
         if let Some((path, sink)) = self.csv {
             sink.finish()
                 .with_context(|| format!("cannot write --csv {}", path.display()))?;
@@ -95,6 +110,22 @@ impl<'a> Outputs<'a> {
 impl Observer for Outputs<'_> {
     fn layout(&mut self, bytes: u64) {
         self.inner.layout(bytes);
+    }
+
+    fn exact_timeline(&mut self, buckets: &mut crate::stats::fine::Spill) {
+        let Some((path, done)) = &mut self.timeline else {
+            return;
+        };
+        let step_ms = crate::stats::fine::BUCKET_NS / 1_000_000;
+        let r = (|| -> std::io::Result<()> {
+            let mut out = BufWriter::new(File::create(&*path)?);
+            out.write_all(b"t_ms,bytes\n")?;
+            for (i, b) in buckets.reader(0, buckets.len()).enumerate() {
+                writeln!(out, "{},{}", i as u64 * step_ms, b?)?;
+            }
+            out.flush()
+        })();
+        *done = Some(r.with_context(|| format!("cannot write --timeline {}", path.display())));
     }
 
     fn sample(&mut self, s: &Sample) {

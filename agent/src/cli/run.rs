@@ -19,6 +19,12 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     let mut term: Option<Terminal> = None;
     let report = match &args.preset {
         None if args.target.len() > 1 => {
+            if let Some(p) = &args.timeline {
+                anyhow::bail!(
+                    "--timeline {}: a run over several targets keeps no 10 ms timeline; give one --target",
+                    p.display()
+                );
+            }
             let spec = args.spec();
             let plans = args
                 .target
@@ -28,7 +34,12 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             crate::budget::check(&spec, plans.len() as u64)
                 .map_err(|e| measure::MeasureError::Spec(vec![e]))?;
             let term = term.insert(Terminal::for_steps(Vec::new(), args.quiet));
-            let mut out = Outputs::new(term, args.json.as_deref(), args.csv.as_deref())?;
+            let mut out = Outputs::new(
+                term,
+                args.json.as_deref(),
+                args.csv.as_deref(),
+                args.timeline.as_deref(),
+            )?;
             let report = measure::run_multi(plans, cancel, &mut out)?;
             out.finish(&report)?;
             report
@@ -36,7 +47,12 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
         None => {
             let plan = measure::plan(&args.spec(), first)?;
             let term = term.insert(Terminal::new(&plan, args.quiet));
-            let mut out = Outputs::new(term, args.json.as_deref(), args.csv.as_deref())?;
+            let mut out = Outputs::new(
+                term,
+                args.json.as_deref(),
+                args.csv.as_deref(),
+                args.timeline.as_deref(),
+            )?;
             let report = measure::run(plan, cancel, &mut out)?;
             out.finish(&report)?;
             term.finish();
@@ -72,7 +88,12 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             let plans = measure::plan_steps(&built.steps, &at)?;
             let names = built.steps.iter().map(|s| s.name.clone()).collect();
             let term = term.insert(Terminal::for_steps(names, args.quiet));
-            let mut out = Outputs::new(term, args.json.as_deref(), args.csv.as_deref())?;
+            let mut out = Outputs::new(
+                term,
+                args.json.as_deref(),
+                args.csv.as_deref(),
+                args.timeline.as_deref(),
+            )?;
             let report = measure::run_steps(plans, &built.analysis, cancel, &mut out)?;
             out.finish(&report)?;
             report

@@ -542,4 +542,21 @@ impl Observer for Persist<'_> {
             sample: Arc::new(sample.clone()),
         });
     }
+
+    fn exact_timeline(&mut self, buckets: &mut crate::stats::fine::Spill) {
+        let n = buckets.len();
+        if let Err(e) = self
+            .store
+            .put_exact_timeline(self.run_id, buckets.reader(0, n))
+        {
+            // The samples and the bounded timeline are stored; only the export of every
+            // 10 ms bucket is missing.
+            tracing::warn!(
+                run = self.run_id,
+                "cannot store the 10 ms timeline of run {} in {}: {e}",
+                self.run_id,
+                self.store.path().display()
+            );
+        }
+    }
 }

@@ -27,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0001_init.sql"),
     include_str!("migrations/0002_steps_timeline.sql"),
     include_str!("migrations/0003_targets.sql"),
+    include_str!("migrations/0004_exact_timeline.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +36,9 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("corrupt JSON in the database: {0}")]
     Json(#[from] serde_json::Error),
+    /// Reading what is to be stored failed (the run's timeline spill).
+    #[error("cannot read the data to store: {0}")]
+    Io(String),
     #[error(
         "the database {path} has schema version {found}, newer than this diskscope knows ({known})"
     )]
@@ -372,6 +376,69 @@ impl Store {
             .collect()
     }
 
+    /// Stores a run's exact 10 ms buckets, [`TIMELINE_CHUNK`] per row, one short transaction
+    /// per row (a long timeline never holds the database for long).
+    pub fn put_exact_timeline(
+        &self,
+        run: RunId,
+        buckets: impl Iterator<Item = std::io::Result<u64>>,
+    ) -> Result<u64, StoreError> {
+        let mut chunk = 0i64;
+        let mut buf: Vec<u8> = Vec::with_capacity(TIMELINE_CHUNK * 8);
+        let mut n = 0u64;
+        let put = |chunk: i64, buf: &[u8]| -> Result<(), StoreError> {
+            self.conn().execute(
+                "INSERT OR REPLACE INTO timeline_chunks (run_id, chunk, bytes) VALUES (?1, ?2, ?3)",
+                params![run, chunk, buf],
+            )?;
+            Ok(())
+        };
+        for b in buckets {
+            let b = b.map_err(|e| StoreError::Io(e.to_string()))?;
+            buf.extend_from_slice(&b.to_le_bytes());
+            n += 1;
+            if buf.len() == TIMELINE_CHUNK * 8 {
+                put(chunk, &buf)?;
+                buf.clear();
+                chunk += 1;
+            }
+        }
+        if !buf.is_empty() {
+            put(chunk, &buf)?;
+        }
+        Ok(n)
+    }
+
+    /// Chunks of a run's exact timeline from `from` on, at most `limit`, in order.
+    pub fn exact_timeline_chunks(
+        &self,
+        run: RunId,
+        from: u64,
+        limit: u32,
+    ) -> Result<Vec<Vec<u64>>, StoreError> {
+        let conn = self.conn();
+        let mut stmt = conn.prepare_cached(
+            "SELECT bytes FROM timeline_chunks WHERE run_id = ?1 AND chunk >= ?2 ORDER BY chunk LIMIT ?3",
+        )?;
+        let rows = stmt
+            .query_map(params![run, sql_int(from), i64::from(limit)], |r| {
+                r.get::<_, Vec<u8>>(0)
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows
+            .into_iter()
+            .map(|b| {
+                b.chunks_exact(8)
+                    .map(|c| {
+                        let mut b = [0u8; 8];
+                        b.copy_from_slice(c);
+                        u64::from_le_bytes(b)
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
     /// Parses the JSON in the first column of the one row `sql` selects for `run`, if any.
     fn json_row<T: DeserializeOwned>(
         &self,
@@ -539,6 +606,9 @@ fn insert_sample(tx: &rusqlite::Transaction<'_>, run: RunId, s: &Sample) -> Resu
     ])?;
     Ok(())
 }
+
+/// Buckets per row of `timeline_chunks` (32 KiB, 41 s of 10 ms buckets).
+pub const TIMELINE_CHUNK: usize = 4096;
 
 /// The two samples a stretch contributes, in `seq` order (one when they are the same).
 fn push_pair(out: &mut Vec<i64>, a: i64, b: i64) {
