@@ -5,6 +5,7 @@
   bench/out/pipeline.json   tests/tests/pipeline_bench.rs case 3 (live pipeline, memory)
   bench/out/dashboard.json  bench/dashboard.sh           case 4 (front end)
   bench/out/presets.json    bench/vs_fio.py --presets    case 5 (every preset step vs fio)
+  bench/out/long.json       tests/tests/long_run_bench.rs case 6 (long runs at flat memory)
 
 A case not measured this time (its file missing, or `bench/run.sh --only` skipped it) keeps
 its section and target rows from the document as it was, with a line saying so. Everything
@@ -303,6 +304,57 @@ def presets_section(p, summary):
     return lines
 
 
+def long_section(l, summary):
+    sv, cli, h = l["served"], l["cli"], l["history"]
+    mins = l["long_secs"] / 60
+    summary.append(("6", f"serve, {mins:.0f} min at 100 ms, 20 clients: RSS at the end within 2 MiB of "
+                    "after 1 min, ≤ 64 MiB",
+                    f"{sv['rss_after_1min_mib']:.1f} → {sv['rss_end_mib']:.1f} MiB",
+                    verdict(abs(sv["rss_end_mib"] - sv["rss_after_1min_mib"]) <= 2
+                            and sv["rss_end_mib"] <= 64 and sv["every_client_got_every_sample"])))
+    summary.append(("6", f"CLI peak RSS, 10 s vs {mins:.0f} min within 2 MiB",
+                    f"{cli['peak_rss_10s_mib']:.1f} / {cli['peak_rss_long_mib']:.1f} MiB",
+                    verdict(abs(cli["peak_rss_long_mib"] - cli["peak_rss_10s_mib"]) <= 2)))
+    first = h.get("dashboard_first_chart_ms_median")
+    summary.append(("6", "24-hour history: first chart in the dashboard ≤ 1 s",
+                    "not measured (no node/chromium)" if first is None else f"{first:.0f} ms",
+                    "—" if first is None else verdict(first <= 1000)))
+    summary.append(("6", "24-hour history: compare of two runs ≤ 2 s",
+                    f"{h['compare_fetch_ms_median']:.0f} ms", verdict(h["compare_fetch_ms_median"] <= 2000)))
+    summary.append(("6", "24-hour history: JSON export at flat memory",
+                    f"{h['json_export_mb']:.0f} MB, +{h['json_export_peak_rss_growth_mib']:.1f} MiB peak RSS",
+                    verdict(h["json_export_peak_rss_growth_mib"] <= 8)))
+    return [
+        "",
+        "## Case 6 — long runs at flat memory (issue 14)",
+        "",
+        f"`tests/tests/long_run_bench.rs` ({l.get('generated', '')}), release agent.",
+        "",
+        f"**A {mins:.0f}-minute run** at 100 ms samples on `diskscope serve` (1 MB writes at 200 MB/s on",
+        "the null backend: the pipeline is measured, not a drive; with the rate it is a sustain run",
+        "too), 20 WebSocket clients taking every sample; at the same time the CLI runs as long with",
+        "`--json`, `--csv` and `--timeline`, then for 10 s.",
+        "",
+        "| measure | figure |",
+        "|---|---|",
+        f"| samples, every client got every one | {sv['samples']:,}, {sv['every_client_got_every_sample']} |",
+        f"| agent RSS after 1 minute / at the end / max | {sv['rss_after_1min_mib']:.1f} / {sv['rss_end_mib']:.1f} / {sv['rss_max_mib']:.1f} MiB |",
+        f"| CLI peak RSS, 10 s run / {mins:.0f}-minute run | {cli['peak_rss_10s_mib']:.1f} / {cli['peak_rss_long_mib']:.1f} MiB |",
+        "",
+        f"**Two synthetic 24-hour runs** ({h['samples_per_run']:,} samples at 100 ms each, one with its",
+        f"{h['samples_per_run'] * 10:,} buckets of 10 ms) written into a database"
+        f" ({h['written_s']:.0f} s), then served:",
+        "",
+        "| measure | figure |",
+        "|---|---|",
+        f"| dashboard first chart (headless Chromium, the live view opens on the latest run: its history as one envelope) | {'—' if first is None else f'{first:.0f} ms'} |",
+        f"| results view's fetches (run + 4,096-point envelope), median of 5 | {h['results_fetch_ms_median']:.0f} ms |",
+        f"| compare view's fetches (two runs), median of 5 | {h['compare_fetch_ms_median']:.0f} ms |",
+        f"| JSON export, streamed | {h['json_export_mb']:.0f} MB in {h['json_export_s']:.1f} s; agent peak RSS {h['agent_peak_rss_before_mib']:.1f} MiB, +{h['json_export_peak_rss_growth_mib']:.1f} MiB |",
+        f"| 10 ms timeline as CSV, streamed | {h['timeline_csv_mb']:.0f} MB in {h['timeline_csv_s']:.1f} s, +{h['timeline_peak_rss_growth_mib']:.1f} MiB |",
+    ]
+
+
 def case_sections(text):
     """'## Case N ...' sections of a document, by N, each from its newline to the next heading."""
     return {m.group(1): m.group(0).rstrip("\n") + "\n"
@@ -324,7 +376,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
     engine, pipeline, dash = load("engine.json"), load("pipeline.json"), load("dashboard.json")
-    presets = load("presets.json")
+    presets, long = load("presets.json"), load("long.json")
     summary, body = [], []
     if engine:
         body += engine_sections(engine, summary)
@@ -334,6 +386,8 @@ def main():
         body += dashboard_section(dash, summary)
     if presets:
         body += presets_section(presets, summary)
+    if long:
+        body += long_section(long, summary)
     head = ["# Benchmarks: diskscope against fio, the pipeline and the dashboard", ""]
     if engine:
         head += [
@@ -359,7 +413,7 @@ def main():
     rows = [f"| {c} | {t} | {m} | {v} |" for c, t, m, v in summary]
     rows += [r for r in old_target_rows(old) if r.split("|")[1].strip() in carried]
     rows.sort(key=lambda r: r.split("|")[1].strip())
-    head += ["## Targets (issues 7 and 12)", "", "| case | target | measured | verdict |", "|---|---|---|---|"]
+    head += ["## Targets (issues 7, 12 and 14)", "", "| case | target | measured | verdict |", "|---|---|---|---|"]
     head += rows
     if carried:
         head += ["", f"Case {', '.join(carried)}: not measured in this run; the rows and "

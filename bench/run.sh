@@ -6,19 +6,24 @@
 #   case 4    bench/dashboard.sh           bundle size, first chart, redraw (headless Chromium)
 #   case 5    bench/vs_fio.py --presets    every step of cdm, cdm-peak, atto and orion-matrix
 #             against fio with the same parameters and buffer memory (issue 12)
+#   case 6    tests/tests/long_run_bench.rs long runs at flat memory (issue 14): a 30-minute
+#             served run with 20 clients and the CLI beside it, two synthetic 24-hour histories
 # Raw measurements go to bench/out/*.json; bench/report.py writes the document.
 #
-# Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--only 1,2,3,4,5]
+# Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--long-secs SECS]
+#                     [--only 1,2,3,4,5,6]
 #   --quick: 3 pairs of 2 s, a 60 s memory run (a smoke run, not figures to publish)
 #   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes,
-#   and case 5 with 5 pairs of 1 s per step (184 steps × 3 runs × 5 pairs; about 60 minutes).
+#   and case 5 with 5 pairs of 1 s per step (184 steps × 3 runs × 5 pairs; about 60 minutes),
+#   case 6 with a 1800 s run (about 35 minutes).
 # Needs root for the loop device cases, fio, and for case 4 chromium + npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=5 runtime=5 rss=600 only=1,2,3,4,5 preset_pairs=5
+pairs=5 runtime=5 rss=600 only=1,2,3,4,5,6 preset_pairs=5 long=1800
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) pairs=3 runtime=2 rss=60 preset_pairs=1 ;;
+    --quick) pairs=3 runtime=2 rss=60 preset_pairs=1 long=60 ;;
+    --long-secs) long=$2; shift ;;
     --pairs) pairs=$2; shift ;;
     --runtime) runtime=$2; shift ;;
     --rss-secs) rss=$2; shift ;;
@@ -54,5 +59,18 @@ if has 5; then
   echo "== case 5: every preset step vs fio ($preset_pairs pairs of 1 s per step)" >&2
   python3 bench/vs_fio.py --presets cdm,cdm-peak,atto,orion-matrix --pairs "$preset_pairs" \
     --runtime 1 --out bench/out/presets.json
+fi
+if has 6; then
+  echo "== case 6: long runs at flat memory (${long} s run, 24-hour histories)" >&2
+  ./scripts/build-frontend.sh >/dev/null 2>&1
+  cargo build --release --quiet -p agent --bin diskscope
+  (cd tests/e2e && [ -d node_modules/playwright-core ] || npm ci --silent)
+  DISKSCOPE_BENCH_LONG_SECS=$long DISKSCOPE_BENCH_OUT=$PWD/bench/out/long.json \
+    cargo test --release --quiet -p tests --test long_run_bench -- --ignored --nocapture
+  python3 - bench/out/long.json <<'PY'
+import json, sys, time
+p = sys.argv[1]; r = json.load(open(p)); r["generated"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+json.dump(r, open(p, "w"), indent=2)
+PY
 fi
 python3 bench/report.py

@@ -234,7 +234,10 @@ fn the_exact_timeline_is_exported_by_the_cli_and_the_api() {
         })
         .collect();
     assert!(buckets.len() >= 290, "{} buckets for 3 s", buckets.len());
-    assert!(buckets.iter().enumerate().all(|(i, (t, _))| *t == i as u64 * 10));
+    assert!(buckets
+        .iter()
+        .enumerate()
+        .all(|(i, (t, _))| *t == i as u64 * 10));
     assert_eq!(
         buckets.iter().map(|b| b.1).sum::<u64>(),
         r.summary.write.bytes,
@@ -246,7 +249,11 @@ fn the_exact_timeline_is_exported_by_the_cli_and_the_api() {
         target.display()
     ));
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("--timeline /nonexistent/dir/t.csv"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--timeline /nonexistent/dir/t.csv"),
+        "{}",
+        stderr(&out)
+    );
 
     // The service stores every bucket and streams them back.
     let server = Server::start(data.path(), &[data.path()]);
@@ -270,5 +277,11 @@ fn the_exact_timeline_is_exported_by_the_cli_and_the_api() {
     assert_eq!(bytes.iter().sum::<u64>(), written);
     let (status, v) = server.get(&format!("/api/v1/runs/{id}/timeline?format=xml"), VIEW);
     assert_eq!(status, 400);
-    assert!(v["message"].as_str().unwrap_or("").contains("format = 'xml'"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("format = 'xml'"),
+        "{v}"
+    );
 }
