@@ -59,17 +59,42 @@ pub async fn delete(token: &str, id: i64) -> Result<(), String> {
     send_empty(Request::delete(&format!("/api/v1/runs/{id}")), token).await
 }
 
-/// A run's samples for its charts: every one up to [`CHART_POINTS`], else the min/max
+/// A run's samples for its charts: every one up to [`chart_points`], else the min/max
 /// envelope of that many (the agent picks the slowest and fastest of each stretch), so a
 /// day-long run opens as fast as a minute-long one.
 pub async fn samples(token: &str, id: i64) -> Result<Vec<shared::Sample>, String> {
-    let path = format!("/api/v1/runs/{id}/samples?max_points={CHART_POINTS}");
+    let path = format!("/api/v1/runs/{id}/samples?max_points={}", chart_points());
     let list: shared::api::SampleList = get(token, &path).await?;
     Ok(list.samples)
 }
 
-/// Points a chart asks for: about two per pixel column of the widest screen.
-pub const CHART_POINTS: u32 = 4096;
+/// The samples with `seq` in `[from, to]` for a zoomed chart (the envelope when they do
+/// not fit in [`chart_points`]).
+pub async fn samples_range(
+    token: &str,
+    id: i64,
+    from: u64,
+    to: u64,
+) -> Result<Vec<shared::Sample>, String> {
+    let path = format!(
+        "/api/v1/runs/{id}/samples?max_points={}&from_seq={from}&to_seq={to}",
+        chart_points()
+    );
+    let list: shared::api::SampleList = get(token, &path).await?;
+    Ok(list.samples)
+}
+
+/// Points a chart asks for: two per pixel column of this screen (its width in device
+/// pixels), at least 512 and at most 8,192.
+pub fn chart_points() -> u32 {
+    let w = web_sys::window()
+        .and_then(|w| {
+            let px = w.inner_width().ok()?.as_f64()?;
+            Some(px * w.device_pixel_ratio())
+        })
+        .unwrap_or(2048.0);
+    ((2.0 * w) as u32).clamp(512, 8192)
+}
 
 pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {
     let r = Request::post("/api/v1/runs")
@@ -101,15 +126,27 @@ pub async fn scratch_target(token: &str) -> Result<String, String> {
 }
 
 /// The run's export (`json` or `csv`) as text, for saving.
-pub async fn export(token: &str, id: i64, format: &str) -> Result<String, String> {
-    let r = Request::get(&format!("/api/v1/runs/{id}/export?format={format}"))
+/// A document the agent streams (`path`), as a browser `Blob`: its bytes stay in the
+/// browser's blob store and never pass through the wasm heap, so a day-long run's export
+/// (hundreds of MB) downloads like a short one's.
+pub async fn fetch_blob(token: &str, path: &str) -> Result<web_sys::Blob, String> {
+    use wasm_bindgen::JsCast;
+    let r = Request::get(path)
         .header("Authorization", &auth(token))
         .send()
         .await
         .map_err(|e| e.to_string())?;
-    if r.ok() {
-        r.text().await.map_err(|e| e.to_string())
-    } else {
-        read::<serde_json::Value>(r).await.map(|v| v.to_string())
+    if !r.ok() {
+        return Err(read::<serde_json::Value>(r)
+            .await
+            .map(|v| v.to_string())
+            .unwrap_or_else(|e| e));
     }
+    let raw: web_sys::Response = r.into();
+    let promise = raw.blob().map_err(|e| format!("{e:?}"))?;
+    let blob = wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    Ok(blob.unchecked_into())
 }
+

@@ -441,6 +441,29 @@ pub fn writes(spec: &WorkloadSpec) -> bool {
     spec.rw.read_pct(spec.read_pct) < 100
 }
 
+/// A zoom range typed as seconds from the run's start (`from`, `to`) → the sample `seq`s it
+/// covers at `interval_ms` per sample. Errors name the bad value.
+pub fn zoom_range(from: &str, to: &str, interval_ms: u64) -> Result<(u64, u64), String> {
+    let secs = |name: &str, v: &str| -> Result<f64, String> {
+        let x: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{name} = '{v}': expected seconds, e.g. 120"))?;
+        if !x.is_finite() || x < 0.0 {
+            return Err(format!("{name} = '{v}': expected 0 or more seconds"));
+        }
+        Ok(x)
+    };
+    let (a, b) = (secs("from", from)?, secs("to", to)?);
+    if b <= a {
+        return Err(format!("to = {b} s must be after from = {a} s"));
+    }
+    let per = interval_ms.max(1) as f64 / 1e3;
+    let first = (a / per).floor() as u64;
+    let last = ((b / per).ceil() as u64).saturating_sub(1).max(first);
+    Ok((first, last))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,5 +548,21 @@ mod tests {
         assert!(writes(&s));
         s.rw = RwMode::Write;
         assert!(writes(&s));
+    }
+
+    #[test]
+    fn a_zoom_range_in_seconds_becomes_sample_seqs_or_names_the_bad_value() {
+        assert_eq!(zoom_range("10", "20", 100), Ok((100, 199)));
+        assert_eq!(zoom_range("0", "0.05", 100), Ok((0, 0)));
+        assert_eq!(zoom_range(" 60 ", "120", 1000), Ok((60, 119)));
+        assert!(zoom_range("ten", "20", 100)
+            .unwrap_err()
+            .contains("from = 'ten'"));
+        assert!(zoom_range("5", "-1", 100)
+            .unwrap_err()
+            .contains("to = '-1'"));
+        assert!(zoom_range("30", "20", 100)
+            .unwrap_err()
+            .contains("to = 20 s must be after"));
     }
 }

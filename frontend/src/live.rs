@@ -24,9 +24,6 @@ pub struct LiveState {
 /// Samples the page keeps for the live charts before merging neighbours.
 pub const LIVE_CAP: usize = 8192;
 
-/// History asked for when subscribing: about two points per pixel column.
-pub const HISTORY_POINTS: u32 = 4096;
-
 impl LiveState {
     /// Merges neighbouring samples pairwise (`Sample::absorb`): half the points, the same
     /// bytes and time.
@@ -144,7 +141,7 @@ mod browser {
                 token: token.into(),
             },
             ClientMsg::SubscribeActive {
-                max_points: Some(super::HISTORY_POINTS),
+                max_points: Some(crate::api::chart_points()),
             },
         ] {
             let text = serde_json::to_string(&msg).map_err(|e| e.to_string())?;

@@ -69,6 +69,14 @@ pub fn save_file(name: &str, mime: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Offers a `Blob` (a streamed export) as a file download named `name`.
+pub fn save_blob(name: &str, blob: &web_sys::Blob) -> Result<(), String> {
+    let url = web_sys::Url::create_object_url_with_blob(blob).map_err(|e| format!("{e:?}"))?;
+    let saved = save_url(name, &url);
+    let _ = web_sys::Url::revoke_object_url(&url);
+    saved
+}
+
 /// Offers a `data:` URL (a canvas's PNG) as a file download named `name`.
 pub fn save_url(name: &str, url: &str) -> Result<(), String> {
     use wasm_bindgen::JsCast;

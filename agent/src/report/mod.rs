@@ -137,3 +137,54 @@ pub fn write_json(path: &Path, report: &RunReport) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
     std::fs::write(path, text + "\n")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::Sample;
+
+    /// The streamed document parses to exactly the report's own JSON.
+    #[test]
+    fn the_streamed_json_equals_the_reports_own() {
+        let samples: Vec<Sample> = (0..5)
+            .map(|i| {
+                let mut s = Sample {
+                    seq: i,
+                    start_ns: i * 1000,
+                    end_ns: (i + 1) * 1000,
+                    temp_c: Some(41.5),
+                    ..Sample::default()
+                };
+                s.read.bytes = 4096 * (i + 1);
+                s
+            })
+            .collect();
+        let report = RunReport {
+            protocol_version: shared::PROTOCOL_VERSION,
+            status: shared::RunStatus::Stopped,
+            error: None,
+            spec: shared::WorkloadSpec::default(),
+            environment: Default::default(),
+            summary: Default::default(),
+            samples: samples.clone(),
+            histogram: Default::default(),
+            steps: Vec::new(),
+            analysis: Default::default(),
+            timeline: Some(shared::analysis::Timeline {
+                bucket_ms: 10,
+                bytes: vec![1, 2, 3],
+                ..Default::default()
+            }),
+            targets: Vec::new(),
+        };
+        let mut out = Vec::new();
+        write_json_with(&mut out, &report, samples.into_iter().map(Ok)).expect("write");
+        let streamed: serde_json::Value = serde_json::from_slice(&out).expect("parse");
+        assert_eq!(streamed, serde_json::to_value(&report).expect("value"));
+        // No samples at all is still one document.
+        let mut out = Vec::new();
+        write_json_with(&mut out, &report, std::iter::empty()).expect("write");
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("parse");
+        assert_eq!(v["samples"], serde_json::json!([]));
+    }
+}

@@ -80,17 +80,28 @@ pub fn ctx() -> Ctx {
 
 /// Downloads a run's export (the CLI's `--json` document, or its CSV).
 pub fn save_export(id: i64, format: &'static str) {
+    save_download(
+        format!("/api/v1/runs/{id}/export?format={format}"),
+        format!("diskscope-run-{id}.{format}"),
+    );
+}
+
+/// Downloads every 10 ms bucket of run `id` as CSV.
+pub fn save_timeline(id: i64) {
+    save_download(
+        format!("/api/v1/runs/{id}/timeline?format=csv"),
+        format!("diskscope-run-{id}-timeline.csv"),
+    );
+}
+
+/// Fetches `path` from the agent (with the token) and offers it as `name`.
+fn save_download(path: String, name: String) {
     let c = ctx();
     let t = c.token.get_value();
     leptos::task::spawn_local(async move {
-        let saved = crate::api::export(&t, id, format).await.and_then(|text| {
-            let mime = if format == "csv" {
-                "text/csv"
-            } else {
-                "application/json"
-            };
-            crate::session::save_file(&format!("diskscope-run-{id}.{format}"), mime, &text)
-        });
+        let saved = crate::api::fetch_blob(&t, &path)
+            .await
+            .and_then(|blob| crate::session::save_blob(&name, &blob));
         c.report(saved);
     });
 }

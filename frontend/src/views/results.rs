@@ -25,6 +25,8 @@ pub fn RunResults(id: i64) -> impl IntoView {
     let c = ctx();
     let info = RwSignal::new(None::<Result<RunInfo, String>>);
     let samples = RwSignal::new(Vec::<Sample>::new());
+    // The charts' range: the whole run, or the samples `seq` from..=to (zoomed in).
+    let zoom = RwSignal::new(None::<(u64, u64)>);
     let t = c.token.get_value();
     leptos::task::spawn_local(async move {
         info.set(Some(crate::api::run(&t, id).await));
@@ -32,6 +34,35 @@ pub fn RunResults(id: i64) -> impl IntoView {
             samples.set(s);
         }
     });
+    let load = move |range: Option<(u64, u64)>| {
+        let t = c.token.get_value();
+        zoom.set(range);
+        leptos::task::spawn_local(async move {
+            let got = match range {
+                Some((a, b)) => crate::api::samples_range(&t, id, a, b).await,
+                None => crate::api::samples(&t, id).await,
+            };
+            if let Some(s) = c.report(got) {
+                samples.set(s);
+            }
+        });
+    };
+    let (from_s, to_s) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
+    let zoom_error = RwSignal::new(None::<String>);
+    let apply_zoom = move |_| {
+        let interval_ms = info.with_untracked(|i| {
+            i.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map_or(1000, |r| r.spec.interval_ms.max(1))
+        });
+        match crate::form::zoom_range(&from_s.get_untracked(), &to_s.get_untracked(), interval_ms) {
+            Ok(r) => {
+                zoom_error.set(None);
+                load(Some(r));
+            }
+            Err(e) => zoom_error.set(Some(e)),
+        }
+    };
     let spec = move || {
         info.with(|i| {
             i.as_ref()
@@ -234,6 +265,27 @@ pub fn RunResults(id: i64) -> impl IntoView {
             {move || if info.get().is_none() { Some(view! { <p class="status empty">"Loading…"</p> }) } else { None }}
             {head}
             {analysis_view}
+            <div class="controls zoom" id="zoom">
+                <label>"From (s) "<input id="zoom-from" inputmode="decimal" size="8" prop:value=from_s
+                    on:input=move |ev| from_s.set(event_target_value(&ev))/></label>
+                <label>" to (s) "<input id="zoom-to" inputmode="decimal" size="8" prop:value=to_s
+                    on:input=move |ev| to_s.set(event_target_value(&ev))/></label>
+                <button id="zoom-apply" on:click=apply_zoom>"Zoom"</button>
+                <button id="zoom-reset" on:click=move |_| { from_s.set(String::new()); to_s.set(String::new()); load(None) }
+                    disabled=move || zoom.get().is_none()>"Whole run"</button>
+                <button class="export-timeline" on:click=move |_| super::save_timeline(id)>"Export 10 ms timeline"</button>
+                <span class="meta" id="zoom-status">{move || {
+                    let n = samples.with(Vec::len);
+                    let total = info.with(|i| i.as_ref().and_then(|r| r.as_ref().ok()).and_then(|r| r.summary.as_ref()).map_or(0, |s| s.samples));
+                    match zoom.get() {
+                        _ if n == 0 && total > 0 => "loading samples…".to_string(),
+                        Some((a, b)) => format!("samples {a}–{b}: {n} points"),
+                        None if total as usize > n => format!("{n} points for {total} samples (slowest and fastest of each stretch)"),
+                        None => String::new(),
+                    }
+                }}</span>
+                {move || zoom_error.get().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
+            </div>
             <div class="charts">
                 <ChartView id=format!("run-{id}-throughput") data=chart(charts::throughput)/>
                 <ChartView id=format!("run-{id}-iops") data=chart(charts::iops)/>
