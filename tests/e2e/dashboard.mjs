@@ -158,6 +158,17 @@ try {
   const ioPath = await page.locator('#io-path').textContent(T);
   check(/I\/O path: buffers .* in (2 MiB huge pages|4 KiB pages)/.test(ioPath), `the run's I/O path is not shown: ${ioPath}`);
   await page.screenshot({ path: `${shots}/results.png`, fullPage: true });
+
+  step = 'the run zooms into its first second and back; a bad range is named';
+  await page.fill('#zoom-from', '0');
+  await page.fill('#zoom-to', '1');
+  await page.click('#zoom-apply');
+  await page.locator('#zoom-status', { hasText: /samples 0–\d+: \d+ points/ }).waitFor(T);
+  await page.fill('#zoom-to', 'soon');
+  await page.click('#zoom-apply');
+  check((await page.locator('#zoom .field-error').textContent(T)).includes("to = 'soon'"), 'the bad zoom value is not named');
+  await page.click('#zoom-reset');
+  await page.waitForFunction(() => !document.querySelector('#zoom-status').textContent.startsWith('samples'), null, T);
   await page.click('#results .delete');
   await page.locator('#results .delete', { hasText: 'Really delete' }).waitFor(T);
   await page.click('#results .delete');

@@ -271,7 +271,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 <label>" to (s) "<input id="zoom-to" inputmode="decimal" size="8" prop:value=to_s
                     on:input=move |ev| to_s.set(event_target_value(&ev))/></label>
                 <button id="zoom-apply" on:click=apply_zoom>"Zoom"</button>
-                <button id="zoom-reset" on:click=move |_| { from_s.set(String::new()); to_s.set(String::new()); load(None) }
+                <button id="zoom-reset" on:click=move |_| { from_s.set(String::new()); to_s.set(String::new()); zoom_error.set(None); load(None) }
                     disabled=move || zoom.get().is_none()>"Whole run"</button>
                 <button class="export-timeline" on:click=move |_| super::save_timeline(id)>"Export 10 ms timeline"</button>
                 <span class="meta" id="zoom-status">{move || {
