@@ -149,4 +149,3 @@ pub async fn fetch_blob(token: &str, path: &str) -> Result<web_sys::Blob, String
         .map_err(|e| format!("{e:?}"))?;
     Ok(blob.unchecked_into())
 }
-

@@ -285,3 +285,52 @@ fn the_exact_timeline_is_exported_by_the_cli_and_the_api() {
         "{v}"
     );
 }
+
+/// Exports are streamed by a few threads at most: clients that open exports and never read
+/// them hold at most `MAX_EXPORTS` (4) at once, a fifth is told to come back (503 with
+/// `Retry-After`), and a slot is freed as soon as such a client goes away.
+#[test]
+fn clients_that_never_read_their_exports_cannot_hold_the_agent() {
+    use std::io::{Read, Write};
+    let data = disk_tempdir();
+    let (id, _, _) = synthetic_run(&data.path().join("diskscope.db"), 60_000, 100, 1000.0, 11);
+    let server = Server::start(data.path(), &[data.path()]);
+    let idle = |_: usize| {
+        let mut s = std::net::TcpStream::connect(&server.addr).expect("connect");
+        write!(
+            s,
+            "GET /api/v1/runs/{id}/export?format=json HTTP/1.1\r\nHost: {}\r\n\
+             Authorization: Bearer {VIEW}\r\n\r\n",
+            server.addr
+        )
+        .expect("request");
+        s
+    };
+    let mut held: Vec<std::net::TcpStream> = (0..4).map(idle).collect();
+    // Let the four fill their buffers and block.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let (status, v) = server.get(&format!("/api/v1/runs/{id}/export?format=csv"), VIEW);
+    assert_eq!(status, 503, "{v}");
+    assert_eq!(v["code"], "exports_busy", "{v}");
+    // One goes away: its slot comes back.
+    drop(held.pop());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (status, body) =
+            server.get_stream(&format!("/api/v1/runs/{id}/timeline?format=csv"), VIEW);
+        if status == 200 {
+            let mut text = String::new();
+            std::io::BufReader::new(body)
+                .read_to_string(&mut text)
+                .expect("read");
+            assert!(text.starts_with("t_ms,bytes"));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no export slot came back"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(held);
+}

@@ -232,50 +232,77 @@ pub async fn export(
     let run = load(&st, id).await?;
     let store = st.manager.store().clone();
     let name = format!("diskscope-run-{id}.{format}");
-    let disposition = format!("attachment; filename=\"{name}\"");
-    let content_type = if format == "csv" {
+    stream_document(name, move |out| {
+        let samples = paged_samples(&store, id);
+        if format == "csv" {
+            return write_csv(out, samples);
+        }
+        let histogram = store.histogram(id).map_err(std::io::Error::other)?;
+        let timeline = store.timeline(id).map_err(std::io::Error::other)?;
+        let report = RunReport {
+            protocol_version: PROTOCOL_VERSION,
+            status: run.status,
+            error: run.error,
+            spec: run.spec,
+            environment: run.environment.unwrap_or_default(),
+            summary: run.summary.unwrap_or_default(),
+            samples: Vec::new(),
+            histogram: histogram.unwrap_or_default(),
+            steps: run.steps,
+            analysis: run.analysis.unwrap_or_default(),
+            timeline,
+            targets: run.targets,
+        };
+        crate::report::write_json_with(out, &report, samples)
+    })
+}
+
+/// Exports streamed at once; more wait for one to end (`503`, `Retry-After`).
+const MAX_EXPORTS: usize = 4;
+/// A client that takes no part of an export for this long loses it (its slot is freed).
+const EXPORT_STALL: std::time::Duration = std::time::Duration::from_secs(30);
+
+fn exports() -> &'static std::sync::Arc<tokio::sync::Semaphore> {
+    static EXPORTS: std::sync::OnceLock<std::sync::Arc<tokio::sync::Semaphore>> =
+        std::sync::OnceLock::new();
+    EXPORTS.get_or_init(|| std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_EXPORTS)))
+}
+
+/// Streams a document that `write` produces on a blocking thread (reading the store a page
+/// at a time) as the response body, named `name` (`.csv` or `.json`). At most
+/// [`MAX_EXPORTS`] at once, and a client that stops reading for [`EXPORT_STALL`] is cut
+/// off: slow or idle clients cannot hold the agent's threads.
+fn stream_document(
+    name: String,
+    write: impl FnOnce(&mut ChunkWriter) -> std::io::Result<()> + Send + 'static,
+) -> Result<Response, ApiError> {
+    let permit = exports().clone().try_acquire_owned().map_err(|_| {
+        let mut e = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "exports_busy",
+            format!("{MAX_EXPORTS} exports are being streamed: try again when one has ended"),
+        );
+        e.retry_after_s = Some(5);
+        e
+    })?;
+    let content_type = if name.ends_with(".csv") {
         "text/csv"
     } else {
         "application/json"
     };
-    // The document is written by a blocking task into the response as it goes: samples are
-    // read from the store a page at a time, so memory does not grow with the run.
+    let disposition = format!("attachment; filename=\"{name}\"");
     let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(4);
     tokio::task::spawn_blocking(move || {
+        let _permit = permit;
         let mut out = ChunkWriter {
             tx,
             buf: Vec::with_capacity(CHUNK),
         };
-        let samples = paged_samples(&store, id);
-        let r = if format == "csv" {
-            write_csv(&mut out, samples)
-        } else {
-            store
-                .histogram(id)
-                .and_then(|h| Ok((h, store.timeline(id)?)))
-                .map_err(std::io::Error::other)
-                .and_then(|(histogram, timeline)| {
-                    let report = RunReport {
-                        protocol_version: PROTOCOL_VERSION,
-                        status: run.status,
-                        error: run.error,
-                        spec: run.spec,
-                        environment: run.environment.unwrap_or_default(),
-                        summary: run.summary.unwrap_or_default(),
-                        samples: Vec::new(),
-                        histogram: histogram.unwrap_or_default(),
-                        steps: run.steps,
-                        analysis: run.analysis.unwrap_or_default(),
-                        timeline,
-                        targets: run.targets,
-                    };
-                    crate::report::write_json_with(&mut out, &report, samples)
-                })
-        };
-        if let Err(e) = r.and_then(|_| std::io::Write::flush(&mut out)) {
-            // The client is told by a cut-short body; a closed connection needs no word.
-            tracing::warn!(run = id, "export of run {id} ended early: {e}");
-            let _ = out.tx.blocking_send(Err(e));
+        let r = write(&mut out).and_then(|_| std::io::Write::flush(&mut out));
+        if let Err(e) = r {
+            // The client sees a body cut short; a closed connection needs no word.
+            tracing::warn!("export {name} ended early: {e}");
+            let _ = out.tx.try_send(Err(e));
         }
     });
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -321,42 +348,15 @@ pub async fn timeline(
         .await?
     };
     let csv = format == "csv";
-    let disposition = format!("attachment; filename=\"diskscope-run-{id}-timeline.{format}\"");
-    let (tx, rx) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(4);
-    tokio::task::spawn_blocking(move || {
-        use std::io::Write;
-        let mut out = ChunkWriter {
-            tx,
-            buf: Vec::with_capacity(CHUNK),
-        };
-        let r = (|| -> std::io::Result<()> {
+    stream_document(
+        format!("diskscope-run-{id}-timeline.{format}"),
+        move |out| {
+            use std::io::Write;
             let (bucket_ms, buckets): (u64, Box<dyn Iterator<Item = std::io::Result<u64>>>) =
                 if exact {
-                    let mut next = 0u64;
-                    let mut page = Vec::new().into_iter();
-                    let mut done = false;
-                    let store = store.clone();
                     (
                         crate::stats::fine::BUCKET_NS / 1_000_000,
-                        Box::new(std::iter::from_fn(move || loop {
-                            if let Some(b) = page.next() {
-                                return Some(Ok(b));
-                            }
-                            if done {
-                                return None;
-                            }
-                            match store.exact_timeline_chunks(id, next, 16) {
-                                Ok(chunks) => {
-                                    done = chunks.len() < 16;
-                                    next += chunks.len() as u64;
-                                    page = chunks.concat().into_iter();
-                                }
-                                Err(e) => {
-                                    done = true;
-                                    return Some(Err(std::io::Error::other(e)));
-                                }
-                            }
-                        })),
+                        Box::new(paged_buckets(store, id)),
                     )
                 } else {
                     let t = store
@@ -386,27 +386,38 @@ pub async fn timeline(
                 }
                 out.write_all(b"]}\n")?;
             }
-            out.flush()
-        })();
-        if let Err(e) = r {
-            tracing::warn!(run = id, "timeline export of run {id} ended early: {e}");
-            let _ = out.tx.blocking_send(Err(e));
-        }
-    });
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|chunk| (chunk, rx))
-    });
-    Ok((
-        [
-            (
-                header::CONTENT_TYPE,
-                if csv { "text/csv" } else { "application/json" }.to_string(),
-            ),
-            (header::CONTENT_DISPOSITION, disposition),
-        ],
-        axum::body::Body::from_stream(stream),
+            Ok(())
+        },
     )
-        .into_response())
+}
+
+/// A run's exact timeline read from the store 16 chunks (65,536 buckets) at a time.
+fn paged_buckets(
+    store: std::sync::Arc<crate::store::Store>,
+    id: i64,
+) -> impl Iterator<Item = std::io::Result<u64>> {
+    let mut next = 0u64;
+    let mut page = Vec::new().into_iter();
+    let mut done = false;
+    std::iter::from_fn(move || loop {
+        if let Some(b) = page.next() {
+            return Some(Ok(b));
+        }
+        if done {
+            return None;
+        }
+        match store.exact_timeline_chunks(id, next, 16) {
+            Ok(chunks) => {
+                done = chunks.len() < 16;
+                next += chunks.len() as u64;
+                page = chunks.concat().into_iter();
+            }
+            Err(e) => {
+                done = true;
+                return Some(Err(std::io::Error::other(e)));
+            }
+        }
+    })
 }
 
 /// Samples read from the store at a time by an export (about 2 MB of them).
@@ -456,8 +467,8 @@ fn write_csv(
     sink.finish().map_err(std::io::Error::other)
 }
 
-/// A `Write` that hands the response body out in chunks (blocking the writer while the
-/// client is slow: back-pressure, not buffering).
+/// A `Write` that hands the response body out in chunks, waiting while the client is slow
+/// (back-pressure, not buffering) for at most [`EXPORT_STALL`].
 struct ChunkWriter {
     tx: tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>,
     buf: Vec<u8>,
@@ -476,9 +487,29 @@ impl std::io::Write for ChunkWriter {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let chunk = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-        self.tx
-            .blocking_send(Ok(chunk))
-            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "client went away"))
+        let mut chunk = Ok(std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK)));
+        let deadline = std::time::Instant::now() + EXPORT_STALL;
+        loop {
+            use tokio::sync::mpsc::error::TrySendError;
+            match self.tx.try_send(chunk) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Closed(_)) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::BrokenPipe,
+                        "client went away",
+                    ))
+                }
+                Err(TrySendError::Full(c)) if std::time::Instant::now() < deadline => {
+                    chunk = c;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(TrySendError::Full(_)) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("the client read nothing for {} s", EXPORT_STALL.as_secs()),
+                    ))
+                }
+            }
+        }
     }
 }
