@@ -1,8 +1,8 @@
 //! The CLI's `--json` and `--csv` at any run length: every sample goes out as it is made
-//! (CSV rows straight to the file; for JSON, one line each to an unnamed temporary file), so
-//! memory does not grow with the run while the report keeps a bounded view
-//! (`stats::series`). At the end the JSON report is written with the exact samples read
-//! back in one pass.
+//! (CSV rows straight to the file; for JSON, one line each to an unnamed temporary file in
+//! the `--json` file's directory), so memory does not grow with the run while the report
+//! keeps a bounded view (`stats::series`). At the end the JSON report is written with the
+//! exact samples read back in one pass.
 
 use crate::report;
 use crate::runner::Observer;
@@ -47,10 +47,19 @@ impl<'a> Outputs<'a> {
         };
         let json = match json {
             Some(p) => {
-                // Checked now; written at the end from the spill.
+                // Checked now; written at the end from the spill, which lives beside it (the
+                // disk that will hold the report, not a /tmp that may be RAM).
                 File::create(p).with_context(|| format!("cannot write --json {}", p.display()))?;
-                let spill = tempfile::tempfile()
-                    .context("cannot create a temporary file for the samples")?;
+                let dir = p
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let spill = tempfile::tempfile_in(dir).with_context(|| {
+                    format!(
+                        "cannot create a temporary file for the samples in {}",
+                        dir.display()
+                    )
+                })?;
                 Some((p.to_path_buf(), Some(BufWriter::new(spill))))
             }
             None => None,

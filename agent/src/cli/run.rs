@@ -15,6 +15,15 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     if let Some(m) = args.max_memory {
         crate::budget::set_max(m);
     }
+    // A long run's 10 ms buckets wait beside the outputs (else in the temporary directory).
+    if let Some(dir) = [&args.timeline, &args.json, &args.csv]
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.parent())
+        .find(|d| !d.as_os_str().is_empty())
+    {
+        crate::stats::fine::set_spill_dir(dir);
+    }
     let first = &args.target[0];
     let mut term: Option<Terminal> = None;
     let report = match &args.preset {

@@ -41,6 +41,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
     }
+    crate::stats::fine::set_spill_dir(&dir);
     let db = dir.join("diskscope.db");
     let store =
         Arc::new(Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?);

@@ -155,7 +155,8 @@ impl FineSeries {
     }
 }
 
-/// The exact 10 ms buckets of a run, in an unnamed temporary file (gone with the process):
+/// The exact 10 ms buckets of a run, in an unnamed temporary file (gone with the process;
+/// in [`set_spill_dir`]'s directory):
 /// what the bounded [`FineSeries`] merged, for the detectors that need every bucket and
 /// for export. Appends are buffered; a write error drops the spill (the run goes on and its
 /// detectors use the bounded series).
@@ -165,9 +166,23 @@ pub struct Spill {
     len: u64,
 }
 
+/// Where spills go (`serve`: its data directory; the CLI: the directory of its output
+/// files); the system's temporary directory when unset. Set once, before runs.
+static SPILL_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Puts every later spill in `dir` (the first call wins): a day of 10 ms buckets is 69 MB,
+/// better on the disk the agent writes to than in a `/tmp` that may be RAM.
+pub fn set_spill_dir(dir: &std::path::Path) {
+    let _ = SPILL_DIR.set(dir.to_path_buf());
+}
+
 impl Spill {
     pub fn new() -> Option<Spill> {
-        let f = tempfile::tempfile().ok()?;
+        let f = match SPILL_DIR.get() {
+            Some(d) => tempfile::tempfile_in(d),
+            None => tempfile::tempfile(),
+        }
+        .ok()?;
         Some(Spill {
             out: std::io::BufWriter::with_capacity(64 * 1024, f),
             len: 0,
