@@ -418,3 +418,14 @@ pub fn proc_status_kib(pid: u32, field: &str) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// A benchmark knob from the environment: a number, `default` when unset.
+pub fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+        })
+        .unwrap_or(default)
+}

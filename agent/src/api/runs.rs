@@ -214,6 +214,19 @@ pub struct ExportQuery {
     format: Option<String>,
 }
 
+impl ExportQuery {
+    /// `json` or `csv` (`default` when not given); anything else is named.
+    fn format(self, default: &'static str) -> Result<&'static str, ApiError> {
+        match self.format.as_deref().unwrap_or(default) {
+            "json" => Ok("json"),
+            "csv" => Ok("csv"),
+            other => Err(ApiError::bad_request(format!(
+                "format = '{other}': expected json or csv"
+            ))),
+        }
+    }
+}
+
 /// The run as one document: the same JSON as the CLI's `--json`, or one CSV row per sample.
 pub async fn export(
     State(st): State<AppState>,
@@ -222,13 +235,7 @@ pub async fn export(
     q: Result<Query<ExportQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Path(id) = id?;
-    let Query(q) = q?;
-    let format = q.format.unwrap_or_else(|| "json".into());
-    if format != "json" && format != "csv" {
-        return Err(ApiError::bad_request(format!(
-            "format = '{format}': expected json or csv"
-        )));
-    }
+    let format = q?.0.format("json")?;
     let run = load(&st, id).await?;
     let store = st.manager.store().clone();
     let name = format!("diskscope-run-{id}.{format}");
@@ -328,13 +335,7 @@ pub async fn timeline(
     q: Result<Query<ExportQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Path(id) = id?;
-    let Query(q) = q?;
-    let format = q.format.unwrap_or_else(|| "csv".into());
-    if format != "json" && format != "csv" {
-        return Err(ApiError::bad_request(format!(
-            "format = '{format}': expected json or csv"
-        )));
-    }
+    let format = q?.0.format("csv")?;
     load(&st, id).await?;
     let store = st.manager.store().clone();
     let exact = {

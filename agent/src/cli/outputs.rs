@@ -24,6 +24,19 @@ pub struct Outputs<'a> {
 }
 
 impl<'a> Outputs<'a> {
+    /// The outputs `diskscope run` was given.
+    pub fn for_args(
+        inner: &'a mut dyn Observer,
+        args: &super::args::RunArgs,
+    ) -> anyhow::Result<Self> {
+        Outputs::new(
+            inner,
+            args.json.as_deref(),
+            args.csv.as_deref(),
+            args.timeline.as_deref(),
+        )
+    }
+
     /// Creates the output files before anything runs: a path that cannot be written is an
     /// error up front, not after the measurement.
     pub fn new(

@@ -43,12 +43,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             crate::budget::check(&spec, plans.len() as u64)
                 .map_err(|e| measure::MeasureError::Spec(vec![e]))?;
             let term = term.insert(Terminal::for_steps(Vec::new(), args.quiet));
-            let mut out = Outputs::new(
-                term,
-                args.json.as_deref(),
-                args.csv.as_deref(),
-                args.timeline.as_deref(),
-            )?;
+            let mut out = Outputs::for_args(term, args)?;
             let report = measure::run_multi(plans, cancel, &mut out)?;
             out.finish(&report)?;
             report
@@ -56,12 +51,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
         None => {
             let plan = measure::plan(&args.spec(), first)?;
             let term = term.insert(Terminal::new(&plan, args.quiet));
-            let mut out = Outputs::new(
-                term,
-                args.json.as_deref(),
-                args.csv.as_deref(),
-                args.timeline.as_deref(),
-            )?;
+            let mut out = Outputs::for_args(term, args)?;
             let report = measure::run(plan, cancel, &mut out)?;
             out.finish(&report)?;
             term.finish();
@@ -97,12 +87,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             let plans = measure::plan_steps(&built.steps, &at)?;
             let names = built.steps.iter().map(|s| s.name.clone()).collect();
             let term = term.insert(Terminal::for_steps(names, args.quiet));
-            let mut out = Outputs::new(
-                term,
-                args.json.as_deref(),
-                args.csv.as_deref(),
-                args.timeline.as_deref(),
-            )?;
+            let mut out = Outputs::for_args(term, args)?;
             let report = measure::run_steps(plans, &built.analysis, cancel, &mut out)?;
             out.finish(&report)?;
             report
