@@ -488,7 +488,8 @@ impl Sequence {
             timeline: None,
             targets: Vec::new(),
         });
-        let n = self.samples.count();
+        // Every interval of every step and pause (the kept samples may be merged ones).
+        let n = self.next_seq;
         self.totals.apply(&mut report, self.t_ns, n, self.fsync_ns);
         report.samples = self.samples.into_vec();
         report.status = self.status.unwrap_or(RunStatus::Stopped);
@@ -705,4 +706,64 @@ fn sum_samples(seq: u64, row: &[Option<Sample>]) -> Sample {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Observer;
+
+    struct Quiet;
+    impl Observer for Quiet {
+        fn sample(&mut self, _: &Sample) {}
+    }
+
+    /// A step whose kept samples were merged (a long run) still counts every interval: in
+    /// the run's summary, its step and the next step's first `seq`.
+    #[test]
+    fn a_long_steps_merged_samples_still_count_every_interval() {
+        let mut seq = Sequence::default();
+        let mut first = None;
+        for (index, intervals) in [(0u32, 5000u64), (1, 30)] {
+            let mut series = SampleSeries::new(64);
+            for i in 0..intervals {
+                let mut s = Sample {
+                    seq: i,
+                    start_ns: i * 100_000_000,
+                    end_ns: (i + 1) * 100_000_000,
+                    ..Sample::default()
+                };
+                s.write.bytes = 1 << 20;
+                s.write.cum_bytes = (i + 1) << 20;
+                series.push(s);
+            }
+            let mut r = RunReport {
+                protocol_version: shared::PROTOCOL_VERSION,
+                status: RunStatus::Completed,
+                error: None,
+                spec: WorkloadSpec::default(),
+                environment: Default::default(),
+                summary: RunSummary {
+                    duration_ns: intervals * 100_000_000,
+                    samples: intervals,
+                    ..Default::default()
+                },
+                samples: series.into_vec(),
+                histogram: Default::default(),
+                steps: Vec::new(),
+                analysis: Default::default(),
+                timeline: None,
+                targets: Vec::new(),
+            };
+            r.summary.write.bytes = intervals << 20;
+            assert!(r.samples.len() < intervals as usize || intervals < 64);
+            seq.add_step(format!("step {index}"), index, r, None, &mut first);
+        }
+        let report = seq.finish(first, &AnalysisOptions::default(), &mut Quiet);
+        assert_eq!(report.summary.samples, 5030);
+        assert_eq!(report.steps[0].samples, 5000);
+        assert_eq!(report.steps[1].first_seq, 5000);
+        assert_eq!(report.summary.write.bytes, 5030 << 20);
+        assert!(report.samples.len() <= crate::stats::series::SAMPLE_CAP);
+    }
 }
