@@ -65,6 +65,7 @@ if has 6; then
   ./scripts/build-frontend.sh >/dev/null 2>&1
   cargo build --release --quiet -p agent --bin diskscope
   (cd tests/e2e && [ -d node_modules/playwright-core ] || npm ci --silent)
+  command -v /usr/bin/time >/dev/null || apt-get install -y -qq time >/dev/null
   DISKSCOPE_BENCH_LONG_SECS=$long DISKSCOPE_BENCH_OUT=$PWD/bench/out/long.json \
     cargo test --release --quiet -p tests --test long_run_bench -- --ignored --nocapture
   python3 - bench/out/long.json <<'PY'
