@@ -80,6 +80,10 @@ fn rebased(samples: &[Sample]) -> Vec<Sample> {
         .collect()
 }
 
+/// The most windows the analyses cut one timeline into: their memory (a `Sample` each,
+/// twice) stays a few MiB at any run length; a long run gets wider windows.
+const MAX_WINDOWS: usize = 4096;
+
 /// One step's (or the whole run's) slice of the 10 ms timeline.
 struct Fine<'a> {
     buckets: &'a [u64],
@@ -107,14 +111,20 @@ impl Fine<'_> {
         )
     }
 
-    /// Buckets per window for ~10 completions at the mean rate, between 50 ms and 1 s.
+    /// Buckets per window so that a timeline gives at most [`MAX_WINDOWS`] windows.
+    fn min_per(&self) -> usize {
+        self.buckets.len().div_ceil(MAX_WINDOWS).max(1)
+    }
+
+    /// Buckets per window for ~10 completions at the mean rate, between 50 ms and 1 s (wider
+    /// on runs that would give more than [`MAX_WINDOWS`]).
     fn per_window(&self) -> usize {
         let mean = self.buckets.iter().sum::<u64>() as f64 / self.buckets.len().max(1) as f64;
         let unit = analysis::completion_unit(self.buckets, self.bs);
         let per = (analysis::UNITS_PER_WINDOW * unit / mean.max(1.0)).ceil() as u64;
         let lo = 50_000_000 / self.bucket_ns.max(1);
         let hi = 1_000_000_000 / self.bucket_ns.max(1);
-        per.clamp(lo.max(1), hi.max(1)) as usize
+        (per.clamp(lo.max(1), hi.max(1)) as usize).max(self.min_per())
     }
 }
 
@@ -245,7 +255,9 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     }
     // First and last window over 100 ms windows of the timeline (exact at any interval).
     let main = match &fine_main {
-        Some(f) => rebased(&f.windows((100_000_000 / f.bucket_ns).max(1) as usize)),
+        Some(f) => {
+            rebased(&f.windows(((100_000_000 / f.bucket_ns).max(1) as usize).max(f.min_per())))
+        }
         None => rebased(step_samples(r, longest)),
     };
     let window = o.first_last_window_s;
