@@ -28,17 +28,7 @@ impl LiveState {
     /// Merges neighbouring samples pairwise (`Sample::absorb`): half the points, the same
     /// bytes and time.
     fn compact(&mut self) {
-        let mut out = Vec::with_capacity(self.samples.len() / 2 + 1);
-        let mut it = std::mem::take(&mut self.samples).into_iter().peekable();
-        while let Some(mut a) = it.next() {
-            if it.peek().is_some_and(|b| b.step == a.step) {
-                if let Some(b) = it.next() {
-                    a.absorb(&b);
-                }
-            }
-            out.push(a);
-        }
-        self.samples = out;
+        self.samples = Sample::merge_neighbours(std::mem::take(&mut self.samples));
     }
 
     fn follow(&mut self, run_id: i64) {

@@ -144,6 +144,11 @@ pub enum RunEvent {
     Failed,
 }
 
+/// The most samples one envelope (`samples?max_points`, the WebSocket `history`) carries:
+/// two per pixel column of an 8K screen. Larger asks are refused, so a viewer cannot make
+/// the agent build a 100,000-sample message per client.
+pub const MAX_ENVELOPE_POINTS: u32 = 16_384;
+
 /// Client → agent over `/api/v1/ws`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]

@@ -158,6 +158,22 @@ impl Sample {
         }
     }
 
+    /// Halves a series: neighbours of the same step merged pairwise ([`Sample::absorb`]),
+    /// the same bytes and time in half the points (bounded views of long runs).
+    pub fn merge_neighbours(samples: Vec<Sample>) -> Vec<Sample> {
+        let mut out = Vec::with_capacity(samples.len() / 2 + 1);
+        let mut it = samples.into_iter().peekable();
+        while let Some(mut a) = it.next() {
+            if it.peek().is_some_and(|b| b.step == a.step) {
+                if let Some(b) = it.next() {
+                    a.absorb(&b);
+                }
+            }
+            out.push(a);
+        }
+        out
+    }
+
     pub fn total_bytes(&self) -> u64 {
         self.read.bytes + self.write.bytes
     }

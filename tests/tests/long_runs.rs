@@ -61,6 +61,7 @@ fn a_long_history_opens_as_an_envelope_zooms_and_exports_at_flat_memory() {
     // Bad requests name the value.
     for (q, want) in [
         ("max_points=1", "max_points = 1"),
+        ("max_points=16385", "max_points = 16385: expected 2..=16384"),
         ("max_points=10&from_seq=9&to_seq=3", "from_seq = 9"),
         ("from_seq=3", "from_seq/to_seq = 3"),
         ("max_points=10&after_seq=4", "after_seq/limit = 4"),

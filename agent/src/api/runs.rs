@@ -137,9 +137,10 @@ pub async fn samples(
     let store = st.manager.store().clone();
     let samples = match q.max_points {
         Some(n) => {
-            if !(2..=MAX_SAMPLES_PER_CALL).contains(&n) {
+            let max = shared::api::MAX_ENVELOPE_POINTS;
+            if !(2..=max).contains(&n) {
                 return Err(ApiError::bad_request(format!(
-                    "max_points = {n}: expected 2..={MAX_SAMPLES_PER_CALL}"
+                    "max_points = {n}: expected 2..={max}"
                 )));
             }
             if let Some(a) = q.after_seq.or(q.limit.map(u64::from)) {
@@ -397,21 +398,34 @@ fn paged_buckets(
     store: std::sync::Arc<crate::store::Store>,
     id: i64,
 ) -> impl Iterator<Item = std::io::Result<u64>> {
-    let mut next = 0u64;
+    paged(0u64, move |next| {
+        let chunks = store.exact_timeline_chunks(id, next, 16)?;
+        let done = chunks.len() < 16;
+        Ok((chunks.concat(), next + 16, done))
+    })
+}
+
+/// Items read a page at a time: `fetch(cursor)` gives a page, the next cursor and whether
+/// it was the last; an error ends the pass after it is yielded.
+fn paged<C: Copy, T>(
+    start: C,
+    mut fetch: impl FnMut(C) -> Result<(Vec<T>, C, bool), crate::store::StoreError>,
+) -> impl Iterator<Item = std::io::Result<T>> {
+    let mut cursor = start;
     let mut page = Vec::new().into_iter();
     let mut done = false;
     std::iter::from_fn(move || loop {
-        if let Some(b) = page.next() {
-            return Some(Ok(b));
+        if let Some(x) = page.next() {
+            return Some(Ok(x));
         }
         if done {
             return None;
         }
-        match store.exact_timeline_chunks(id, next, 16) {
-            Ok(chunks) => {
-                done = chunks.len() < 16;
-                next += chunks.len() as u64;
-                page = chunks.concat().into_iter();
+        match fetch(cursor) {
+            Ok((items, next, last)) => {
+                done = last;
+                cursor = next;
+                page = items.into_iter();
             }
             Err(e) => {
                 done = true;
@@ -432,28 +446,11 @@ fn paged_samples(
     store: &crate::store::Store,
     id: i64,
 ) -> impl Iterator<Item = std::io::Result<shared::Sample>> + '_ {
-    let mut after: Option<u64> = None;
-    let mut page = std::vec::IntoIter::default();
-    let mut done = false;
-    std::iter::from_fn(move || loop {
-        if let Some(s) = page.next() {
-            let s: shared::Sample = s;
-            after = Some(s.seq);
-            return Some(Ok(s));
-        }
-        if done {
-            return None;
-        }
-        match store.samples_after(id, after, EXPORT_PAGE) {
-            Ok(v) => {
-                done = v.len() < EXPORT_PAGE as usize;
-                page = v.into_iter();
-            }
-            Err(e) => {
-                done = true;
-                return Some(Err(std::io::Error::other(e)));
-            }
-        }
+    paged(None, move |after: Option<u64>| {
+        let v = store.samples_after(id, after, EXPORT_PAGE)?;
+        let next = v.last().map(|s| s.seq).or(after);
+        let done = v.len() < EXPORT_PAGE as usize;
+        Ok((v, next, done))
     })
 }
 

@@ -28,8 +28,7 @@ const AUTH_TIMEOUT: Duration = Duration::from_secs(10);
 const PING_EVERY: Duration = Duration::from_secs(15);
 /// A client that does not take a message for this long is dropped.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
-/// The most samples a `History` message carries.
-const MAX_HISTORY_POINTS: u32 = 100_000;
+use shared::api::MAX_ENVELOPE_POINTS as MAX_HISTORY_POINTS;
 const CATCH_UP_BATCH: u32 = 1000;
 
 /// A browser's upgrade from a page of another site is refused (cross-site WebSocket

@@ -76,17 +76,7 @@ impl SampleSeries {
     /// Merges neighbours of the same step pairwise; each kept sample then covers twice the
     /// intervals.
     fn compact(&mut self) {
-        let mut out = Vec::with_capacity(self.kept.len() / 2 + 1);
-        let mut it = std::mem::take(&mut self.kept).into_iter().peekable();
-        while let Some(mut a) = it.next() {
-            if it.peek().is_some_and(|b| b.step == a.step) {
-                if let Some(b) = it.next() {
-                    a.absorb(&b);
-                }
-            }
-            out.push(a);
-        }
-        self.kept = out;
+        self.kept = Sample::merge_neighbours(std::mem::take(&mut self.kept));
         self.per *= 2;
     }
 
