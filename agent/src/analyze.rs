@@ -373,11 +373,20 @@ mod tests {
 
     const MIB: u64 = 1 << 20;
 
-    /// Two hours of 1 MiB writes in 10 ms buckets: 2,000 MB/s for 10 minutes (a cache),
-    /// then 500 MB/s with ±10 % noise, and a 300 ms stall every 20 minutes.
-    fn buckets() -> Vec<u64> {
+    /// A drawn drive: `cache_s` of writing at `fast` B/s, then `fast / ratio` with ±10 %
+    /// noise, and a stall of `stall` buckets every `every` buckets; two hours of 10 ms.
+    struct Model {
+        cache_s: f64,
+        fast: f64,
+        ratio: f64,
+        every: usize,
+        stall: usize,
+        seed: u64,
+    }
+
+    fn buckets(m: &Model) -> Vec<u64> {
         let n = 2 * 3600 * 100;
-        let mut x = 12345u64;
+        let mut x = m.seed | 1;
         (0..n)
             .map(|i| {
                 x = x
@@ -385,8 +394,12 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 let noise = 0.9 + 0.2 * ((x >> 33) as f64 / (1u64 << 31) as f64);
                 let t_s = i as f64 / 100.0;
-                let rate = if t_s < 600.0 { 2000e6 } else { 500e6 * noise };
-                let in_stall = i > 1000 && (i % 120_000) < 30;
+                let rate = if t_s < m.cache_s {
+                    m.fast
+                } else {
+                    m.fast / m.ratio * noise
+                };
+                let in_stall = i > 1000 && (i % m.every) < m.stall;
                 if in_stall {
                     0
                 } else {
@@ -443,9 +456,40 @@ mod tests {
         r
     }
 
+    /// The tuned case, then drives drawn from seeds (cache 100-1,500 s at 1-4 GB/s, 2-8×
+    /// slower after, stalls of 150-500 ms every 5-25 minutes).
     #[test]
     fn a_long_runs_bounded_analyses_match_those_of_all_its_samples() {
-        let b = buckets();
+        let mut models = vec![Model {
+            cache_s: 600.0,
+            fast: 2000e6,
+            ratio: 4.0,
+            every: 120_000,
+            stall: 30,
+            seed: 12345,
+        }];
+        let mut r = 0x5EED_u64;
+        let mut draw = |lo: f64, hi: f64| {
+            r = r.wrapping_mul(6364136223846793005).wrapping_add(1);
+            lo + (hi - lo) * ((r >> 11) as f64 / (1u64 << 53) as f64)
+        };
+        for seed in 1..=5u64 {
+            models.push(Model {
+                cache_s: draw(100.0, 1500.0),
+                fast: draw(1000e6, 4000e6),
+                ratio: draw(2.0, 8.0),
+                every: draw(30_000.0, 150_000.0) as usize,
+                stall: draw(15.0, 50.0) as usize,
+                seed,
+            });
+        }
+        for m in &models {
+            check(m);
+        }
+    }
+
+    fn check(m: &Model) {
+        let b = buckets(m);
         let opts = AnalysisOptions {
             required_rate: Some(450e6),
             buffer_ms: 1000,
@@ -497,7 +541,8 @@ mod tests {
         let rel = |a: f64, b: f64| (a - b).abs() / a.abs().max(1e-9);
         let (fb, bb) = (fc.cache_bytes.unwrap_or(0), bc.cache_bytes.unwrap_or(0));
         assert!(rel(fb as f64, bb as f64) < 0.02, "cache {fb} vs {bb}");
-        let truth = 600.0 * 2000e6;
+        // What the model wrote before its cache ran out (buckets hold whole MiB).
+        let truth = b[..(m.cache_s * 100.0) as usize].iter().sum::<u64>() as f64;
         assert!(
             rel(truth, bb as f64) < 0.05,
             "cache {bb} vs the model's {truth}"
@@ -512,10 +557,18 @@ mod tests {
             bounded.stalls.expect("stalls"),
         );
         assert_eq!(fs.gaps, bs.gaps);
-        assert_eq!(fs.gaps_total, 5, "one 300 ms stall every 20 minutes");
+        let stalls = (1..)
+            .take_while(|k| k * m.every < b.len() - 1)
+            .filter(|k| k * m.every > 1000)
+            .count();
+        assert_eq!(
+            fs.gaps_total as usize, stalls,
+            "one stall every {} buckets",
+            m.every
+        );
         assert_eq!(full.sustain, bounded.sustain);
         let s = bounded.sustain.expect("sustain");
-        assert_eq!(s.longest_stall_ms, 300);
+        assert_eq!(s.longest_stall_ms, m.stall as u64 * 10);
         // Summaries over windows agree closely.
         let (ff, bf) = (
             full.first_last.expect("fl"),
