@@ -59,30 +59,27 @@ impl Exact<'_> {
     }
 }
 
-/// Samples rebased so that cumulative bytes and time start at zero.
-fn rebased(samples: &[Sample]) -> Vec<Sample> {
+/// Samples rebased so that cumulative bytes and time start at zero (in place: the analyses'
+/// windows are the largest thing they hold).
+fn rebased(mut samples: Vec<Sample>) -> Vec<Sample> {
     let Some(first) = samples.first() else {
-        return Vec::new();
+        return samples;
     };
     let t0 = first.start_ns;
     let w0 = first.write.cum_bytes - first.write.bytes;
     let r0 = first.read.cum_bytes - first.read.bytes;
+    for s in &mut samples {
+        s.start_ns -= t0;
+        s.end_ns -= t0;
+        s.write.cum_bytes -= w0;
+        s.read.cum_bytes -= r0;
+    }
     samples
-        .iter()
-        .map(|s| {
-            let mut s = s.clone();
-            s.start_ns -= t0;
-            s.end_ns -= t0;
-            s.write.cum_bytes -= w0;
-            s.read.cum_bytes -= r0;
-            s
-        })
-        .collect()
 }
 
-/// The most windows the analyses cut one timeline into: their memory (a `Sample` each,
-/// twice) stays a few MiB at any run length; a long run gets wider windows.
-const MAX_WINDOWS: usize = 4096;
+/// The most windows the analyses cut one timeline into (one set alive at a time, a `Sample`
+/// each: 656 KiB), as many as the samples a run keeps; a long run gets wider windows.
+const MAX_WINDOWS: usize = crate::stats::series::SAMPLE_CAP;
 
 /// One step's (or the whole run's) slice of the 10 ms timeline.
 struct Fine<'a> {
@@ -213,7 +210,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
                 analysis::cache_cliff_fine(f.buckets, f.bucket_ns, f.bs, f.t0_ns)
             }
             _ => {
-                let s = rebased(step_samples(r, cliff_on));
+                let s = rebased(step_samples(r, cliff_on).to_vec());
                 let mut cliff = analysis::cache_cliff(&s);
                 if let (Some(at), Some(step)) = (cliff.at_s.as_mut(), cliff_on) {
                     *at += step.start_ns as f64 / 1e9;
@@ -232,15 +229,18 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     let longest = if r.steps.is_empty() { None } else { longest };
     let fine_main = fine(r, longest);
     // The finest view of the main workload: windows of ~10 completions from the timeline.
-    let main = match &fine_main {
-        Some(f) => rebased(&f.windows(f.per_window())),
-        None => rebased(step_samples(r, longest)),
-    };
-    let mut cliff = a.cache_cliff.clone().unwrap_or_default();
-    if cliff_on.map(|s| s.index) != longest.map(|s| s.index) {
-        cliff = Default::default();
+    {
+        let main = match &fine_main {
+            Some(f) => rebased(f.windows(f.per_window())),
+            None => rebased(step_samples(r, longest).to_vec()),
+        };
+        let mut cliff = a.cache_cliff.clone().unwrap_or_default();
+        if cliff_on.map(|s| s.index) != longest.map(|s| s.index) {
+            cliff = Default::default();
+        }
+        a.thermal = Some(analysis::thermal(&main, &cliff));
+        // (dropped here: one set of windows is alive at a time)
     }
-    a.thermal = Some(analysis::thermal(&main, &cliff));
     // Rounds (snia-steady) or, for a long single workload, 60 s windows.
     let rounds: Vec<f64> = r
         .steps
@@ -256,9 +256,9 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     // First and last window over 100 ms windows of the timeline (exact at any interval).
     let main = match &fine_main {
         Some(f) => {
-            rebased(&f.windows(((100_000_000 / f.bucket_ns).max(1) as usize).max(f.min_per())))
+            rebased(f.windows(((100_000_000 / f.bucket_ns).max(1) as usize).max(f.min_per())))
         }
-        None => rebased(step_samples(r, longest)),
+        None => rebased(step_samples(r, longest).to_vec()),
     };
     let window = o.first_last_window_s;
     if main

@@ -494,8 +494,8 @@ impl Sequence {
         report.samples = self.samples.into_vec();
         report.status = self.status.unwrap_or(RunStatus::Stopped);
         report.error = self.error;
-        self.timeline.bytes = self.fine.bytes().to_vec();
         self.timeline.bucket_ms = (self.fine.bucket_ns() / 1_000_000) as u32;
+        self.timeline.bytes = self.fine.into_bytes();
         self.timeline.temps = self.temps.into_vec();
         report.timeline = (!self.timeline.bytes.is_empty()).then_some(self.timeline);
         report.steps = self.steps;

@@ -270,16 +270,18 @@ impl Collector {
             (None, false) => RunStatus::Completed,
         };
         let summary = self.merger.summary(self.fsync_ns);
+        let histogram = self.merger.histogram();
+        let fine = self.merger.take_spill();
         RunOutcome {
             status,
             io_path: probe.finish(&summary, self.buffers),
             summary,
-            histogram: self.merger.histogram(),
+            histogram,
             timeline: shared::analysis::Timeline {
                 temps: self.temps.into_vec(),
-                ..self.merger.timeline()
+                ..self.merger.into_timeline()
             },
-            fine: self.merger.take_spill(),
+            fine,
             error: self.error,
             samples: self.samples.into_vec(),
             backend: self.backend,

@@ -160,18 +160,26 @@ impl Sample {
 
     /// Halves a series: neighbours of the same step merged pairwise ([`Sample::absorb`]),
     /// the same bytes and time in half the points (bounded views of long runs).
-    pub fn merge_neighbours(samples: Vec<Sample>) -> Vec<Sample> {
-        let mut out = Vec::with_capacity(samples.len() / 2 + 1);
-        let mut it = samples.into_iter().peekable();
-        while let Some(mut a) = it.next() {
-            if it.peek().is_some_and(|b| b.step == a.step) {
-                if let Some(b) = it.next() {
-                    a.absorb(&b);
-                }
+    /// In place: the vector keeps its capacity (a bounded view never reallocates).
+    pub fn merge_neighbours(mut samples: Vec<Sample>) -> Vec<Sample> {
+        // Positions below `w` are merged results, `w..r` spent, `r..` still to read.
+        let (mut w, mut r) = (0, 0);
+        while r < samples.len() {
+            samples.swap(w, r);
+            let pair = samples
+                .get(r + 1)
+                .is_some_and(|b| b.step == samples[w].step);
+            if pair {
+                let (done, rest) = samples.split_at_mut(r + 1);
+                done[w].absorb(&rest[0]);
+                r += 2;
+            } else {
+                r += 1;
             }
-            out.push(a);
+            w += 1;
         }
-        out
+        samples.truncate(w);
+        samples
     }
 
     pub fn total_bytes(&self) -> u64 {
@@ -218,4 +226,57 @@ pub struct HistBucket {
     pub lo_ns: u64,
     pub ns: u64,
     pub count: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(seq: u64, step: u32) -> Sample {
+        let mut s = Sample {
+            seq,
+            start_ns: seq * 100,
+            end_ns: (seq + 1) * 100,
+            step,
+            ..Sample::default()
+        };
+        s.write.bytes = seq + 1;
+        s.write.ios = 1;
+        s
+    }
+
+    /// Pairs within a step merge, a step's odd one out stays alone, nothing is lost, and
+    /// the vector is the same allocation.
+    #[test]
+    fn merging_neighbours_halves_a_series_in_place_without_crossing_steps() {
+        let steps = [0, 0, 0, 1, 1, 1, 1, 2];
+        let mut v = Vec::with_capacity(16);
+        v.extend(
+            steps
+                .iter()
+                .enumerate()
+                .map(|(i, &st)| sample(i as u64, st)),
+        );
+        let before = v.as_ptr();
+        let out = Sample::merge_neighbours(v);
+        assert_eq!(out.as_ptr(), before);
+        assert_eq!(out.capacity(), 16);
+        let shape: Vec<(u64, u64, u32, u64)> = out
+            .iter()
+            .map(|s| (s.start_ns, s.end_ns, s.step, s.write.ios))
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                (0, 200, 0, 2),
+                (200, 300, 0, 1),
+                (300, 500, 1, 2),
+                (500, 700, 1, 2),
+                (700, 800, 2, 1)
+            ]
+        );
+        let bytes: u64 = out.iter().map(|s| s.write.bytes).sum();
+        assert_eq!(bytes, (1..=8).sum::<u64>());
+        assert!(Sample::merge_neighbours(Vec::new()).is_empty());
+    }
 }

@@ -105,31 +105,94 @@ pub fn write_json_with<W: std::io::Write>(
     report: &RunReport,
     samples: impl Iterator<Item = std::io::Result<shared::Sample>>,
 ) -> std::io::Result<()> {
-    let head = RunReport {
-        samples: Vec::new(),
-        ..report.clone()
-    };
-    let serde_json::Value::Object(fields) =
-        serde_json::to_value(&head).map_err(std::io::Error::other)?
-    else {
-        return Err(std::io::Error::other("a report serializes to an object"));
-    };
-    out.write_all(b"{")?;
-    for (k, v) in fields.iter().filter(|(k, _)| k.as_str() != "samples") {
-        serde_json::to_writer(&mut out, k).map_err(std::io::Error::other)?;
-        out.write_all(b":")?;
-        serde_json::to_writer(&mut out, v).map_err(std::io::Error::other)?;
-        out.write_all(b",\n")?;
+    // Every field by reference (no clone of the report, no `Value` tree of its timeline), in
+    // the report's own order and with its own skip rules; the exhaustive pattern makes a new
+    // field of `RunReport` a compile error here rather than a field missing from the file.
+    let RunReport {
+        protocol_version,
+        status,
+        error,
+        spec,
+        environment,
+        summary,
+        samples: _,
+        histogram,
+        steps,
+        analysis,
+        timeline,
+        targets,
+    } = report;
+    #[derive(serde::Serialize)]
+    #[serde(bound = "")]
+    struct Streamed<'a, I: Iterator<Item = std::io::Result<shared::Sample>>> {
+        protocol_version: &'a u32,
+        status: &'a shared::RunStatus,
+        error: &'a Option<shared::RunError>,
+        spec: &'a shared::WorkloadSpec,
+        environment: &'a Environment,
+        summary: &'a shared::RunSummary,
+        samples: SampleStream<'a, I>,
+        histogram: &'a shared::HistogramDump,
+        steps: &'a [shared::steps::StepReport],
+        analysis: &'a shared::analysis::Analysis,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        timeline: &'a Option<shared::analysis::Timeline>,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        targets: &'a [shared::TargetPart],
     }
-    out.write_all(b"\"samples\":[")?;
-    for (i, s) in samples.enumerate() {
-        if i > 0 {
-            out.write_all(b",\n")?;
-        }
-        serde_json::to_writer(&mut out, &s?).map_err(std::io::Error::other)?;
+    let failed = std::cell::RefCell::new(None);
+    let doc = Streamed {
+        protocol_version,
+        status,
+        error,
+        spec,
+        environment,
+        summary,
+        samples: SampleStream {
+            samples: std::cell::RefCell::new(Some(samples)),
+            failed: &failed,
+        },
+        histogram,
+        steps,
+        analysis,
+        timeline,
+        targets,
+    };
+    let written = serde_json::to_writer(&mut out, &doc);
+    // A sample that could not be read back is that error, not serde's rewording of it.
+    if let Some(e) = failed.into_inner() {
+        return Err(e);
     }
-    out.write_all(b"]}\n")?;
+    written.map_err(std::io::Error::other)?;
+    out.write_all(b"\n")?;
     out.flush()
+}
+
+/// The samples of [`write_json_with`], serialized as they are read (once).
+struct SampleStream<'f, I> {
+    samples: std::cell::RefCell<Option<I>>,
+    failed: &'f std::cell::RefCell<Option<std::io::Error>>,
+}
+
+impl<I: Iterator<Item = std::io::Result<shared::Sample>>> serde::Serialize for SampleStream<'_, I> {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let Some(samples) = self.samples.borrow_mut().take() else {
+            return Err(S::Error::custom("the samples were already written"));
+        };
+        let mut seq = ser.serialize_seq(None)?;
+        for s in samples {
+            match s {
+                Ok(s) => seq.serialize_element(&s)?,
+                Err(e) => {
+                    let msg = e.to_string();
+                    *self.failed.borrow_mut() = Some(e);
+                    return Err(S::Error::custom(msg));
+                }
+            }
+        }
+        seq.end()
+    }
 }
 
 /// Writes the report as pretty JSON.
@@ -186,5 +249,25 @@ mod tests {
         write_json_with(&mut out, &report, std::iter::empty()).expect("write");
         let v: serde_json::Value = serde_json::from_slice(&out).expect("parse");
         assert_eq!(v["samples"], serde_json::json!([]));
+        // The skip rules are the report's own: with no timeline and some targets too.
+        let other = RunReport {
+            timeline: None,
+            targets: vec![shared::TargetPart {
+                path: "/dev/loop1".into(),
+                ..Default::default()
+            }],
+            ..report.clone()
+        };
+        let mut out = Vec::new();
+        write_json_with(&mut out, &other, report.samples.iter().cloned().map(Ok)).expect("write");
+        let streamed: serde_json::Value = serde_json::from_slice(&out).expect("parse");
+        assert_eq!(streamed, serde_json::to_value(&other).expect("value"));
+        // A sample that cannot be read back is that error.
+        let broken = [
+            Ok(Sample::default()),
+            Err(std::io::Error::other("disk gone")),
+        ];
+        let e = write_json_with(Vec::new(), &report, broken.into_iter()).expect_err("fails");
+        assert_eq!(e.to_string(), "disk gone");
     }
 }

@@ -90,8 +90,9 @@ impl Default for FineSeries {
 
 impl FineSeries {
     pub fn new(cap: usize) -> Self {
+        // Reserved, not touched (see `SampleSeries::new`); coarsening is in place.
         FineSeries {
-            bytes: Vec::new(),
+            bytes: Vec::with_capacity(cap.max(2)),
             bucket_ns: BUCKET_NS,
             cap: cap.max(2),
         }
@@ -103,6 +104,10 @@ impl FineSeries {
 
     pub fn bytes(&self) -> &[u64] {
         &self.bytes
+    }
+
+    pub fn into_bytes(self) -> Vec<u64> {
+        self.bytes
     }
 
     /// Time covered so far.
@@ -334,12 +339,15 @@ impl TimelineBuilder {
         self.t.slow_ios_total += fine.slow_total;
     }
 
-    pub fn build(&self) -> Timeline {
+    /// The timeline, its buckets moved rather than copied (a long run's are 512 KiB). Take
+    /// the spill first.
+    pub fn build(self) -> Timeline {
+        let bucket_ms = (self.series.bucket_ns() / 1_000_000) as u32;
         let mut t = Timeline {
-            bytes: self.series.bytes().to_vec(),
-            ..self.t.clone()
+            bytes: self.series.into_bytes(),
+            bucket_ms,
+            ..self.t
         };
-        t.bucket_ms = (self.series.bucket_ns() / 1_000_000) as u32;
         while t.gaps_log2_us.last() == Some(&0) {
             t.gaps_log2_us.pop();
         }
@@ -394,6 +402,7 @@ mod tests {
             }
             t.push(&f, 10 * BUCKET_NS);
         }
+        let mut sp = t.take_spill().expect("spill");
         let tl = t.build();
         assert!(tl.bytes.len() <= 64, "{} buckets", tl.bytes.len());
         assert_eq!(
@@ -402,7 +411,6 @@ mod tests {
         );
         assert_eq!(tl.bytes.iter().sum::<u64>(), exact.iter().sum::<u64>());
         assert_eq!(tl.bytes[0], exact[..8].iter().sum::<u64>());
-        let mut sp = t.take_spill().expect("spill");
         sp.flush().expect("flush");
         assert_eq!(sp.len(), 500);
         let back: Vec<u64> = sp.reader(0, 500).map(|b| b.expect("read")).collect();

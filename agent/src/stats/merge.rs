@@ -169,8 +169,9 @@ impl Merger {
         }
     }
 
-    /// Bytes per 10 ms over the whole run, completion gaps and slow I/Os.
-    pub fn timeline(&self) -> shared::analysis::Timeline {
+    /// Bytes per 10 ms over the whole run, completion gaps and slow I/Os (the last use of
+    /// the merger: take the spill first).
+    pub fn into_timeline(self) -> shared::analysis::Timeline {
         self.timeline.build()
     }
 

@@ -28,8 +28,10 @@ impl Default for SampleSeries {
 
 impl SampleSeries {
     pub fn new(cap: usize) -> Self {
+        // Reserved, not touched: the pages count once samples fill them, and the series
+        // never reallocates (merging is in place).
         SampleSeries {
-            kept: Vec::new(),
+            kept: Vec::with_capacity(cap.max(2)),
             pending: None,
             per: 1,
             cap: cap.max(2),

@@ -102,6 +102,9 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // 1 MiB of page cache (SQLite's default is 2): the agent appends and scans, the
+        // kernel's page cache holds the file anyway, and this is memory a long run fills.
+        conn.pragma_update(None, "cache_size", -1024)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrate(&conn, &path.display().to_string())?;
         Ok(Store {
