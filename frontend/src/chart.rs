@@ -93,7 +93,17 @@ impl Frame {
         }
         Some(self.x0 + (px - f64::from(self.left)) / w * (self.x1 - self.x0))
     }
+
+    /// The data x under pixel column `px`, the plot's edge when outside it (a drag that
+    /// runs past the axis selects up to the axis).
+    pub fn x_clamped(&self, px: f64) -> f64 {
+        let px = px.clamp(f64::from(self.left), f64::from(self.right.max(self.left)));
+        self.x_at(px).unwrap_or(self.x0)
+    }
 }
+
+/// Series with at most this many points draw a mark at each.
+const SPARSE_POINTS: usize = 64;
 
 /// Seconds as `12 s`, `3.5 min` or `2.1 h`.
 pub fn fmt_seconds(s: f64) -> String {
@@ -311,8 +321,11 @@ where
         let (r, g, b) = s.color;
         let color = RGBColor(r, g, b);
         let points = min_max(&s.points, width);
+        // Few points (a zoom into a handful of samples): each one marked, so that a single
+        // sample still shows.
+        let marks = if points.len() <= SPARSE_POINTS { 3 } else { 0 };
         chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))
+            .draw_series(LineSeries::new(points, color.stroke_width(2)).point_size(marks))
             .map_err(|e| err(&e))?
             .label(s.name.as_str())
             .legend(move |(x, y)| {

@@ -169,6 +169,22 @@ try {
   check((await page.locator('#zoom .field-error').textContent(T)).includes("to = 'soon'"), 'the bad zoom value is not named');
   await page.click('#zoom-reset');
   await page.waitForFunction(() => !document.querySelector('#zoom-status').textContent.startsWith('samples'), null, T);
+  step = 'dragging across the throughput chart zooms into that range';
+  {
+    const box = await page.locator('canvas[id$="-throughput"]').boundingBox(T);
+    const y = box.y + box.height / 2;
+    await page.mouse.move(box.x + box.width * 0.3, y);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.5, y, { steps: 5 });
+    check(await page.locator('figure.chart .drag-range').count() === 1, 'no selection is shown while dragging');
+    await page.mouse.up();
+    await page.locator('#zoom-status', { hasText: /samples \d+–\d+: \d+ points/ }).waitFor(T);
+    const [from, to] = [parseFloat(await page.inputValue('#zoom-from')), parseFloat(await page.inputValue('#zoom-to'))];
+    check(from > 0 && to > from, `the dragged range is ${from}..${to} s`);
+    await page.screenshot({ path: `${shots}/results-dragged.png`, fullPage: true });
+    await page.click('#zoom-reset');
+    await page.waitForFunction(() => !document.querySelector('#zoom-status').textContent.startsWith('samples'), null, T);
+  }
   await page.click('#results .delete');
   await page.locator('#results .delete', { hasText: 'Really delete' }).waitFor(T);
   await page.click('#results .delete');

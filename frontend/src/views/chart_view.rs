@@ -1,5 +1,6 @@
 //! The chart component: a canvas drawn by plotters from a [`ChartData`] signal, a hover
-//! readout (nearest value of each series under the pointer), and PNG/SVG saving.
+//! readout (nearest value of each series under the pointer), drag-to-select an x range (the
+//! results page zooms with it), and PNG/SVG saving.
 
 use crate::chart::{ChartData, Frame};
 use leptos::html::Canvas;
@@ -26,10 +27,15 @@ pub fn ChartView(
     /// Hide the save buttons (kiosk).
     #[prop(optional)]
     bare: bool,
+    /// Dragging across the plot selects the x range `(from, to)` (a zoom).
+    #[prop(optional)]
+    on_range: Option<Callback<(f64, f64)>>,
 ) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     let frame = StoredValue::new(None::<Frame>);
     let hover = RwSignal::new(None::<String>);
+    // A drag in progress: where it started and where the pointer is (CSS px in the canvas).
+    let drag = RwSignal::new(None::<(f64, f64)>);
     Effect::new(move |_| {
         let Some(el) = canvas.get() else { return };
         data.with(|d| {
@@ -54,7 +60,50 @@ pub fn ChartView(
             .and_then(|f| f.x_at(px))
             .map(|x| data.with_untracked(|d| crate::chart::readout(d, x)));
         hover.set(text);
+        if drag.with_untracked(Option::is_some) {
+            drag.update(|d| {
+                if let Some((_, to)) = d {
+                    *to = f64::from(ev.offset_x());
+                }
+            });
+        }
     };
+    let on_down = move |ev: leptos::ev::MouseEvent| {
+        if on_range.is_some() && ev.button() == 0 {
+            ev.prevent_default();
+            let x = f64::from(ev.offset_x());
+            drag.set(Some((x, x)));
+        }
+    };
+    let on_up = move |_: leptos::ev::MouseEvent| {
+        let (Some((a, b)), Some(cb), Some(el)) =
+            (drag.get_untracked(), on_range, canvas.get_untracked())
+        else {
+            drag.set(None);
+            return;
+        };
+        drag.set(None);
+        let scale = f64::from(el.width()) / f64::from(el.client_width().max(1));
+        // A click (or a twitch) is not a range.
+        if (b - a).abs() < 4.0 {
+            return;
+        }
+        let range = frame
+            .get_value()
+            .map(|f| (f.x_clamped(a.min(b) * scale), f.x_clamped(a.max(b) * scale)));
+        if let Some((from, to)) = range.filter(|(from, to)| to > from) {
+            cb.run((from, to));
+        }
+    };
+    let selection =
+        move || {
+            drag.get().filter(|(a, b)| (b - a).abs() >= 1.0).map(|(a, b)| {
+            view! {
+                <div class="drag-range" aria-hidden="true"
+                    style=format!("left:{:.0}px;width:{:.0}px", a.min(b), (b - a).abs())></div>
+            }
+        })
+        };
     let file = {
         let id = id.clone();
         move |ext: &str| format!("diskscope-{id}.{ext}")
@@ -77,10 +126,14 @@ pub fn ChartView(
         super::ctx().report(r);
     };
     view! {
-        <figure class="chart">
-            <canvas node_ref=canvas id=id width=SIZE.0 height=SIZE.1
-                on:mousemove=on_move on:mouseleave=move |_| hover.set(None)
-                role="img" aria-label=move || data.with(|d| d.title.clone())></canvas>
+        <figure class="chart" class:zoomable=on_range.is_some()>
+            <div class="plot">
+                <canvas node_ref=canvas id=id width=SIZE.0 height=SIZE.1
+                    on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
+                    on:mouseleave=move |_| { hover.set(None); drag.set(None) }
+                    role="img" aria-label=move || data.with(|d| d.title.clone())></canvas>
+                {selection}
+            </div>
             <figcaption>
                 <span class="readout" aria-live="polite">{move || hover.get().unwrap_or_default()}</span>
                 {(!bare).then(|| view! {

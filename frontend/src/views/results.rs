@@ -49,7 +49,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
     };
     let (from_s, to_s) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
     let zoom_error = RwSignal::new(None::<String>);
-    let apply_zoom = move |_| {
+    let zoom_to_typed = move || {
         let interval_ms = info.with_untracked(|i| {
             i.as_ref()
                 .and_then(|r| r.as_ref().ok())
@@ -63,6 +63,13 @@ pub fn RunResults(id: i64) -> impl IntoView {
             Err(e) => zoom_error.set(Some(e)),
         }
     };
+    let apply_zoom = move |_| zoom_to_typed();
+    // A range dragged on a time chart: the same as typing it.
+    let on_range = Callback::new(move |(a, b): (f64, f64)| {
+        from_s.set(format!("{:.1}", a.max(0.0)));
+        to_s.set(format!("{:.1}", b.max(0.0)));
+        zoom_to_typed();
+    });
     let spec = move || {
         info.with(|i| {
             i.as_ref()
@@ -274,6 +281,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 <button id="zoom-reset" on:click=move |_| { from_s.set(String::new()); to_s.set(String::new()); zoom_error.set(None); load(None) }
                     disabled=move || zoom.get().is_none()>"Whole run"</button>
                 <button class="export-timeline" on:click=move |_| super::save_timeline(id)>"Export 10 ms timeline"</button>
+                <span class="meta hint">"or drag across a chart"</span>
                 <span class="meta" id="zoom-status">{move || {
                     let n = samples.with(Vec::len);
                     let total = info.with(|i| i.as_ref().and_then(|r| r.as_ref().ok()).and_then(|r| r.summary.as_ref()).map_or(0, |s| s.samples));
@@ -287,10 +295,10 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 {move || zoom_error.get().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
             </div>
             <div class="charts">
-                <ChartView id=format!("run-{id}-throughput") data=chart(charts::throughput)/>
-                <ChartView id=format!("run-{id}-iops") data=chart(charts::iops)/>
-                <ChartView id=format!("run-{id}-latency") data=Signal::derive(move || samples.with(|x| charts::latency(x)))/>
-                {move || temp.get().map(|d| view! { <ChartView id=format!("run-{id}-temperature") data=Signal::derive(move || d.clone())/> })}
+                <ChartView id=format!("run-{id}-throughput") data=chart(charts::throughput) on_range/>
+                <ChartView id=format!("run-{id}-iops") data=chart(charts::iops) on_range/>
+                <ChartView id=format!("run-{id}-latency") data=Signal::derive(move || samples.with(|x| charts::latency(x))) on_range/>
+                {move || temp.get().map(|d| view! { <ChartView id=format!("run-{id}-temperature") data=Signal::derive(move || d.clone()) on_range/> })}
                 {move || position.get().map(|d| view! { <ChartView id=format!("run-{id}-position") data=Signal::derive(move || d.clone())/> })}
             </div>
             {steps_view}
