@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0002_steps_timeline.sql"),
     include_str!("migrations/0003_targets.sql"),
     include_str!("migrations/0004_exact_timeline.sql"),
+    include_str!("migrations/0005_sample_rates.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
