@@ -58,58 +58,125 @@ pub enum PresetError {
     },
 }
 
+/// One preset: what the API and the picker list, the options it takes besides `interval`
+/// (any other is refused by name), and how its steps are made for a target — a table like
+/// fio's engine ops, so a name is defined in exactly one place.
 struct Def {
     name: &'static str,
     description: &'static str,
+    takes: &'static [&'static str],
+    build: fn(&Ctx) -> Result<Vec<Step>, PresetError>,
+    /// What the analyses need beyond the defaults (`None`: nothing).
+    tune: Option<fn(&Ctx, &mut AnalysisOptions)>,
 }
 
-/// The options each preset takes besides `interval` (which every preset takes); a preset
-/// given any other option refuses it by name rather than ignore it.
-fn takes(name: &str) -> &'static [&'static str] {
-    match name {
-        "cdm" | "cdm-peak" => &["size", "count", "runtime", "idle"],
-        "atto" | "orion-matrix" | "iometer-mix" => &["size", "runtime"],
-        "full-span" | "fill" => &["bs", "size"],
-        "snia-steady" => &["size", "runtime", "count"],
-        "sustain" => &["rate", "streams", "runtime", "buffer_ms", "bs", "size"],
-        "compress-probe" => &["size", "runtime", "idle"],
-        "cache-recovery" => &["size", "idle"],
-        _ => &["runtime"],
+/// What a preset's steps are made from.
+struct Ctx<'a> {
+    name: &'static str,
+    o: &'a PresetOptions,
+    target_size: u64,
+    /// The target's O_DIRECT alignment (at least 512 bytes).
+    lbs: u64,
+}
+
+impl Ctx<'_> {
+    /// `size` within the target, whole MiB (or the alignment, when larger).
+    fn fit(&self, size: u64) -> u64 {
+        align_down(size.min(self.target_size), MIB.max(self.lbs))
+    }
+
+    fn size_or(&self, default: u64) -> u64 {
+        self.fit(self.o.size.unwrap_or(default))
+    }
+
+    fn runtime_or(&self, default_ms: u64) -> u64 {
+        self.o.runtime_ms.unwrap_or(default_ms)
+    }
+
+    fn idle_or(&self, default_ms: u64) -> u64 {
+        self.o.idle_ms.unwrap_or(default_ms)
+    }
+
+    fn bad(&self, message: String) -> PresetError {
+        PresetError::Option {
+            preset: self.name,
+            message,
+        }
+    }
+
+    /// One timed workload named by its description (the single tests).
+    fn single(&self, rw: RwMode, bs: u64, qd: u32) -> Result<Vec<Step>, PresetError> {
+        let description = find(self.name).map_or(self.name, |d| d.description);
+        Ok(vec![step(
+            description,
+            timed(spec(rw, bs, qd), self.runtime_or(10_000)),
+        )])
     }
 }
 
-/// The keys of the options preset `name` takes, `interval` last.
+const GRID: &[&str] = &["size", "count", "runtime", "idle"];
+const SIZED: &[&str] = &["size", "runtime"];
+const RUNTIME: &[&str] = &["runtime"];
+
+#[rustfmt::skip]
+const DEFS: &[Def] = &[
+    Def { name: "quick", description: "sequential 1 MiB writes, QD8, 10 s: cache and sustained write rate at a glance",
+          takes: RUNTIME, build: |c| c.single(RwMode::Write, MIB, 8), tune: None },
+    Def { name: "cdm", description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s",
+          takes: GRID, build: |c| cdm(c, CDM), tune: None },
+    Def { name: "cdm-peak", description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1",
+          takes: GRID, build: |c| cdm(c, CDM_PEAK), tune: None },
+    Def { name: "atto", description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each",
+          takes: SIZED, build: atto, tune: None },
+    Def { name: "orion-matrix", description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each",
+          takes: SIZED, build: orion_matrix, tune: None },
+    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target (or size), 1 MiB blocks, speed by position",
+          takes: &["bs", "size"], build: full_span, tune: None },
+    Def { name: "iometer-mix", description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute",
+          takes: SIZED, build: iometer_mix,
+          // First vs last tenth of the run, at most a minute each.
+          tune: Some(|c, a| a.first_last_window_s = (c.runtime_or(IOMETER_MS) as f64 / 1e3 / 10.0).min(60.0)) },
+    Def { name: "snia-steady", description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25)",
+          takes: &["size", "runtime", "count"], build: snia_steady, tune: None },
+    Def { name: "fill", description: "write 95 % of the target (or size) with 4 MiB writes: rate, temperature and completion gaps over the fill",
+          takes: &["bs", "size"], build: fill, tune: None },
+    Def { name: "sustain", description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up?",
+          takes: &["rate", "streams", "runtime", "buffer_ms", "bs", "size"], build: sustain, tune: None },
+    Def { name: "compress-probe", description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB",
+          takes: &["size", "runtime", "idle"], build: compress_probe, tune: None },
+    Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size: bytes of each write)",
+          takes: &["size", "idle"], build: cache_recovery, tune: Some(|_, a| a.cache_recovery = true) },
+    Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s",
+          takes: RUNTIME, build: |c| c.single(RwMode::Read, MIB, 8), tune: None },
+    Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s",
+          takes: RUNTIME, build: |c| c.single(RwMode::Write, MIB, 8), tune: None },
+    Def { name: "rnd4k-q32-read", description: "RND4K Q32T1 read, 10 s",
+          takes: RUNTIME, build: |c| c.single(RwMode::RandRead, 4096, 32), tune: None },
+    Def { name: "rnd4k-q32-write", description: "RND4K Q32T1 write, 10 s",
+          takes: RUNTIME, build: |c| c.single(RwMode::RandWrite, 4096, 32), tune: None },
+    Def { name: "rnd4k-q1-read", description: "RND4K Q1T1 read, 10 s",
+          takes: RUNTIME, build: |c| c.single(RwMode::RandRead, 4096, 1), tune: None },
+    Def { name: "rnd4k-q1-write", description: "RND4K Q1T1 write, 10 s",
+          takes: RUNTIME, build: |c| c.single(RwMode::RandWrite, 4096, 1), tune: None },
+];
+
+fn find(name: &str) -> Option<&'static Def> {
+    DEFS.iter().find(|d| d.name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    DEFS.iter().map(|d| d.name).collect()
+}
+
+/// The keys of the options preset `name` takes, `interval` last (an unknown name takes
+/// only `interval`).
 pub fn options_of(name: &str) -> Vec<String> {
-    takes(name)
+    find(name)
+        .map_or(&[][..], |d| d.takes)
         .iter()
         .chain(std::iter::once(&"interval"))
         .map(|s| s.to_string())
         .collect()
-}
-
-const DEFS: &[Def] = &[
-    Def { name: "quick", description: "sequential 1 MiB writes, QD8, 10 s: cache and sustained write rate at a glance" },
-    Def { name: "cdm", description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s" },
-    Def { name: "cdm-peak", description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1" },
-    Def { name: "atto", description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each" },
-    Def { name: "orion-matrix", description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each" },
-    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target (or size), 1 MiB blocks, speed by position" },
-    Def { name: "iometer-mix", description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute" },
-    Def { name: "snia-steady", description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25)" },
-    Def { name: "fill", description: "write 95 % of the target (or size) with 4 MiB writes: rate, temperature and completion gaps over the fill" },
-    Def { name: "sustain", description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up?" },
-    Def { name: "compress-probe", description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB" },
-    Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size: bytes of each write)" },
-    Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s" },
-    Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s" },
-    Def { name: "rnd4k-q32-read", description: "RND4K Q32T1 read, 10 s" },
-    Def { name: "rnd4k-q32-write", description: "RND4K Q32T1 write, 10 s" },
-    Def { name: "rnd4k-q1-read", description: "RND4K Q1T1 read, 10 s" },
-    Def { name: "rnd4k-q1-write", description: "RND4K Q1T1 write, 10 s" },
-];
-
-pub fn names() -> Vec<&'static str> {
-    DEFS.iter().map(|d| d.name).collect()
 }
 
 fn spec(rw: RwMode, bs: u64, iodepth: u32) -> WorkloadSpec {
@@ -153,259 +220,242 @@ pub fn build(
     target_size: u64,
     lbs: u32,
 ) -> Result<Built, PresetError> {
-    let def = DEFS
-        .iter()
-        .find(|d| d.name == name)
-        .ok_or_else(|| PresetError::Unknown(name.to_string()))?;
-    let bad = |message: String| PresetError::Option {
-        preset: def.name,
-        message,
+    let def = find(name).ok_or_else(|| PresetError::Unknown(name.to_string()))?;
+    let c = Ctx {
+        name: def.name,
+        o,
+        target_size,
+        lbs: u64::from(lbs.max(512)),
     };
     if let Err(errs) = o.validate() {
         let list: Vec<String> = errs.iter().map(ToString::to_string).collect();
-        return Err(bad(list.join("; ")));
+        return Err(c.bad(list.join("; ")));
     }
     let unused: Vec<String> = o
         .given()
         .into_iter()
-        .filter(|(k, _)| *k != "interval" && !takes(def.name).contains(k))
+        .filter(|(k, _)| *k != "interval" && !def.takes.contains(k))
         .map(|(k, v)| format!("{k} = {v}"))
         .collect();
     if !unused.is_empty() {
-        return Err(bad(format!(
+        return Err(c.bad(format!(
             "does not use {} (it takes: {})",
             unused.join(", "),
             options_of(def.name).join(", ")
         )));
     }
+    let mut steps = (def.build)(&c)?;
     let mut analysis = AnalysisOptions {
         required_rate: None,
         buffer_ms: o.buffer_ms.unwrap_or(1000),
         first_last_window_s: 60.0,
-        cache_recovery: def.name == "cache-recovery",
+        cache_recovery: false,
     };
-    let lbs = u64::from(lbs.max(512));
-    let fit = |size: u64| align_down(size.min(target_size), MIB.max(lbs));
-    let idle = o.idle_ms;
-    let steps = match def.name {
-        "cdm" | "cdm-peak" => {
-            let size = fit(o.size.unwrap_or(GIB));
-            let count = o.count.unwrap_or(5);
-            if count == 0 || count > 100 {
-                return Err(bad(format!("count = {count}: must be 1..100")));
-            }
-            let runtime = o.runtime_ms.unwrap_or(5_000);
-            let tests: [(&str, bool, u64, u32, u32); 4] = if def.name == "cdm" {
-                [
-                    ("SEQ1M Q8T1", false, MIB, 8, 1),
-                    ("SEQ1M Q1T1", false, MIB, 1, 1),
-                    ("RND4K Q32T1", true, 4096, 32, 1),
-                    ("RND4K Q1T1", true, 4096, 1, 1),
-                ]
-            } else {
-                [
-                    ("SEQ1M Q8T1", false, MIB, 8, 1),
-                    ("SEQ128K Q32T1", false, 128 << 10, 32, 1),
-                    ("RND4K Q32T16", true, 4096, 32, 16),
-                    ("RND4K Q1T1", true, 4096, 1, 1),
-                ]
-            };
-            let mut steps = Vec::new();
-            for (label, random, bs, qd, jobs) in tests {
-                for (dir, rw) in [
-                    (
-                        "read",
-                        if random {
-                            RwMode::RandRead
-                        } else {
-                            RwMode::Read
-                        },
-                    ),
-                    (
-                        "write",
-                        if random {
-                            RwMode::RandWrite
-                        } else {
-                            RwMode::Write
-                        },
-                    ),
-                ] {
-                    for pass in 1..=count {
-                        let mut s = timed(spanned(spec(rw, bs, qd), size), runtime);
-                        s.jobs = jobs;
-                        let mut st = step(format!("{label} {dir} #{pass}"), s);
-                        st.pause_before_ms = if steps.is_empty() {
-                            0
-                        } else {
-                            idle.unwrap_or(1000)
-                        };
-                        steps.push(st);
-                    }
-                }
-            }
-            steps
-        }
-        "atto" => {
-            let size = fit(o.size.unwrap_or(256 * MIB));
-            let runtime = o.runtime_ms.unwrap_or(3_000);
-            let mut steps = Vec::new();
-            for (dir, rw) in [("write", RwMode::Write), ("read", RwMode::Read)] {
-                let mut bs = 512u64;
-                while bs <= 64 * MIB {
-                    if bs >= lbs && bs <= size {
-                        steps.push(step(
-                            format!("{} {dir}", size_short(bs)),
-                            timed(spanned(spec(rw, bs, 4), size), runtime),
-                        ));
-                    }
-                    bs *= 2;
-                }
-            }
-            steps
-        }
-        "orion-matrix" => {
-            let runtime = o.runtime_ms.unwrap_or(5_000);
-            let size = fit(o.size.unwrap_or(GIB));
-            let mut steps = Vec::new();
-            for (dir, rw) in [("read", RwMode::RandRead), ("write", RwMode::RandWrite)] {
-                for bs in [4096, 8192, 16384, 65536, MIB] {
-                    for qd in [1, 4, 16, 32] {
-                        if bs >= lbs {
-                            steps.push(step(
-                                format!("{} QD{qd} rand{dir}", size_short(bs)),
-                                timed(spanned(spec(rw, bs, qd), size), runtime),
-                            ));
-                        }
-                    }
-                }
-            }
-            steps
-        }
-        "full-span" => {
-            let bs = o.bs.unwrap_or(MIB);
-            let span = |s: WorkloadSpec| match o.size {
-                Some(size) => spanned(s, fit(size)),
-                None => s,
-            };
-            vec![
-                step(
-                    "sequential write, whole span",
-                    span(spec(RwMode::Write, bs, 8)),
-                ),
-                step(
-                    "sequential read, whole span",
-                    span(spec(RwMode::Read, bs, 8)),
-                ),
-            ]
-        }
-        "iometer-mix" => {
-            let size = fit(o.size.unwrap_or(GIB));
-            let runtime = o.runtime_ms.unwrap_or(600_000);
-            analysis.first_last_window_s = (runtime as f64 / 1e3 / 10.0).min(60.0);
-            let mut s = timed(spanned(spec(RwMode::RandRw, 4096, 32), size), runtime);
-            s.read_pct = 50;
-            vec![step("4K random 50/50 QD32", s)]
-        }
-        "snia-steady" => {
-            let size = fit(o.size.unwrap_or(target_size));
-            let mut pre = spanned(spec(RwMode::Write, 128 << 10, 32), size);
-            pre.loops = 2;
-            let round = timed(
-                spanned(spec(RwMode::RandWrite, 4096, 32), size),
-                o.runtime_ms.unwrap_or(60_000),
-            );
-            let mut rounds = step("round", round);
-            rounds.until_steady = Some(o.count.unwrap_or(25).clamp(5, 100));
-            vec![step("precondition: 128K sequential write ×2", pre), rounds]
-        }
-        "fill" => {
-            let bs = o.bs.unwrap_or(4 * MIB);
-            let size = align_down(
-                o.size.unwrap_or(target_size).min(target_size) / 100 * 95,
-                bs,
-            );
-            vec![step(
-                "fill 95 % with 4 MiB writes",
-                spanned(spec(RwMode::Write, bs, 4), size),
-            )]
-        }
-        "sustain" => {
-            let Some(rate) = o.rate else {
-                return Err(bad(
-                    "needs the rate to hold, e.g. --rate 3200MB (per second)".into(),
-                ));
-            };
-            let Rate::BytesPerSec(bps) = rate else {
-                return Err(bad(format!(
-                    "rate = {rate}: give a byte rate such as 3200MB, not IOPS"
-                )));
-            };
-            let streams = o.streams.unwrap_or(1).max(1);
-            let bs = o.bs.unwrap_or(MIB);
-            let mut s = spec(RwMode::Write, bs, 4 * streams.min(8));
-            s.jobs = streams;
-            s.rate = Some(rate);
-            s.size = o.size.map(fit);
-            s.runtime_ms = o.runtime_ms;
-            analysis.required_rate = Some(bps as f64);
-            vec![step(
-                format!("{streams} stream(s), {} MB/s in all", bps / 1_000_000),
-                s,
-            )]
-        }
-        "compress-probe" => {
-            let size = fit(o.size.unwrap_or(GIB));
-            let runtime = o.runtime_ms.unwrap_or(10_000);
-            [
-                DataPattern::Random,
-                DataPattern::Zeros,
-                DataPattern::Compress(50),
-            ]
-            .into_iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let mut s = timed(spanned(spec(RwMode::Write, MIB, 8), size), runtime);
-                s.pattern = p;
-                let mut st = step(format!("sequential write, {p} data"), s);
-                st.pause_before_ms = if i == 0 { 0 } else { idle.unwrap_or(1000) };
-                st
-            })
-            .collect()
-        }
-        "cache-recovery" => {
-            let bytes = fit(o.size.unwrap_or(8 * GIB));
-            let mut first = spanned(spec(RwMode::Write, MIB, 8), bytes);
-            first.io_size = Some(bytes);
-            let mut again = step("write again after idle", first.clone());
-            again.pause_before_ms = idle.unwrap_or(30_000);
-            vec![step("write past the cache", first), again]
-        }
-        single => {
-            let (rw, bs, qd) = match single {
-                "quick" => (RwMode::Write, MIB, 8),
-                "seq1m-q8-read" => (RwMode::Read, MIB, 8),
-                "seq1m-q8-write" => (RwMode::Write, MIB, 8),
-                "rnd4k-q32-read" => (RwMode::RandRead, 4096, 32),
-                "rnd4k-q32-write" => (RwMode::RandWrite, 4096, 32),
-                "rnd4k-q1-read" => (RwMode::RandRead, 4096, 1),
-                _ => (RwMode::RandWrite, 4096, 1),
-            };
-            vec![step(
-                def.description,
-                timed(spec(rw, bs, qd), o.runtime_ms.unwrap_or(10_000)),
-            )]
-        }
-    };
-    if let Some(Rate::BytesPerSec(b)) = steps.first().and_then(|s| s.spec.rate) {
-        analysis.required_rate.get_or_insert(b as f64);
+    if let Some(tune) = def.tune {
+        tune(&c, &mut analysis);
     }
-    let mut steps = steps;
+    // A producer's rate (sustain, or any first step with a byte rate) is the one to hold.
+    if let Some(Rate::BytesPerSec(b)) = steps.first().and_then(|s| s.spec.rate) {
+        analysis.required_rate = Some(b as f64);
+    }
     if let Some(ms) = o.interval_ms {
         for s in &mut steps {
             s.spec.interval_ms = ms;
         }
     }
     Ok(Built { steps, analysis })
+}
+
+/// A CrystalDiskMark test: label, random, block size, queue depth, threads.
+type CdmTest = (&'static str, bool, u64, u32, u32);
+
+const CDM: &[CdmTest] = &[
+    ("SEQ1M Q8T1", false, MIB, 8, 1),
+    ("SEQ1M Q1T1", false, MIB, 1, 1),
+    ("RND4K Q32T1", true, 4096, 32, 1),
+    ("RND4K Q1T1", true, 4096, 1, 1),
+];
+
+const CDM_PEAK: &[CdmTest] = &[
+    ("SEQ1M Q8T1", false, MIB, 8, 1),
+    ("SEQ128K Q32T1", false, 128 << 10, 32, 1),
+    ("RND4K Q32T16", true, 4096, 32, 16),
+    ("RND4K Q1T1", true, 4096, 1, 1),
+];
+
+/// Each test read then written, `count` passes each, paused between (as CrystalDiskMark).
+fn cdm(c: &Ctx, tests: &[CdmTest]) -> Result<Vec<Step>, PresetError> {
+    let size = c.size_or(GIB);
+    let count = c.o.count.unwrap_or(5);
+    if count == 0 || count > 100 {
+        return Err(c.bad(format!("count = {count}: must be 1..100")));
+    }
+    let runtime = c.runtime_or(5_000);
+    let mut steps = Vec::new();
+    for &(label, random, bs, qd, jobs) in tests {
+        let (read, write) = if random {
+            (RwMode::RandRead, RwMode::RandWrite)
+        } else {
+            (RwMode::Read, RwMode::Write)
+        };
+        for (dir, rw) in [("read", read), ("write", write)] {
+            for pass in 1..=count {
+                let mut s = timed(spanned(spec(rw, bs, qd), size), runtime);
+                s.jobs = jobs;
+                let mut st = step(format!("{label} {dir} #{pass}"), s);
+                st.pause_before_ms = if steps.is_empty() { 0 } else { c.idle_or(1000) };
+                steps.push(st);
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// Sequential writes then reads, 512 B..64 MiB doubling (sizes below the alignment or
+/// above the span left out).
+fn atto(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let size = c.size_or(256 * MIB);
+    let runtime = c.runtime_or(3_000);
+    let mut steps = Vec::new();
+    for (dir, rw) in [("write", RwMode::Write), ("read", RwMode::Read)] {
+        let sizes =
+            std::iter::successors(Some(512u64), |bs| Some(bs * 2)).take_while(|bs| *bs <= 64 * MIB);
+        for bs in sizes.filter(|bs| *bs >= c.lbs && *bs <= size) {
+            steps.push(step(
+                format!("{} {dir}", size_short(bs)),
+                timed(spanned(spec(rw, bs, 4), size), runtime),
+            ));
+        }
+    }
+    Ok(steps)
+}
+
+fn orion_matrix(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let runtime = c.runtime_or(5_000);
+    let size = c.size_or(GIB);
+    let mut steps = Vec::new();
+    for (dir, rw) in [("read", RwMode::RandRead), ("write", RwMode::RandWrite)] {
+        for bs in [4096, 8192, 16384, 65536, MIB]
+            .into_iter()
+            .filter(|bs| *bs >= c.lbs)
+        {
+            for qd in [1, 4, 16, 32] {
+                steps.push(step(
+                    format!("{} QD{qd} rand{dir}", size_short(bs)),
+                    timed(spanned(spec(rw, bs, qd), size), runtime),
+                ));
+            }
+        }
+    }
+    Ok(steps)
+}
+
+fn full_span(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let bs = c.o.bs.unwrap_or(MIB);
+    let span = |s: WorkloadSpec| match c.o.size {
+        Some(size) => spanned(s, c.fit(size)),
+        None => s,
+    };
+    Ok(vec![
+        step(
+            "sequential write, whole span",
+            span(spec(RwMode::Write, bs, 8)),
+        ),
+        step(
+            "sequential read, whole span",
+            span(spec(RwMode::Read, bs, 8)),
+        ),
+    ])
+}
+
+const IOMETER_MS: u64 = 600_000;
+
+fn iometer_mix(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let mut s = timed(
+        spanned(spec(RwMode::RandRw, 4096, 32), c.size_or(GIB)),
+        c.runtime_or(IOMETER_MS),
+    );
+    s.read_pct = 50;
+    Ok(vec![step("4K random 50/50 QD32", s)])
+}
+
+fn snia_steady(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let size = c.size_or(c.target_size);
+    let mut pre = spanned(spec(RwMode::Write, 128 << 10, 32), size);
+    pre.loops = 2;
+    let round = timed(
+        spanned(spec(RwMode::RandWrite, 4096, 32), size),
+        c.runtime_or(60_000),
+    );
+    let mut rounds = step("round", round);
+    rounds.until_steady = Some(c.o.count.unwrap_or(25).clamp(5, 100));
+    Ok(vec![
+        step("precondition: 128K sequential write ×2", pre),
+        rounds,
+    ])
+}
+
+fn fill(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let bs = c.o.bs.unwrap_or(4 * MIB);
+    let size = align_down(
+        c.o.size.unwrap_or(c.target_size).min(c.target_size) / 100 * 95,
+        bs,
+    );
+    Ok(vec![step(
+        format!("fill 95 % with {} writes", size_short(bs)),
+        spanned(spec(RwMode::Write, bs, 4), size),
+    )])
+}
+
+fn sustain(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let Some(rate) = c.o.rate else {
+        return Err(c.bad("needs the rate to hold, e.g. --rate 3200MB (per second)".into()));
+    };
+    let Rate::BytesPerSec(bps) = rate else {
+        return Err(c.bad(format!(
+            "rate = {rate}: give a byte rate such as 3200MB, not IOPS"
+        )));
+    };
+    let streams = c.o.streams.unwrap_or(1).max(1);
+    let mut s = spec(RwMode::Write, c.o.bs.unwrap_or(MIB), 4 * streams.min(8));
+    s.jobs = streams;
+    s.rate = Some(rate);
+    s.size = c.o.size.map(|size| c.fit(size));
+    s.runtime_ms = c.o.runtime_ms;
+    Ok(vec![step(
+        format!("{streams} stream(s), {} MB/s in all", bps / 1_000_000),
+        s,
+    )])
+}
+
+fn compress_probe(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let size = c.size_or(GIB);
+    let runtime = c.runtime_or(10_000);
+    let patterns = [
+        DataPattern::Random,
+        DataPattern::Zeros,
+        DataPattern::Compress(50),
+    ];
+    Ok(patterns
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut s = timed(spanned(spec(RwMode::Write, MIB, 8), size), runtime);
+            s.pattern = p;
+            let mut st = step(format!("sequential write, {p} data"), s);
+            st.pause_before_ms = if i == 0 { 0 } else { c.idle_or(1000) };
+            st
+        })
+        .collect())
+}
+
+fn cache_recovery(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let bytes = c.size_or(8 * GIB);
+    let mut first = spanned(spec(RwMode::Write, MIB, 8), bytes);
+    first.io_size = Some(bytes);
+    let mut again = step("write again after idle", first.clone());
+    again.pause_before_ms = c.idle_or(30_000);
+    Ok(vec![step("write past the cache", first), again])
 }
 
 /// Every preset as the API shows it: steps with default options on a 1 GiB target.
@@ -497,6 +547,16 @@ mod tests {
         assert_eq!(b.steps[0].spec.jobs, 4);
         let f = build("fill", &PresetOptions::default(), 100 * GIB, 512).expect("fill");
         assert_eq!(f.steps[0].spec.size, Some(95 * GIB));
+        assert_eq!(f.steps[0].name, "fill 95 % with 4M writes");
+        let o = PresetOptions {
+            bs: Some(MIB),
+            ..Default::default()
+        };
+        let f = build("fill", &o, 100 * GIB, 512).expect("fill");
+        assert_eq!(
+            f.steps[0].name, "fill 95 % with 1M writes",
+            "named for its bs"
+        );
         assert!(matches!(
             build("warp", &PresetOptions::default(), GIB, 512),
             Err(PresetError::Unknown(_))

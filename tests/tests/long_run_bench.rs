@@ -195,7 +195,7 @@ fn long_runs_at_flat_memory() {
         assert_eq!(s, 200);
         let (s, v) = server.get(&format!("/api/v1/runs/{id}/samples?max_points=4096"), VIEW);
         assert_eq!(s, 200);
-        assert!(v["samples"].as_array().map_or(0, Vec::len) > 2000);
+        assert!(v["samples"].as_array().map_or(0, Vec::len) as u64 > 2000.min(history_n / 2));
     };
     let results_ms = median((0..5).map(|_| timed(&|| open(a))).collect());
     let compare_ms = median(

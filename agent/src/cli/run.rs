@@ -62,6 +62,9 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             if args.target.len() > 1 {
                 anyhow::bail!("--preset runs on one target; give --target once");
             }
+            if !presets::names().contains(&name.as_str()) {
+                return Err(presets::PresetError::Unknown(name.clone()).into());
+            }
             let ignored = args.flags_presets_ignore();
             if !ignored.is_empty() {
                 anyhow::bail!(

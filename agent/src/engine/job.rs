@@ -188,26 +188,28 @@ fn drive<B: IoBackend>(
         job,
         result: Ok(setup),
     });
-    let Some(epoch) = shared.gate.wait() else {
-        let _ = tx.send(JobMsg::Done {
-            job,
-            end_ns: 0,
-            error: None,
-            fsync_ns: None,
-        });
-        return;
-    };
-    if shared.stop_requested() {
-        let _ = tx.send(JobMsg::Done {
-            job,
-            end_ns: 0,
-            error: None,
-            fsync_ns: None,
-        });
-        return;
+    match shared.gate.wait() {
+        Some(epoch) if !shared.stop_requested() => {
+            JobLoop::new(b, jp, job, shared, tx, epoch).run()
+        }
+        // Sent home before any I/O.
+        _ => send_done(tx, job, 0, None, None),
     }
-    let mut l = JobLoop::new(b, jp, job, shared, tx, epoch);
-    l.run();
+}
+
+fn send_done(
+    tx: &Sender<JobMsg>,
+    job: usize,
+    end_ns: u64,
+    error: Option<RunError>,
+    fsync_ns: Option<u64>,
+) {
+    let _ = tx.send(JobMsg::Done {
+        job,
+        end_ns,
+        error,
+        fsync_ns,
+    });
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -217,6 +219,13 @@ struct Slot {
     is_write: bool,
 }
 
+/// The running job. One pass of [`JobLoop::run`] is a round: update the state, [`fill`]
+/// the free slots, then [`reap_round`]; [`finish`] drains nothing (the rounds did) and
+/// reports.
+///
+/// [`fill`]: JobLoop::fill
+/// [`reap_round`]: JobLoop::reap_round
+/// [`finish`]: JobLoop::finish
 struct JobLoop<'a, B: IoBackend> {
     b: &'a mut B,
     jp: &'a JobPlan,
@@ -224,11 +233,36 @@ struct JobLoop<'a, B: IoBackend> {
     shared: &'a RunShared,
     tx: &'a Sender<JobMsg>,
     epoch: Instant,
+    bs: u64,
+    /// Where the write buffers start in the pool (after the read ones, when split).
+    write_base: u32,
+    read_pct: u64,
+    /// Absolute time (ns since epoch) at which issuing stops (`u64::MAX`: never).
+    deadline: u64,
+    filler: Filler,
+    gen: OffsetGen,
+    mix: Rng,
+    /// What each slot in flight holds; `free` the slots that hold nothing.
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    inflight: u32,
+    issued: u64,
+    /// The interval being filled.
     cur: IntervalStats,
     /// Absolute time (ns since epoch) at which the current interval ends.
     boundary: u64,
+    /// Past the ramp: completions count.
     recording: bool,
+    /// I/Os still to issue, for a plan with a count (`jp.ios`), from the end of the ramp.
     remaining: Option<u64>,
+    /// Time of the latest counted completion (for the fine timeline's gap histogram).
+    last_done: Option<u64>,
+    /// No more I/O is issued; what is in flight drains.
+    stopping: bool,
+    /// The first error; the job stops on it.
+    error: Option<RunError>,
+    /// The round's one timestamp (ns since epoch).
+    now: u64,
 }
 
 impl<'a, B: IoBackend> JobLoop<'a, B> {
@@ -240,6 +274,16 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         tx: &'a Sender<JobMsg>,
         epoch: Instant,
     ) -> Self {
+        let depth = jp.iodepth.min(b.max_depth());
+        let write_base = if jp.split_buffers { jp.iodepth } else { 0 };
+        let seed = 3 * job as u64;
+        let mut filler = Filler::new(jp.pattern, Rng::new(jp.seed, seed + 2));
+        if jp.read_pct < 100 {
+            for s in 0..depth {
+                filler.init(b.buffers().get_mut((write_base + s) as usize));
+            }
+        }
+        let ramp = shared.ramp_ns;
         JobLoop {
             b,
             jp,
@@ -247,15 +291,30 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             shared,
             tx,
             epoch,
+            bs: jp.span.bs,
+            write_base,
+            read_pct: u64::from(jp.read_pct),
+            deadline: shared.runtime_ns.map_or(u64::MAX, |r| ramp + r),
+            filler,
+            gen: OffsetGen::new(jp.span, jp.order, Rng::new(jp.seed, seed)),
+            mix: Rng::new(jp.seed, seed + 1),
+            slots: vec![Slot::default(); depth as usize],
+            free: (0..depth).rev().collect(),
+            inflight: 0,
+            issued: 0,
             cur: IntervalStats::new(0, 0, shared.interval_ns),
-            boundary: shared.ramp_ns + shared.interval_ns,
+            boundary: ramp + shared.interval_ns,
             recording: false,
             remaining: None,
+            last_done: None,
+            stopping: false,
+            error: None,
+            now: epoch.elapsed().as_nanos() as u64,
         }
     }
 
     #[inline]
-    fn now(&self) -> u64 {
+    fn clock(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
 
@@ -274,206 +333,202 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
     }
 
-    fn run(&mut self) {
-        let jp = self.jp;
-        let ramp = self.shared.ramp_ns;
-        let depth = jp.iodepth.min(self.b.max_depth());
-        let bs = jp.span.bs;
-        let write_base = if jp.split_buffers { jp.iodepth } else { 0 };
-        let job = self.job as u64;
-        let mut filler = Filler::new(jp.pattern, Rng::new(jp.seed, 3 * job + 2));
-        if jp.read_pct < 100 {
-            for s in 0..depth {
-                filler.init(self.b.buffers().get_mut((write_base + s) as usize));
-            }
+    /// Rolls the intervals that ended by `now` while the job records and issues. Once
+    /// stopping, the I/Os still in flight complete into the current interval, which ends
+    /// when the job ends; an interval that ends exactly at the deadline is the last one,
+    /// closed then with the drained I/Os: no sliver of an interval with a made-up rate.
+    #[inline(always)]
+    fn roll_live(&mut self) {
+        if self.recording && !self.stopping {
+            self.roll(self.now.min(self.deadline.saturating_sub(1)));
         }
-        let mut gen = OffsetGen::new(jp.span, jp.order, Rng::new(jp.seed, 3 * job));
-        let mut mix = Rng::new(jp.seed, 3 * job + 1);
-        let read_pct = u64::from(jp.read_pct);
-        let deadline = self.shared.runtime_ns.map_or(u64::MAX, |r| ramp + r);
+    }
 
-        let mut slots = vec![Slot::default(); depth as usize];
-        let mut free: Vec<u32> = (0..depth).rev().collect();
-        let mut inflight = 0u32;
-        let mut issued = 0u64;
-        // Time of the latest completion (for the gap histogram of the fine timeline).
-        let mut last_done: Option<u64> = None;
-        let mut stopping = false;
-        let mut error: Option<RunError> = None;
-        let mut now = self.now();
+    fn run(mut self) {
         loop {
-            if !self.recording && now >= ramp {
+            if !self.recording && self.now >= self.shared.ramp_ns {
                 self.recording = true;
-                self.remaining = jp.ios;
+                self.remaining = self.jp.ios;
             }
-            if !stopping
-                && (error.is_some()
-                    || now >= deadline
-                    || self.remaining == Some(0)
-                    || self.shared.stop_requested())
-            {
-                stopping = true;
-            }
-            // Once stopping, the I/Os still in flight complete into the current interval,
-            // which then ends when the job ends: no sliver of an interval with a made-up rate.
-            if self.recording && !stopping {
-                // An interval that ends exactly at the deadline is the last one: it is closed
-                // when the job ends, with the drained I/Os, not rolled into a sliver.
-                self.roll(now.min(deadline.saturating_sub(1)));
-            }
-            let mut wake = if stopping {
+            self.stopping = self.stopping
+                || self.error.is_some()
+                || self.now >= self.deadline
+                || self.remaining == Some(0)
+                || self.shared.stop_requested();
+            self.roll_live();
+            let mut wake = if self.stopping {
                 // Draining: nothing is due, just wait for completions.
-                now + self.shared.interval_ns
+                self.now + self.shared.interval_ns
             } else if self.recording {
-                self.boundary.min(deadline)
+                self.boundary.min(self.deadline)
             } else {
-                ramp.min(deadline)
+                self.shared.ramp_ns.min(self.deadline)
             };
-            if !stopping {
-                while let Some(&slot) = free.last() {
-                    if self.remaining == Some(0) {
-                        break;
-                    }
-                    if let Some(cap) = &jp.rate {
-                        let due = cap.due_ns(issued);
-                        if due > now {
-                            wake = wake.min(due);
-                            break;
-                        }
-                    }
-                    free.pop();
-                    let is_write = read_pct == 0 || (read_pct < 100 && mix.below(100) >= read_pct);
-                    let offset = gen.next_offset();
-                    let (dir, buf) = if is_write {
-                        let i = write_base + slot;
-                        filler.refresh(self.b.buffers().get_mut(i as usize));
-                        (Dir::Write, i)
-                    } else {
-                        (Dir::Read, slot)
-                    };
-                    if let Err(e) = self.b.prep(slot, buf, dir, offset, bs as u32) {
-                        error = Some(io_error(dir, offset, &e.to_string(), e.raw_os_error()));
-                        free.push(slot);
-                        stopping = true;
-                        break;
-                    }
-                    slots[slot as usize] = Slot {
-                        submit_ns: now,
-                        offset,
-                        is_write,
-                    };
-                    inflight += 1;
-                    issued += 1;
-                    if let Some(r) = &mut self.remaining {
-                        *r -= 1;
-                    }
-                    // Each I/O goes to the kernel on its own, as soon as its slot is free:
-                    // a batch would be plugged (and adjacent I/Os merged) by the block layer
-                    // and reach the device in bursts, so the tool, not the drive, would set
-                    // the request sizes and their pacing.
-                    if let Err(e) = self.b.submit() {
-                        error = Some(RunError {
-                            message: format!("submitting I/O failed: {e}"),
-                            op: None,
-                            offset: None,
-                            errno: e.raw_os_error(),
-                        });
-                        stopping = true;
-                        break;
-                    }
-                }
+            if !self.stopping {
+                wake = self.fill(wake);
             }
-            if inflight == 0 {
-                if stopping || self.remaining == Some(0) {
+            if self.inflight == 0 {
+                if self.stopping || self.remaining == Some(0) {
                     break;
                 }
-                std::thread::sleep(Duration::from_nanos(wake.saturating_sub(now).max(1_000)));
-                now = self.now();
+                let nap = wake.saturating_sub(self.now).max(1_000);
+                std::thread::sleep(Duration::from_nanos(nap));
+                self.now = self.clock();
                 continue;
             }
-            let timeout = wake.saturating_sub(now).max(10_000);
-            // Wake for the first completion, like fio: its slot is refilled at once.
-            if let Err(e) = self.b.submit_and_wait(1, timeout) {
-                error = Some(RunError {
-                    message: format!("submitting I/O failed: {e}"),
-                    op: None,
-                    offset: None,
-                    errno: e.raw_os_error(),
-                });
+            if !self.reap_round(wake) {
                 break;
             }
-            now = self.now();
-            if self.recording && !stopping {
-                // An interval that ends exactly at the deadline is the last one: it is closed
-                // when the job ends, with the drained I/Os, not rolled into a sliver.
-                self.roll(now.min(deadline.saturating_sub(1)));
+        }
+        self.finish();
+    }
+
+    /// Issues an I/O into every free slot the rate cap and the count allow, each handed to
+    /// the kernel on its own as soon as its slot is free (a batch would be plugged, and
+    /// adjacent I/Os merged, by the block layer and reach the device in bursts: the tool, not
+    /// the drive, would set the request sizes and their pacing). Returns when the loop must
+    /// wake at the latest (`wake`, or the rate cap's next due time). An error stops the job.
+    #[inline(always)]
+    fn fill(&mut self, wake: u64) -> u64 {
+        while let Some(&slot) = self.free.last() {
+            if self.remaining == Some(0) {
+                break;
             }
-            let recording = self.recording;
-            let cur = &mut self.cur;
-            let rel = now.saturating_sub(ramp).saturating_sub(cur.start_ns);
-            let mut reaped = 0u64;
-            self.b.reap(|slot, res| {
-                let s = slots[slot as usize];
-                inflight -= 1;
-                free.push(slot);
-                let dir = if s.is_write { Dir::Write } else { Dir::Read };
-                if res < 0 || res as u64 != bs {
-                    if error.is_none() {
-                        error = Some(completion_error(dir, s.offset, res, bs));
-                    }
-                    return;
+            if let Some(cap) = &self.jp.rate {
+                let due = cap.due_ns(self.issued);
+                if due > self.now {
+                    return wake.min(due);
                 }
-                if recording {
-                    let lat = now - s.submit_ns;
-                    cur.record(dir, bs, lat, s.offset);
-                    cur.fine.completed(rel, bs);
-                    reaped += 1;
-                    if lat > SLOW_IO_NS {
-                        cur.fine.slow(SlowIo {
-                            at_ns: now.saturating_sub(ramp),
-                            offset: s.offset,
-                            latency_ns: lat,
-                            write: s.is_write,
-                        });
-                    }
-                }
-            });
-            if reaped > 0 {
-                if let Some(prev) = last_done {
-                    self.cur.fine.gap(now - prev, reaped - 1);
-                }
-                last_done = Some(now);
+            }
+            self.free.pop();
+            let is_write =
+                self.read_pct == 0 || (self.read_pct < 100 && self.mix.below(100) >= self.read_pct);
+            let offset = self.gen.next_offset();
+            let (dir, buf) = if is_write {
+                let i = self.write_base + slot;
+                self.filler.refresh(self.b.buffers().get_mut(i as usize));
+                (Dir::Write, i)
+            } else {
+                (Dir::Read, slot)
+            };
+            if let Err(e) = self.b.prep(slot, buf, dir, offset, self.bs as u32) {
+                self.error = Some(io_error(dir, offset, &e.to_string(), e.raw_os_error()));
+                self.free.push(slot);
+                self.stopping = true;
+                break;
+            }
+            self.slots[slot as usize] = Slot {
+                submit_ns: self.now,
+                offset,
+                is_write,
+            };
+            self.inflight += 1;
+            self.issued += 1;
+            if let Some(r) = &mut self.remaining {
+                *r -= 1;
+            }
+            if let Err(e) = self.b.submit() {
+                self.error = Some(submit_error(&e));
+                self.stopping = true;
+                break;
             }
         }
+        wake
+    }
+
+    /// Waits for the first completion (like fio: its slot is refilled at once), takes the
+    /// round's one timestamp, and reaps every ready completion into the current interval
+    /// (latency, the 10 ms bucket, slow I/Os, the gap since the previous round). A
+    /// completion that failed or came up short is the job's error. Returns false when
+    /// waiting itself failed (nothing more can be reaped).
+    #[inline(always)]
+    fn reap_round(&mut self, wake: u64) -> bool {
+        let timeout = wake.saturating_sub(self.now).max(10_000);
+        if let Err(e) = self.b.submit_and_wait(1, timeout) {
+            self.error = Some(submit_error(&e));
+            return false;
+        }
+        self.now = self.clock();
+        self.roll_live();
+        let (now, bs, ramp, recording) = (self.now, self.bs, self.shared.ramp_ns, self.recording);
+        let rel = now.saturating_sub(ramp).saturating_sub(self.cur.start_ns);
+        let mut reaped = 0u64;
+        let (slots, free, inflight, error, cur) = (
+            &self.slots,
+            &mut self.free,
+            &mut self.inflight,
+            &mut self.error,
+            &mut self.cur,
+        );
+        self.b.reap(|slot, res| {
+            let s = slots[slot as usize];
+            *inflight -= 1;
+            free.push(slot);
+            let dir = if s.is_write { Dir::Write } else { Dir::Read };
+            if res < 0 || res as u64 != bs {
+                error.get_or_insert_with(|| completion_error(dir, s.offset, res, bs));
+                return;
+            }
+            if recording {
+                let lat = now - s.submit_ns;
+                cur.record(dir, bs, lat, s.offset);
+                cur.fine.completed(rel, bs);
+                reaped += 1;
+                if lat > SLOW_IO_NS {
+                    cur.fine.slow(SlowIo {
+                        at_ns: now.saturating_sub(ramp),
+                        offset: s.offset,
+                        latency_ns: lat,
+                        write: s.is_write,
+                    });
+                }
+            }
+        });
+        if reaped > 0 {
+            if let Some(prev) = self.last_done {
+                self.cur.fine.gap(now - prev, reaped - 1);
+            }
+            self.last_done = Some(now);
+        }
+        true
+    }
+
+    /// After the last completion: the end fsync (writes, when asked and nothing failed),
+    /// the last interval closed at the job's end, then `Done`.
+    fn finish(mut self) {
         let mut fsync_ns = None;
-        if self.jp.end_fsync && self.jp.read_pct < 100 && error.is_none() {
-            let t = self.now();
+        if self.jp.end_fsync && self.jp.read_pct < 100 && self.error.is_none() {
+            let t = self.clock();
             if let Err(e) = self.b.fsync() {
-                error = Some(RunError {
+                self.error = Some(RunError {
                     message: format!("end fsync failed: {e}"),
                     op: Some("fsync".into()),
                     offset: None,
                     errno: e.raw_os_error(),
                 });
             }
-            now = self.now();
-            fsync_ns = Some(now - t);
+            self.now = self.clock();
+            fsync_ns = Some(self.now - t);
         }
-        let end_ns = now.saturating_sub(ramp);
+        let end_ns = self.now.saturating_sub(self.shared.ramp_ns);
         if self.recording {
-            let mut last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
+            let mut last = self.cur;
             last.end_ns = end_ns.max(last.start_ns);
             let _ = self.tx.send(JobMsg::Interval {
                 job: self.job,
                 stats: last,
             });
         }
-        let _ = self.tx.send(JobMsg::Done {
-            job: self.job,
-            end_ns,
-            error,
-            fsync_ns,
-        });
+        send_done(self.tx, self.job, end_ns, self.error, fsync_ns);
+    }
+}
+
+fn submit_error(e: &std::io::Error) -> RunError {
+    RunError {
+        message: format!("submitting I/O failed: {e}"),
+        op: None,
+        offset: None,
+        errno: e.raw_os_error(),
     }
 }
 
