@@ -194,31 +194,12 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
         a.cache_recovery = cache_recovery(r);
     }
     // The longest writing step (or the whole run) is where a cache cliff shows.
-    let writing = r
-        .steps
-        .iter()
-        .filter(|s| s.summary.write.ios > 0)
-        .max_by_key(|s| s.samples);
-    let cliff_on = if r.steps.is_empty() { None } else { writing };
+    let cliff_on = cliff_step(r);
     if let Some(rec) = &a.cache_recovery {
         // The cache is the first write's; the second shows what came back.
         a.cache_cliff = Some(rec.first.clone());
-    } else if r.summary.write.ios > 0 && (r.steps.is_empty() || writing.is_some()) {
-        // The 10 ms timeline when the phase only wrote; the samples otherwise.
-        let cliff = match fine(r, cliff_on) {
-            Some(f) if f.writes == Some(true) => {
-                analysis::cache_cliff_fine(f.buckets, f.bucket_ns, f.bs, f.t0_ns)
-            }
-            _ => {
-                let s = rebased(step_samples(r, cliff_on).to_vec());
-                let mut cliff = analysis::cache_cliff(&s);
-                if let (Some(at), Some(step)) = (cliff.at_s.as_mut(), cliff_on) {
-                    *at += step.start_ns as f64 / 1e9;
-                }
-                cliff
-            }
-        };
-        a.cache_cliff = Some(cliff);
+    } else if r.summary.write.ios > 0 && (r.steps.is_empty() || cliff_on.is_some()) {
+        a.cache_cliff = Some(cache_cliff_of(r, cliff_on));
     }
     // Slowdowns are judged within one workload: across the steps of a preset, changes of
     // workload and the pauses between them would read as dips.
@@ -245,7 +226,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     let rounds: Vec<f64> = r
         .steps
         .iter()
-        .filter(|s| s.name.starts_with("round "))
+        .filter(|s| s.round.is_some())
         .map(|s| s.summary.read.iops + s.summary.write.iops)
         .collect();
     if !rounds.is_empty() {
@@ -275,6 +256,43 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     }
     a.block_size = block_size(&r.steps);
     a.compressibility = compressibility(&r.steps);
+    a.stalls = Some(stalls_of(r, exact.as_mut()));
+    a
+}
+
+/// The step a cache cliff shows in: the longest writing one (`None` for a single workload,
+/// or a preset that never wrote).
+fn cliff_step(r: &RunReport) -> Option<&StepReport> {
+    if r.steps.is_empty() {
+        return None;
+    }
+    r.steps
+        .iter()
+        .filter(|s| s.summary.write.ios > 0)
+        .max_by_key(|s| s.samples)
+}
+
+/// The cache cliff of step `on` (or the whole run): from the 10 ms timeline when the phase
+/// only wrote, from the samples otherwise.
+fn cache_cliff_of(r: &RunReport, on: Option<&StepReport>) -> analysis::CacheCliff {
+    match fine(r, on) {
+        Some(f) if f.writes == Some(true) => {
+            analysis::cache_cliff_fine(f.buckets, f.bucket_ns, f.bs, f.t0_ns)
+        }
+        _ => {
+            let s = rebased(step_samples(r, on).to_vec());
+            let mut cliff = analysis::cache_cliff(&s);
+            if let (Some(at), Some(step)) = (cliff.at_s.as_mut(), on) {
+                *at += step.start_ns as f64 / 1e9;
+            }
+            cliff
+        }
+    }
+}
+
+/// Stalls: slow I/Os, slow intervals, and gaps with no completion inside each workload
+/// (never across a pause between steps) — from every 10 ms bucket when `exact` has them.
+fn stalls_of(r: &RunReport, mut exact: Option<&mut Exact<'_>>) -> analysis::Stalls {
     let (slow, total) = r
         .timeline
         .as_ref()
@@ -289,7 +307,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     let run_end = r.samples.last().map_or(r.summary.duration_ns, |s| s.end_ns);
     for step in phases {
         if let Some(f) = fine(r, step) {
-            let g = match &mut exact {
+            let g = match exact.as_deref_mut() {
                 Some(x) => {
                     let (s, e) = step.map_or((0, run_end), |s| (s.start_ns, s.end_ns));
                     x.gaps(s, e)
@@ -304,8 +322,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     if stalls.gaps_total > 0 {
         stalls.verdict = analysis::Verdict::Found;
     }
-    a.stalls = Some(stalls);
-    a
+    stalls
 }
 
 /// Write, idle, write (the `cache-recovery` preset): the first two writing steps.

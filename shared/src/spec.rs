@@ -314,6 +314,29 @@ impl SpecError {
 }
 
 impl WorkloadSpec {
+    /// The workload in one line, as the dashboard shows it:
+    /// `randread 4 KiB QD4×1 · random · O_DIRECT` (and ` · cap 500MB/s` with a rate cap).
+    pub fn label(&self) -> String {
+        format!(
+            "{} · {} · {}{}",
+            self.shape(),
+            self.pattern,
+            if self.direct { "O_DIRECT" } else { "buffered" },
+            self.rate.map(|r| format!(" · cap {r}")).unwrap_or_default()
+        )
+    }
+
+    /// Direction, block size, depth and jobs: `randread 4 KiB QD4×1`.
+    pub fn shape(&self) -> String {
+        format!(
+            "{} {} QD{}×{}",
+            self.rw,
+            crate::units::format_bytes(self.bs),
+            self.iodepth,
+            self.jobs
+        )
+    }
+
     /// Whether the run ends by time rather than by volume.
     pub fn is_time_based(&self) -> bool {
         self.runtime_ms.is_some() && self.io_size.is_none()
@@ -335,6 +358,18 @@ impl WorkloadSpec {
         let mut bad = |field: &str, value: &dyn fmt::Display, msg: String| {
             errs.push(SpecError::new(field, value, msg))
         };
+        self.check_shape(&mut bad);
+        self.check_span(&mut bad);
+        self.check_timing(&mut bad);
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(errs)
+        }
+    }
+
+    /// Block size, depth, jobs, mix, data pattern, backend and buffer memory.
+    fn check_shape(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
         if !(MIN_BS..=MAX_BS).contains(&self.bs) {
             bad(
                 "bs",
@@ -366,6 +401,33 @@ impl WorkloadSpec {
                 );
             }
         }
+        if self.backend == Backend::Sync && self.iodepth > 1 {
+            bad(
+                "iodepth",
+                &self.iodepth,
+                "the sync backend issues one I/O at a time per job: use iodepth 1 or more jobs"
+                    .into(),
+            );
+        }
+        let buffers = u64::from(self.iodepth)
+            .saturating_mul(self.bs)
+            .saturating_mul(self.buffer_sets());
+        if buffers > MAX_JOB_BUFFER_BYTES {
+            bad(
+                "iodepth",
+                &self.iodepth,
+                format!(
+                    "iodepth {} × bs {} needs {} MiB of buffers per job (limit 2048 MiB)",
+                    self.iodepth,
+                    self.bs,
+                    buffers >> 20
+                ),
+            );
+        }
+    }
+
+    /// Where the I/O goes: offset, span, amount, loops, cover-once.
+    fn check_span(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
         if self.direct && !self.offset.is_multiple_of(MIN_BS) {
             bad(
                 "offset",
@@ -394,6 +456,26 @@ impl WorkloadSpec {
         if !(1..=MAX_LOOPS).contains(&self.loops) {
             bad("loops", &self.loops, format!("must be 1..{MAX_LOOPS}"));
         }
+        for (field, v) in [
+            ("offset", self.offset),
+            ("size", self.size.unwrap_or(0)),
+            ("io_size", self.io_size.unwrap_or(0)),
+        ] {
+            if v > MAX_BYTES {
+                bad(field, &v, "must be at most 1 EiB".into());
+            }
+        }
+        if self.cover_once && !self.rw.is_random() {
+            bad(
+                "cover_once",
+                &self.cover_once,
+                format!("only applies to random modes, not {}", self.rw),
+            );
+        }
+    }
+
+    /// Run time, ramp, sample interval and rate cap.
+    fn check_timing(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
         if self.runtime_ms == Some(0) {
             bad("runtime_ms", &0, "must be more than 0".into());
         }
@@ -403,15 +485,6 @@ impl WorkloadSpec {
         ] {
             if v > MAX_DURATION_MS {
                 bad(field, &v, "must be at most 30 days (2592000000 ms)".into());
-            }
-        }
-        for (field, v) in [
-            ("offset", self.offset),
-            ("size", self.size.unwrap_or(0)),
-            ("io_size", self.io_size.unwrap_or(0)),
-        ] {
-            if v > MAX_BYTES {
-                bad(field, &v, "must be at most 1 EiB".into());
             }
         }
         if !(MIN_INTERVAL_MS..=MAX_INTERVAL_MS).contains(&self.interval_ms) {
@@ -436,41 +509,6 @@ impl WorkloadSpec {
                 ),
             ),
             _ => {}
-        }
-        if self.cover_once && !self.rw.is_random() {
-            bad(
-                "cover_once",
-                &self.cover_once,
-                format!("only applies to random modes, not {}", self.rw),
-            );
-        }
-        if self.backend == Backend::Sync && self.iodepth > 1 {
-            bad(
-                "iodepth",
-                &self.iodepth,
-                "the sync backend issues one I/O at a time per job: use iodepth 1 or more jobs"
-                    .into(),
-            );
-        }
-        let buffers = u64::from(self.iodepth)
-            .saturating_mul(self.bs)
-            .saturating_mul(self.buffer_sets());
-        if buffers > MAX_JOB_BUFFER_BYTES {
-            bad(
-                "iodepth",
-                &self.iodepth,
-                format!(
-                    "iodepth {} × bs {} needs {} MiB of buffers per job (limit 2048 MiB)",
-                    self.iodepth,
-                    self.bs,
-                    buffers >> 20
-                ),
-            );
-        }
-        if errs.is_empty() {
-            Ok(())
-        } else {
-            Err(errs)
         }
     }
 }

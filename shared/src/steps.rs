@@ -117,6 +117,10 @@ pub struct StepReport {
     /// The step's measured I/O path (buffers, splits, worker threads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_path: Option<crate::IoPath>,
+    /// The round (from 1) of a step repeated until steady state (`Step::until_steady`);
+    /// its name is then the step's with the round appended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
 }
 
 /// CrystalDiskMark's name for a test: `SEQ1M Q8T1`, `RND4K Q32T1`.

@@ -146,6 +146,9 @@ impl From<ServiceError> for ApiError {
                 ApiError::new(S::PRECONDITION_REQUIRED, "confirm_required", msg)
             }
             ServiceError::SpecOrPreset(_)
+            | ServiceError::PresetWithAlso(_)
+            | ServiceError::NoSteps(_)
+            | ServiceError::Measure(MeasureError::NoTargets)
             | ServiceError::Preset(_)
             | ServiceError::Repeated(_)
             | ServiceError::TooManyTargets(_) => {

@@ -18,64 +18,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    // The log: errors behind every 500 and every failed store, on stderr
-    // (`DISKSCOPE_LOG=debug` for more).
-    let filter = tracing_subscriber::EnvFilter::try_from_env("DISKSCOPE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    init_log();
     if let Some(m) = args.max_memory {
         crate::budget::set_max(m);
     }
-    let dir = data_dir(args.data_dir.as_ref());
-    // The agent's files are its own: database, tokens and scratch file 0600, the data
-    // directory 0700.
-    // SAFETY: umask only changes the process's file creation mask.
-    unsafe { libc::umask(0o077) };
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("cannot create data directory {}", dir.display()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
-    }
+    let dir = private_data_dir(args)?;
     crate::stats::fine::set_spill_dir(&dir);
-    let db = dir.join("diskscope.db");
-    let store =
-        Arc::new(Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?);
-    for f in ["diskscope.db", "diskscope.db-wal", "diskscope.db-shm"] {
-        use std::os::unix::fs::PermissionsExt;
-        // Files an older agent made 0644.
-        let _ = std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600));
-    }
-    let interrupted = store.interrupt_leftovers()?;
-    if interrupted > 0 {
-        eprintln!("diskscope: marked {interrupted} run(s) left running by a previous agent as interrupted");
-    }
+    let store = open_store(&dir)?;
     let (tokens, origin) = Tokens::load(&dir).context("tokens")?;
     // The demo SSD lives as long as the server (unmounted when `_demo` drops).
-    let mut allow = args.allow.clone();
-    let mut exempt = None;
-    let _demo = if args.demo {
-        let mounted =
-            crate::emulate::mount(&dir.join("demo-ssd"), Default::default()).context("--demo")?;
-        eprintln!(
-            "demo: emulated SSD at {} (1 GiB SLC cache at 400 MB/s, then 80 MB/s): run the quick preset on it",
-            mounted.disk().display()
-        );
-        allow.push(mounted.disk());
-        exempt = Some(mounted.disk());
-        Some(mounted)
-    } else {
-        None
-    };
-    let mut access = AccessPolicy::new(dir.join(SCRATCH_NAME), &allow, &args.allow_destructive)
-        .allow_hard_links(args.allow_hard_links);
-    if let Some(disk) = &exempt {
-        access = access.exempt(disk);
-    }
+    let (access, _demo) = access_policy(args, &dir)?;
     let manager = Manager::new(store, access);
     let state = AppState {
         manager: Arc::clone(&manager),
@@ -106,11 +58,10 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let app = api::router(state).into_make_service_with_connect_info::<SocketAddr>();
         let handle = axum_server::Handle::new();
         let h = handle.clone();
-        let shutdown_manager = Arc::clone(&manager);
         tokio::spawn(async move {
             shutdown_signal().await;
             eprintln!("diskscope: shutting down: stopping runs");
-            let _ = tokio::task::spawn_blocking(move || shutdown_manager.shutdown()).await;
+            let _ = tokio::task::spawn_blocking(move || manager.shutdown()).await;
             h.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
         });
         match (&args.tls_cert, &args.tls_key) {
@@ -148,6 +99,75 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .context("server failed")
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The log: errors behind every 500 and every failed store, on stderr (`DISKSCOPE_LOG=debug`
+/// for more).
+fn init_log() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DISKSCOPE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// The data directory, created if needed and private: the agent's files are its own
+/// (database, tokens and scratch file 0600, the directory 0700).
+fn private_data_dir(args: &ServeArgs) -> anyhow::Result<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = data_dir(args.data_dir.as_ref());
+    // SAFETY: umask only changes the process's file creation mask.
+    unsafe { libc::umask(0o077) };
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create data directory {}", dir.display()))?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
+    Ok(dir)
+}
+
+/// Opens (and migrates) the history; runs a dead agent left `running` become `interrupted`.
+fn open_store(dir: &std::path::Path) -> anyhow::Result<Arc<Store>> {
+    use std::os::unix::fs::PermissionsExt;
+    let db = dir.join("diskscope.db");
+    let store =
+        Arc::new(Store::open(&db).with_context(|| format!("cannot open {}", db.display()))?);
+    for f in ["diskscope.db", "diskscope.db-wal", "diskscope.db-shm"] {
+        // Files an older agent made 0644.
+        let _ = std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o600));
+    }
+    let interrupted = store.interrupt_leftovers()?;
+    if interrupted > 0 {
+        eprintln!("diskscope: marked {interrupted} run(s) left running by a previous agent as interrupted");
+    }
+    Ok(store)
+}
+
+/// What the service may touch: the scratch file, `--allow` paths, and with `--demo` an
+/// emulated SSD mounted for as long as the returned handle lives.
+fn access_policy(
+    args: &ServeArgs,
+    dir: &std::path::Path,
+) -> anyhow::Result<(AccessPolicy, Option<crate::emulate::Mounted>)> {
+    let mut allow = args.allow.clone();
+    let demo = if args.demo {
+        let mounted =
+            crate::emulate::mount(&dir.join("demo-ssd"), Default::default()).context("--demo")?;
+        eprintln!(
+            "demo: emulated SSD at {} (1 GiB SLC cache at 400 MB/s, then 80 MB/s): run the quick preset on it",
+            mounted.disk().display()
+        );
+        allow.push(mounted.disk());
+        Some(mounted)
+    } else {
+        None
+    };
+    let mut access = AccessPolicy::new(dir.join(SCRATCH_NAME), &allow, &args.allow_destructive)
+        .allow_hard_links(args.allow_hard_links);
+    if let Some(m) = &demo {
+        access = access.exempt(&m.disk());
+    }
+    Ok((access, demo))
 }
 
 /// Prints where to connect. Written with `writeln!` and errors ignored: a closed stdout

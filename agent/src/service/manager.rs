@@ -56,6 +56,10 @@ pub enum ServiceError {
     Busy { target: String, run_id: RunId },
     #[error("give either \"spec\" or \"preset\", not {0}")]
     SpecOrPreset(&'static str),
+    #[error("preset {0} runs on one target: drop \"also\" (several targets take a \"spec\")")]
+    PresetWithAlso(String),
+    #[error("preset {0} has no step this target can run")]
+    NoSteps(String),
     #[error(transparent)]
     Preset(#[from] PresetError),
     #[error("run {0} not found")]
@@ -183,31 +187,10 @@ impl Manager {
     }
 
     /// Validates, checks access and starts a run. Blocking (probes and may create the target).
+    /// In phases: what needs no target, opening the targets, then under the lock the claim,
+    /// the steps and their plans, the memory budget, and the run's thread.
     pub fn start(self: &Arc<Self>, req: &CreateRun) -> Result<RunId, ServiceError> {
-        if self.shutting_down.load(Ordering::Relaxed) {
-            return Err(ServiceError::ShuttingDown);
-        }
-        // Create a missing file only with a size to create it at (the scratch file has one).
-        let create_size = match (&req.spec, &req.preset) {
-            (Some(spec), None) => crate::workload::plan::wanted_target_size(spec),
-            (None, Some(_)) => req.options.as_ref().and_then(|o| o.size),
-            _ => None,
-        };
-        // What can be checked without the target is checked before it is opened (or created).
-        if req.also.len() >= MAX_TARGETS {
-            return Err(ServiceError::TooManyTargets(1 + req.also.len()));
-        }
-        if let Some(spec) = &req.spec {
-            spec.validate()
-                .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
-            crate::budget::check(spec, 1 + req.also.len() as u64)
-                .map_err(|e| ServiceError::Measure(MeasureError::Spec(vec![e])))?;
-        }
-        if let Some(name) = &req.preset {
-            if !presets::names().contains(&name.as_str()) {
-                return Err(PresetError::Unknown(name.clone()).into());
-            }
-        }
+        let create_size = self.check_request(req)?;
         // The null backend opens nothing: its target is a label (still an allowed path).
         let label = req
             .spec
@@ -220,7 +203,6 @@ impl Manager {
             self.access.open_target(t, size)
         };
         let target = open(&req.target, create_size)?;
-        let path = target.path.clone();
         let also: Vec<Locator> = req
             .also
             .iter()
@@ -228,50 +210,13 @@ impl Manager {
             .collect::<Result<_, _>>()?;
         // Hold the lock from the busy check to the insert: one run per target.
         let mut active = self.active();
-        let mut seen = vec![&path];
-        for a in &also {
-            if seen.contains(&&a.path) {
-                return Err(ServiceError::Repeated(a.path.display().to_string()));
-            }
-            seen.push(&a.path);
-        }
-        for p in &seen {
-            if let Some(a) = active.values().find(|a| a.holds(p)) {
-                return Err(ServiceError::Busy {
-                    target: p.display().to_string(),
-                    run_id: a.id,
-                });
-            }
-        }
-        if !also.is_empty() && req.preset.is_some() {
-            return Err(ServiceError::SpecOrPreset(
-                "a preset with \"also\" (presets run on one target)",
-            ));
-        }
-        let (steps, analysis, keep_steps) = match (&req.spec, &req.preset) {
-            (Some(spec), None) => {
-                let step = Step {
-                    name: "custom".into(),
-                    spec: spec.clone(),
-                    pause_before_ms: 0,
-                    until_steady: None,
-                };
-                (vec![step], AnalysisOptions::for_spec(spec), false)
-            }
-            (None, Some(name)) => {
-                let options = req.options.clone().unwrap_or_default();
-                let info = target
-                    .probe(None, false)
-                    .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))?;
-                let built = presets::build(name, &options, info.size, info.logical_block_size)?;
-                (built.steps, built.analysis, true)
-            }
-            (Some(_), Some(_)) => return Err(ServiceError::SpecOrPreset("both")),
-            (None, None) => return Err(ServiceError::SpecOrPreset("neither")),
-        };
+        check_free(&active, &target, &also)?;
+        let (steps, analysis, keep_steps) = steps_of(req, &target)?;
         let plans = measure::plan_steps(&steps, &target)?;
         let Some(first) = plans.first() else {
-            return Err(ServiceError::SpecOrPreset("neither"));
+            return Err(ServiceError::NoSteps(
+                req.preset.clone().unwrap_or_default(),
+            ));
         };
         if plans.iter().any(|p| p.plan.writes()) {
             self.authorize_write(first.plan.target(), &req.target, req.confirm.as_deref())?;
@@ -303,6 +248,7 @@ impl Manager {
             }
             also_plans.push(plan);
         }
+        let path = target.path.clone();
         let id = self.store.create_run(&NewRun {
             name: req.name.as_deref(),
             target: &path.display().to_string(),
@@ -335,6 +281,37 @@ impl Manager {
             error: None,
         });
         Ok(id)
+    }
+
+    /// Everything about a request that can be checked before a target is opened (or
+    /// created). Returns the size a missing file target is created at, if any.
+    fn check_request(&self, req: &CreateRun) -> Result<Option<u64>, ServiceError> {
+        if self.shutting_down.load(Ordering::Relaxed) {
+            return Err(ServiceError::ShuttingDown);
+        }
+        if req.also.len() >= MAX_TARGETS {
+            return Err(ServiceError::TooManyTargets(1 + req.also.len()));
+        }
+        if let Some(spec) = &req.spec {
+            spec.validate()
+                .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
+            crate::budget::check(spec, 1 + req.also.len() as u64)
+                .map_err(|e| ServiceError::Measure(MeasureError::Spec(vec![e])))?;
+        }
+        if let Some(name) = &req.preset {
+            if !presets::names().contains(&name.as_str()) {
+                return Err(PresetError::Unknown(name.clone()).into());
+            }
+            if !req.also.is_empty() {
+                return Err(ServiceError::PresetWithAlso(name.clone()));
+            }
+        }
+        // Create a missing file only with a size to create it at (the scratch file has one).
+        Ok(match (&req.spec, &req.preset) {
+            (Some(spec), None) => crate::workload::plan::wanted_target_size(spec),
+            (None, Some(_)) => req.options.as_ref().and_then(|o| o.size),
+            _ => None,
+        })
     }
 
     fn run_thread(
@@ -511,9 +488,62 @@ impl Manager {
     }
 }
 
-/// Persists every sample, then broadcasts it. A sample that cannot be stored stops the
-/// run: it ends `failed` with the database path and the error (history must not have holes
-/// the live view did not show).
+/// None of the run's targets is busy, and none is named twice.
+fn check_free(
+    active: &HashMap<RunId, Active>,
+    target: &Locator,
+    also: &[Locator],
+) -> Result<(), ServiceError> {
+    let mut seen = vec![&target.path];
+    for a in also {
+        if seen.contains(&&a.path) {
+            return Err(ServiceError::Repeated(a.path.display().to_string()));
+        }
+        seen.push(&a.path);
+    }
+    for p in &seen {
+        if let Some(a) = active.values().find(|a| a.holds(p)) {
+            return Err(ServiceError::Busy {
+                target: p.display().to_string(),
+                run_id: a.id,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The steps a request runs (a spec is one step named "custom"; a preset is built for the
+/// target's size), the analyses' options, and whether the run keeps its steps.
+fn steps_of(
+    req: &CreateRun,
+    target: &Locator,
+) -> Result<(Vec<Step>, AnalysisOptions, bool), ServiceError> {
+    match (&req.spec, &req.preset) {
+        (Some(spec), None) => {
+            let step = Step {
+                name: "custom".into(),
+                spec: spec.clone(),
+                pause_before_ms: 0,
+                until_steady: None,
+            };
+            Ok((vec![step], AnalysisOptions::for_spec(spec), false))
+        }
+        (None, Some(name)) => {
+            let options = req.options.clone().unwrap_or_default();
+            let info = target
+                .probe(None, false)
+                .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))?;
+            let built = presets::build(name, &options, info.size, info.logical_block_size)?;
+            Ok((built.steps, built.analysis, true))
+        }
+        (Some(_), Some(_)) => Err(ServiceError::SpecOrPreset("both")),
+        (None, None) => Err(ServiceError::SpecOrPreset("neither")),
+    }
+}
+
+/// Persists every sample, then broadcasts it. A sample that cannot be stored is not
+/// broadcast and stops the run: it ends `failed` with the database path and the error
+/// (history must not have holes the live view did not show).
 struct Persist<'a> {
     store: &'a Store,
     events: &'a broadcast::Sender<Event>,
@@ -536,6 +566,8 @@ impl Observer for Persist<'_> {
                 self.failure = Some(message);
             }
             self.cancel.store(true, Ordering::SeqCst);
+            // Only stored samples go live: a viewer never sees what history will not have.
+            return;
         }
         let _ = self.events.send(Event::Sample {
             run_id: self.run_id,

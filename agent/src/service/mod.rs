@@ -1,5 +1,5 @@
 //! The agent as a service: which targets it may touch ([`access`]), who may do what
-//! ([`tokens`]), the named workloads it offers ([`presets`]), and the [`manager`] that runs
+//! ([`tokens`]), the named workloads it offers ([`crate::presets`]), and the [`manager`] that runs
 //! one measurement per target, persists its samples and fans them out to subscribers.
 
 pub mod access;

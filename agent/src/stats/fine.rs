@@ -6,7 +6,7 @@
 use shared::analysis::{SlowIo, Timeline};
 
 pub const BUCKET_NS: u64 = 10_000_000;
-/// I/Os slower than this are recorded individually (up to [`SLOW_KEEP`] per interval and
+/// I/Os slower than this are recorded individually (up to `SLOW_KEEP` per interval and
 /// job, [`SLOW_KEEP_RUN`] per run; all are counted).
 pub const SLOW_IO_NS: u64 = 100_000_000;
 const SLOW_KEEP: usize = 32;

@@ -49,7 +49,14 @@ impl IntervalStats {
             write: DirCounters::default(),
             offset_lo: u64::MAX,
             offset_hi: 0,
-            fine: FineStats::default(),
+            // Sized for the window now, so recording a completion never allocates (only
+            // I/Os drained past the end of the job's last interval can grow it).
+            fine: FineStats {
+                buckets: Vec::with_capacity(
+                    (end_ns.saturating_sub(start_ns) / super::fine::BUCKET_NS + 1) as usize,
+                ),
+                ..FineStats::default()
+            },
         }
     }
 

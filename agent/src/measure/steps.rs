@@ -1,89 +1,19 @@
-//! One measurement from a user's spec to a report: probe (or create) the target, validate
-//! into a plan, run, assemble the report. The CLI and, later, the service go through here.
+//! Steps as one run (presets): samples continue their `seq` and time across steps, pauses
+//! are sampled as idle intervals, each step gets its summary, and the run is bounded like a
+//! single one (`stats::series`, `stats::fine`).
 
+use super::{plan_on, with_snapshot, MeasureError};
 use crate::presets::AnalysisOptions;
 use crate::report;
-use crate::runner::{self, Observer, StartError};
+use crate::runner::{self, Observer};
 use crate::stats::fine::{FineSeries, Spill, BUCKET_NS};
-use crate::stats::Histogram;
-use crate::stats::{Decimated, SampleSeries};
-use crate::target::{Locator, TargetError};
-use crate::workload::plan::{null_target, wanted_target_size};
+use crate::stats::{Decimated, SampleSeries, Totals};
+use crate::target::Locator;
 use crate::workload::Plan;
 use shared::analysis::Timeline;
-use shared::{
-    Backend, RunReport, RunStatus, RunSummary, Sample, SpecError, Step, StepReport, WorkloadSpec,
-};
-use std::path::Path;
+use shared::{RunReport, RunStatus, RunSummary, Sample, Step, StepReport, WorkloadSpec};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-/// Why a measurement could not start. Nothing was measured.
-#[derive(Debug, thiserror::Error)]
-pub enum MeasureError {
-    #[error("invalid workload: {}", join(.0))]
-    Spec(Vec<SpecError>),
-    #[error(transparent)]
-    Target(#[from] TargetError),
-    #[error(transparent)]
-    Start(#[from] StartError),
-}
-
-fn join(errs: &[SpecError]) -> String {
-    errs.iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// Validates `spec` on its own (before touching the target) and against the target.
-pub fn plan(spec: &WorkloadSpec, target: &Path) -> Result<Plan, MeasureError> {
-    plan_on(spec, &Locator::path(target))
-}
-
-/// [`plan`] on a target given as a path or as the descriptor the access check opened.
-pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureError> {
-    spec.validate().map_err(MeasureError::Spec)?;
-    crate::budget::check(spec, 1).map_err(|e| MeasureError::Spec(vec![e]))?;
-    let info = if spec.backend == Backend::Null {
-        null_target(spec, &target.path)
-    } else {
-        let writes = spec.rw.read_pct(spec.read_pct) < 100;
-        target.probe(wanted_target_size(spec), writes)?
-    };
-    let plan = Plan::new(spec, info).map_err(MeasureError::Spec)?;
-    if !plan.writes() {
-        let (start, end) = plan.span_bytes();
-        crate::target::refuse_holes(plan.target(), start, end)?;
-    }
-    Ok(plan)
-}
-
-/// Runs a validated plan to its end and returns its report (also when stopped or failed).
-pub fn run(
-    plan: Plan,
-    cancel: Arc<AtomicBool>,
-    observer: &mut dyn Observer,
-) -> Result<RunReport, MeasureError> {
-    let started = crate::env::unix_ms();
-    let plan = Arc::new(plan);
-    let snapshot = crate::devices::Snapshot::take(plan.target());
-    let mut outcome = runner::run(&plan, cancel, observer)?;
-    let mut fine = outcome.fine.take();
-    let mut report = report::build(&plan, outcome, started);
-    snapshot.finish(&mut report.environment, report.summary.write.bytes);
-    report.analysis = crate::analyze::analyze(
-        &report,
-        &AnalysisOptions::for_spec(plan.spec()),
-        fine.as_mut(),
-    );
-    if let Some(sp) = fine.as_mut() {
-        if sp.flush().is_ok() {
-            observer.exact_timeline(sp);
-        }
-    }
-    Ok(report)
-}
 
 /// One step of a sequence with its validated plan.
 pub struct StepPlan {
@@ -151,9 +81,9 @@ pub fn run_steps(
             break;
         }
         let plan = Arc::new(plan);
-        let mut round = 0u32;
+        // IOPS of each round so far (a step repeated until steady state).
+        let mut rounds: Vec<f64> = Vec::new();
         loop {
-            round += 1;
             let mut outcome = runner::run(
                 &plan,
                 Arc::clone(&cancel),
@@ -163,25 +93,17 @@ pub fn run_steps(
                     inner: observer,
                 },
             )?;
-            let name = match step.until_steady {
-                Some(_) => format!("{} {round}", step.name),
-                None => step.name.clone(),
-            };
+            let round = step.until_steady.map(|_| rounds.len() as u32 + 1);
             let fine = outcome.fine.take();
             let report = report::build(&plan, outcome, started);
             let go_on = report.status == RunStatus::Completed;
-            seq.add_step(name, index, report, fine, &mut first);
+            rounds.push(report.summary.read.iops + report.summary.write.iops);
+            seq.add_step(&step.name, round, index, report, fine, &mut first);
             if !go_on {
                 return Ok(with_snapshot(seq.finish(first, opts, observer), snapshot));
             }
             match step.until_steady {
-                Some(max) if round < max => {
-                    let rounds: Vec<f64> = seq
-                        .steps
-                        .iter()
-                        .filter(|s| s.name.starts_with(&step.name))
-                        .map(|s| s.summary.read.iops + s.summary.write.iops)
-                        .collect();
+                Some(max) if (rounds.len() as u32) < max => {
                     if shared::analysis::steady_state_rounds(&rounds).attained {
                         break;
                     }
@@ -194,61 +116,6 @@ pub fn run_steps(
         }
     }
     Ok(with_snapshot(seq.finish(first, opts, observer), snapshot))
-}
-
-fn with_snapshot(mut r: RunReport, s: Option<crate::devices::Snapshot>) -> RunReport {
-    if let Some(s) = s {
-        s.finish(&mut r.environment, r.summary.write.bytes);
-    }
-    r
-}
-
-/// Whole-run totals merged from several reports (steps of a preset, targets of a
-/// multi-target run): bytes and the latency histograms rebuilt from their buckets.
-#[derive(Default)]
-struct Totals {
-    read: Histogram,
-    write: Histogram,
-    read_bytes: u64,
-    write_bytes: u64,
-}
-
-impl Totals {
-    fn add(&mut self, r: &RunReport) {
-        let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
-            let buckets: Vec<(usize, u64)> =
-                b.iter().map(|x| (x.index as usize, x.count)).collect();
-            Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
-        };
-        self.read.merge(&hist(&r.histogram.read, &r.summary.read));
-        self.write
-            .merge(&hist(&r.histogram.write, &r.summary.write));
-        self.read_bytes += r.summary.read.bytes;
-        self.write_bytes += r.summary.write.bytes;
-    }
-
-    /// Sets `report`'s summary and histogram to these totals over `duration_ns`.
-    fn apply(&self, report: &mut RunReport, duration_ns: u64, samples: u64, fsync_ns: Option<u64>) {
-        let dir = |h: &Histogram, bytes: u64| {
-            shared::DirSample {
-                bytes,
-                ios: h.count(),
-                lat: crate::stats::merge::latency_stats(h),
-                cum_bytes: bytes,
-                ..shared::DirSample::default()
-            }
-            .with_rates(duration_ns)
-        };
-        report.summary = RunSummary {
-            duration_ns,
-            read: dir(&self.read, self.read_bytes),
-            write: dir(&self.write, self.write_bytes),
-            samples,
-            fsync_ns,
-        };
-        report.histogram.read = crate::stats::merge::dump(&self.read);
-        report.histogram.write = crate::stats::merge::dump(&self.write);
-    }
 }
 
 /// Passes a step's samples on with the run's `seq`, time and byte counts.
@@ -374,12 +241,17 @@ impl Sequence {
 
     fn add_step(
         &mut self,
-        name: String,
+        name: &str,
+        round: Option<u32>,
         index: u32,
         r: RunReport,
         fine: Option<Spill>,
         first: &mut Option<RunReport>,
     ) {
+        let name = match round {
+            Some(r) => format!("{name} {r}"),
+            None => name.to_string(),
+        };
         let first_seq = self.next_seq;
         let start_ns = self.t_ns;
         // Every interval counts, also where the step's kept samples merged some.
@@ -458,6 +330,7 @@ impl Sequence {
             end_ns: self.t_ns,
             first_seq,
             samples: n,
+            round,
         });
         self.status = Some(r.status);
         if r.error.is_some() {
@@ -516,198 +389,6 @@ impl Sequence {
     }
 }
 
-/// Runs one workload on several targets at once (each its own jobs and ring): the run's
-/// samples are the sum of the targets' samples of the same interval, each with a part per
-/// target; the summary sums bytes and I/Os and merges the latency histograms. The four
-/// recorders case: four drives written together.
-pub fn run_multi(
-    plans: Vec<Plan>,
-    cancel: Arc<AtomicBool>,
-    observer: &mut dyn Observer,
-) -> Result<RunReport, MeasureError> {
-    // One message per target per interval; the rare Done is boxed, the samples are not.
-    #[allow(clippy::large_enum_variant)]
-    enum Msg {
-        Sample(usize, Sample),
-        Done(usize, Box<Result<(RunReport, String), MeasureError>>),
-    }
-    struct Forward {
-        i: usize,
-        tx: std::sync::mpsc::Sender<Msg>,
-    }
-    impl Observer for Forward {
-        fn sample(&mut self, s: &Sample) {
-            let _ = self.tx.send(Msg::Sample(self.i, s.clone()));
-        }
-    }
-    let n = plans.len();
-    let (tx, rx) = std::sync::mpsc::channel::<Msg>();
-    let mut handles = Vec::new();
-    for (i, plan) in plans.into_iter().enumerate() {
-        let tx = tx.clone();
-        let cancel = Arc::clone(&cancel);
-        let h = std::thread::Builder::new()
-            .name(format!("ds-target-{i}"))
-            .spawn(move || {
-                let path = plan.target().path.display().to_string();
-                let mut fwd = Forward { i, tx: tx.clone() };
-                let r = run(plan, cancel, &mut fwd).map(|r| (r, path));
-                let _ = tx.send(Msg::Done(i, Box::new(r)));
-            })
-            .map_err(|e| MeasureError::Start(runner::StartError::Thread(e)))?;
-        handles.push(h);
-    }
-    drop(tx);
-    let mut pending: std::collections::BTreeMap<u64, Vec<Option<Sample>>> = Default::default();
-    let mut done: Vec<Option<Result<(RunReport, String), MeasureError>>> =
-        (0..n).map(|_| None).collect();
-    let mut next = 0u64;
-    let mut merged = SampleSeries::default();
-    let mut emit = |pending: &mut std::collections::BTreeMap<u64, Vec<Option<Sample>>>,
-                    done: &[Option<Result<(RunReport, String), MeasureError>>],
-                    next: &mut u64,
-                    merged: &mut SampleSeries| {
-        loop {
-            let all_done = done.iter().all(Option::is_some);
-            let ready = match pending.get(next) {
-                // Complete when every target has reported it or has ended.
-                Some(row) => row
-                    .iter()
-                    .enumerate()
-                    .all(|(i, s)| s.is_some() || done[i].is_some()),
-                None => false,
-            };
-            if !ready {
-                if all_done && !pending.is_empty() {
-                    // Everyone ended: flush what is left, in order.
-                    if let Some((&k, _)) = pending.iter().next() {
-                        *next = k;
-                        continue;
-                    }
-                }
-                break;
-            }
-            if let Some(row) = pending.remove(next) {
-                let s = sum_samples(merged.count(), &row);
-                observer.sample(&s);
-                merged.push(s);
-            }
-            *next += 1;
-        }
-    };
-    for msg in rx {
-        match msg {
-            Msg::Sample(i, s) => {
-                let seq = s.seq;
-                pending.entry(seq).or_insert_with(|| vec![None; n])[i] = Some(s);
-            }
-            Msg::Done(i, r) => done[i] = Some(*r),
-        }
-        emit(&mut pending, &done, &mut next, &mut merged);
-    }
-    for h in handles {
-        let _ = h.join();
-    }
-    emit(&mut pending, &done, &mut next, &mut merged);
-    let mut reports = Vec::new();
-    for d in done.into_iter().flatten() {
-        reports.push(d?);
-    }
-    let Some((first, _)) = reports.first().cloned() else {
-        return Err(MeasureError::Spec(Vec::new()));
-    };
-    let mut report = first;
-    let mut totals = Totals::default();
-    let mut dur = 0u64;
-    for (r, _) in &reports {
-        totals.add(r);
-        dur = dur.max(r.summary.duration_ns);
-    }
-    totals.apply(&mut report, dur, merged.count(), None);
-    report.samples = merged.into_vec();
-    report.timeline = None;
-    report.status = reports
-        .iter()
-        .map(|(r, _)| r.status)
-        .find(|s| *s != RunStatus::Completed)
-        .unwrap_or(RunStatus::Completed);
-    report.error = reports.iter().find_map(|(r, _)| r.error.clone());
-    report.environment.target = reports
-        .iter()
-        .map(|(_, p)| p.as_str())
-        .collect::<Vec<_>>()
-        .join(" + ");
-    report.targets = reports
-        .iter()
-        .map(|(r, p)| shared::TargetPart {
-            path: p.clone(),
-            summary: r.summary.clone(),
-            status: Some(r.status),
-        })
-        .collect();
-    report.analysis =
-        crate::analyze::analyze(&report, &AnalysisOptions::for_spec(&report.spec), None);
-    Ok(report)
-}
-
-/// The sum of the targets' samples of interval `seq`.
-fn sum_samples(seq: u64, row: &[Option<Sample>]) -> Sample {
-    let mut out = Sample {
-        seq,
-        ..Sample::default()
-    };
-    let parts: Vec<&Sample> = row.iter().flatten().collect();
-    out.start_ns = parts.iter().map(|s| s.start_ns).min().unwrap_or(0);
-    out.end_ns = parts.iter().map(|s| s.end_ns).max().unwrap_or(0);
-    let add = |acc: &mut shared::DirSample, d: &shared::DirSample| {
-        let ios = acc.ios + d.ios;
-        if ios > 0 {
-            acc.lat.mean_ns = ((acc.lat.mean_ns as u128 * acc.ios as u128
-                + d.lat.mean_ns as u128 * d.ios as u128)
-                / ios as u128) as u64;
-        }
-        if d.ios > 0 {
-            acc.lat.min_ns = if acc.ios == 0 {
-                d.lat.min_ns
-            } else {
-                acc.lat.min_ns.min(d.lat.min_ns)
-            };
-        }
-        // Percentiles of a sum cannot be rebuilt from the parts' percentiles: the slowest
-        // target's bounds them from above and is what a recorder waits for.
-        acc.lat.p50_ns = acc.lat.p50_ns.max(d.lat.p50_ns);
-        acc.lat.p90_ns = acc.lat.p90_ns.max(d.lat.p90_ns);
-        acc.lat.p99_ns = acc.lat.p99_ns.max(d.lat.p99_ns);
-        acc.lat.p99_9_ns = acc.lat.p99_9_ns.max(d.lat.p99_9_ns);
-        acc.lat.p99_99_ns = acc.lat.p99_99_ns.max(d.lat.p99_99_ns);
-        acc.lat.max_ns = acc.lat.max_ns.max(d.lat.max_ns);
-        acc.ios = ios;
-        acc.bytes += d.bytes;
-        acc.mb_s += d.mb_s;
-        acc.mib_s += d.mib_s;
-        acc.iops += d.iops;
-        acc.cum_bytes += d.cum_bytes;
-    };
-    for (i, s) in row.iter().enumerate() {
-        let Some(s) = s else { continue };
-        add(&mut out.read, &s.read);
-        add(&mut out.write, &s.write);
-        out.temp_c = match (out.temp_c, s.temp_c) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
-        out.parts.push(shared::PartSample {
-            target: i as u32,
-            read_mb_s: s.read.mb_s,
-            write_mb_s: s.write.mb_s,
-            iops: s.total_iops(),
-            bytes: s.total_bytes(),
-            p99_ns: s.read.lat.p99_ns.max(s.write.lat.p99_ns),
-        });
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -757,7 +438,7 @@ mod tests {
             };
             r.summary.write.bytes = intervals << 20;
             assert!(r.samples.len() < intervals as usize || intervals < 64);
-            seq.add_step(format!("step {index}"), index, r, None, &mut first);
+            seq.add_step(&format!("step {index}"), None, index, r, None, &mut first);
         }
         let report = seq.finish(first, &AnalysisOptions::default(), &mut Quiet);
         assert_eq!(report.summary.samples, 5030);

@@ -1,0 +1,117 @@
+//! Sums over several reports or samples: a preset's steps into one run, a multi-target
+//! run's targets into one sample per interval.
+
+use super::Histogram;
+use shared::{RunReport, RunSummary, Sample};
+
+/// Whole-run totals merged from several reports (steps of a preset, targets of a
+/// multi-target run): bytes and the latency histograms rebuilt from their buckets.
+#[derive(Default)]
+pub struct Totals {
+    read: Histogram,
+    write: Histogram,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl Totals {
+    pub fn add(&mut self, r: &RunReport) {
+        let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
+            let buckets: Vec<(usize, u64)> =
+                b.iter().map(|x| (x.index as usize, x.count)).collect();
+            Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
+        };
+        self.read.merge(&hist(&r.histogram.read, &r.summary.read));
+        self.write
+            .merge(&hist(&r.histogram.write, &r.summary.write));
+        self.read_bytes += r.summary.read.bytes;
+        self.write_bytes += r.summary.write.bytes;
+    }
+
+    /// Sets `report`'s summary and histogram to these totals over `duration_ns`.
+    pub fn apply(
+        &self,
+        report: &mut RunReport,
+        duration_ns: u64,
+        samples: u64,
+        fsync_ns: Option<u64>,
+    ) {
+        let dir = |h: &Histogram, bytes: u64| {
+            shared::DirSample {
+                bytes,
+                ios: h.count(),
+                lat: super::merge::latency_stats(h),
+                cum_bytes: bytes,
+                ..shared::DirSample::default()
+            }
+            .with_rates(duration_ns)
+        };
+        report.summary = RunSummary {
+            duration_ns,
+            read: dir(&self.read, self.read_bytes),
+            write: dir(&self.write, self.write_bytes),
+            samples,
+            fsync_ns,
+        };
+        report.histogram.read = super::merge::dump(&self.read);
+        report.histogram.write = super::merge::dump(&self.write);
+    }
+}
+
+/// The sum of the targets' samples of interval `seq`.
+pub fn sum_samples(seq: u64, row: &[Option<Sample>]) -> Sample {
+    let mut out = Sample {
+        seq,
+        ..Sample::default()
+    };
+    let parts: Vec<&Sample> = row.iter().flatten().collect();
+    out.start_ns = parts.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    out.end_ns = parts.iter().map(|s| s.end_ns).max().unwrap_or(0);
+    let add = |acc: &mut shared::DirSample, d: &shared::DirSample| {
+        let ios = acc.ios + d.ios;
+        if ios > 0 {
+            acc.lat.mean_ns = ((acc.lat.mean_ns as u128 * acc.ios as u128
+                + d.lat.mean_ns as u128 * d.ios as u128)
+                / ios as u128) as u64;
+        }
+        if d.ios > 0 {
+            acc.lat.min_ns = if acc.ios == 0 {
+                d.lat.min_ns
+            } else {
+                acc.lat.min_ns.min(d.lat.min_ns)
+            };
+        }
+        // Percentiles of a sum cannot be rebuilt from the parts' percentiles: the slowest
+        // target's bounds them from above and is what a recorder waits for.
+        acc.lat.p50_ns = acc.lat.p50_ns.max(d.lat.p50_ns);
+        acc.lat.p90_ns = acc.lat.p90_ns.max(d.lat.p90_ns);
+        acc.lat.p99_ns = acc.lat.p99_ns.max(d.lat.p99_ns);
+        acc.lat.p99_9_ns = acc.lat.p99_9_ns.max(d.lat.p99_9_ns);
+        acc.lat.p99_99_ns = acc.lat.p99_99_ns.max(d.lat.p99_99_ns);
+        acc.lat.max_ns = acc.lat.max_ns.max(d.lat.max_ns);
+        acc.ios = ios;
+        acc.bytes += d.bytes;
+        acc.mb_s += d.mb_s;
+        acc.mib_s += d.mib_s;
+        acc.iops += d.iops;
+        acc.cum_bytes += d.cum_bytes;
+    };
+    for (i, s) in row.iter().enumerate() {
+        let Some(s) = s else { continue };
+        add(&mut out.read, &s.read);
+        add(&mut out.write, &s.write);
+        out.temp_c = match (out.temp_c, s.temp_c) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        out.parts.push(shared::PartSample {
+            target: i as u32,
+            read_mb_s: s.read.mb_s,
+            write_mb_s: s.write.mb_s,
+            iops: s.total_iops(),
+            bytes: s.total_bytes(),
+            p99_ns: s.read.lat.p99_ns.max(s.write.lat.p99_ns),
+        });
+    }
+    out
+}
