@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The whole performance benchmark of issue 7 in one invocation, then docs/benchmarks.md:
+# The whole performance benchmark in one invocation, then docs/benchmarks.md:
 #   case 1+2  bench/vs_fio.py              diskscope and fio alternately (null, file, loop)
 #   case 3    tests/tests/pipeline_bench.rs the live pipeline (20 WebSocket clients, SQLite)
 #             and agent memory at the end of a long run
 #   case 4    bench/dashboard.sh           bundle size, first chart, redraw (headless Chromium)
 #   case 5    bench/vs_fio.py --presets    every step of cdm, cdm-peak, atto and orion-matrix
-#             against fio with the same parameters and buffer memory (issue 12)
-#   case 6    tests/tests/long_run_bench.rs long runs at flat memory (issue 14): a 30-minute
+#             against fio with the same parameters and buffer memory
+#   case 6    tests/tests/long_run_bench.rs long runs at flat memory: a 30-minute
 #             served run with 20 clients and the CLI beside it, two synthetic 24-hour histories
 # Raw measurements go to bench/out/*.json; bench/report.py writes the document.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""diskscope against fio, side by side, in one invocation (issue 7, cases 1 and 2).
+"""diskscope against fio, side by side, in one invocation (cases 1 and 2 of bench/run.sh).
 
 Case 1, engine overhead: diskscope's null backend against `fio --ioengine=null`, 4K, QD 1,
 32 and 128, with 1 and 2 jobs.
@@ -13,7 +13,7 @@ sys of the whole process tree from wait4 (io_uring worker threads and fio's job 
 included), not fio's own per-thread figure. Every measurement is written to --out as JSON;
 bench/report.py turns it into docs/benchmarks.md.
 
-Presets (issue 12, `--presets cdm,cdm-peak,atto,orion-matrix`; pairs alternate which tool
+Presets (`--presets cdm,cdm-peak,atto,orion-matrix`; pairs alternate which tool
 goes first): every step of each preset
 against fio run with the same parameters (rw, bs, iodepth, jobs, span, time) and the same
 buffer memory: where diskscope's step ran from 2 MiB huge pages (its `io_path`), fio gets

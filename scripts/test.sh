@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every check and test: formatting, clippy (warnings are errors), unit tests and the
+# Runs every check and test: formatting, clippy and rustdoc (warnings are errors), unit tests and the
 # integration tests (real files, loop devices and a loop-mounted ext4 when root, Ctrl-C,
 # ENOSPC, agreement of the histogram layout with fio's json+ bins when fio is installed, the
 # real server with WebSocket clients, and the dashboard in headless Chromium).
@@ -23,5 +23,7 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
+# Doc links stay true (tests/tests/docs.rs checks ARCHITECTURE.md's map and docs/api.md).
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --workspace --no-deps --quiet
 # --nocapture so that every SKIP line (with its reason) shows in the log.
 cargo test --locked --workspace -- --nocapture

@@ -1,4 +1,4 @@
-//! Ground truth over a family of drives, not one model (issue 12): 30 emulated SSDs drawn
+//! Ground truth over a family of drives, not one model: 30 emulated SSDs drawn
 //! with seeded random parameters — an SLC cache filled in 0.2–2 s at 200–400 MB/s with a
 //! post-cache speed 1.5–10× lower, or no cache and a flat rate, periodic GC stalls, or a
 //! thermal throttle — each run through the real CLI's `full-span` preset at a sample

@@ -1,4 +1,4 @@
-//! The agent against a careless or hostile user (issue 13), with a real `diskscope serve`,
+//! The agent against a careless or hostile user, with a real `diskscope serve`,
 //! real files and real races: no write escapes the allow-list, the agent's own state is
 //! never a target, and a read test never modifies somebody's file.
 

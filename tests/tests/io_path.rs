@@ -1,4 +1,4 @@
-//! The measured I/O path (issue 12): buffers backed the same way at every block size and
+//! The measured I/O path: buffers backed the same way at every block size and
 //! depth, and block-layer splits measured from the device's own counters and reported as a
 //! warning in the JSON and on the terminal.
 

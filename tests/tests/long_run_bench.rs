@@ -1,4 +1,4 @@
-//! Long runs at flat memory (issue 14, case 6 of `bench/run.sh`), as a benchmark, not a
+//! Long runs at flat memory (case 6 of `bench/run.sh`), as a benchmark, not a
 //! test: ignored by default.
 //!
 //! 1. A run of DISKSCOPE_BENCH_LONG_SECS (1800) at 100 ms on `diskscope serve` with 20

@@ -1,4 +1,4 @@
-//! The live pipeline's cost (issue 7, case 3), as a benchmark, not a test: ignored by default,
+//! The live pipeline's cost (case 3 of `bench/run.sh`), as a benchmark, not a test: ignored by default,
 //! run by `bench/run.sh`.
 //!
 //! The same 4K random-read QD32 run on a loop device backed by /dev/shm three ways, in

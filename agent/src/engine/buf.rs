@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn small_and_large_pools_are_backed_alike() {
-        // The seam of issue 12: a 4 KiB QD1 pool and a 1 MiB QD8 pool must get the same
+        // A seam a sweep would draw: a 4 KiB QD1 pool and a 1 MiB QD8 pool must get the same
         // backing (both huge where THP gives them).
         let small = BufferPool::new(4096, 1).expect("pool");
         let large = BufferPool::new(1 << 20, 8).expect("pool");

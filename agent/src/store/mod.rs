@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0003_targets.sql"),
     include_str!("migrations/0004_exact_timeline.sql"),
     include_str!("migrations/0005_sample_rates.sql"),
+    include_str!("migrations/0006_drop_device_snapshots.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

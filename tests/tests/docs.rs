@@ -1,0 +1,215 @@
+//! The map stays true: every path ARCHITECTURE.md's code map names exists, every source
+//! file is on the map, and every route and error code of the API is in docs/api.md. (`cargo
+//! doc` with warnings denied runs in `scripts/test.sh`.)
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// Every file and directory of the repository (relative, `/`-separated), without build
+/// output and dependencies.
+fn tree() -> BTreeSet<String> {
+    fn walk(dir: &Path, rel: &str, out: &mut BTreeSet<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let top = rel.is_empty();
+            if matches!(name.as_str(), "node_modules" | ".git") || (top && name == "target") {
+                continue;
+            }
+            let path = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&e.path(), &path, out);
+                out.insert(format!("{path}/"));
+            } else {
+                out.insert(path);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&root(), "", &mut out);
+    out
+}
+
+/// The code map section of ARCHITECTURE.md.
+fn code_map() -> String {
+    let a = read("ARCHITECTURE.md");
+    let start = a.find("## Code map").expect("a code map section");
+    let end = a[start..]
+        .find("\n## Invariants")
+        .map_or(a.len(), |e| start + e);
+    a[start..end].to_string()
+}
+
+/// The backticked words of `text` that look like repository paths.
+fn paths_named(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| {
+            !t.contains(['*', ' ', '{', '(', ':', '='])
+                && !t.starts_with(['/', '-', '$', '~'])
+                && (t.contains('/')
+                    || [
+                        ".rs", ".sh", ".py", ".mjs", ".sql", ".md", ".toml", ".html", ".css",
+                    ]
+                    .iter()
+                    .any(|ext| t.ends_with(ext)))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// `name` is a path of the tree, or the end of one (the map names files within their
+/// directory's bullet: `cli/outputs.rs`, `fine.rs`), or build output git ignores.
+fn exists(tree: &BTreeSet<String>, name: &str) -> bool {
+    let dir = format!("{}/", name.trim_end_matches('/'));
+    let ignored = read(".gitignore")
+        .lines()
+        .any(|l| l.trim().trim_matches('/') == name.trim_matches('/'));
+    ignored
+        || tree.contains(name)
+        || tree.contains(&dir)
+        || tree
+            .iter()
+            .any(|p| p.ends_with(&format!("/{name}")) || p.ends_with(&format!("/{dir}")))
+}
+
+#[test]
+fn every_path_on_the_code_map_exists() {
+    let tree = tree();
+    let missing: Vec<String> = paths_named(&code_map())
+        .into_iter()
+        .filter(|p| !exists(&tree, p))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
+    );
+}
+
+#[test]
+fn every_source_file_is_on_the_code_map() {
+    let map = code_map();
+    let named: BTreeSet<String> = paths_named(&map).into_iter().collect();
+    // A file is on the map when it, or a directory it is in, is named (by a path ending
+    // in it: `cli/outputs.rs`, `fine.rs`, `stats/`).
+    // A crate's directory (`agent/`) is not a description of what is in it.
+    let crates = [
+        "agent",
+        "shared",
+        "frontend",
+        "tests",
+        "agent/src",
+        "shared/src",
+        "frontend/src",
+    ];
+    let on_map = |path: &str| {
+        named.iter().any(|n| {
+            let dir = n.ends_with('/');
+            let n = n.trim_end_matches('/');
+            path == n
+                || path.ends_with(&format!("/{n}"))
+                || (dir
+                    && !crates.contains(&n)
+                    && (path.starts_with(&format!("{n}/")) || path.contains(&format!("/{n}/"))))
+        })
+    };
+    let unlisted: Vec<String> = tree()
+        .into_iter()
+        .filter(|p| {
+            (p.starts_with("agent/src/") || p.starts_with("shared/src/"))
+                || p.starts_with("frontend/src/")
+        })
+        .filter(|p| p.ends_with(".rs"))
+        .filter(|p| {
+            let file = p.rsplit('/').next().unwrap_or(p);
+            // Module roots are described with their directory.
+            !matches!(file, "mod.rs" | "lib.rs" | "main.rs")
+        })
+        .filter(|p| !on_map(p))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "source files missing from ARCHITECTURE.md's code map: {unlisted:?}"
+    );
+}
+
+/// The string literal right after each `StatusCode::X,` / `S::X,` in `src`: the error codes.
+fn error_codes(src: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for marker in ["StatusCode::", "S::"] {
+        for (i, _) in src.match_indices(marker) {
+            let rest = &src[i + marker.len()..];
+            let ident = rest
+                .find(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                .unwrap_or(0);
+            if ident == 0 {
+                continue;
+            }
+            let after = rest[ident..].trim_start();
+            let Some(after) = after.strip_prefix(',') else {
+                continue;
+            };
+            let Some(lit) = after.trim_start().strip_prefix('"') else {
+                continue;
+            };
+            if let Some(end) = lit.find('"') {
+                let code = &lit[..end];
+                if !code.is_empty() && code.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                    out.insert(code.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_route_and_error_code_is_in_the_api_doc() {
+    let doc = read("docs/api.md");
+    let api_dir = root().join("agent/src/api");
+    let mut routes = BTreeSet::new();
+    let mut codes = BTreeSet::new();
+    for e in std::fs::read_dir(&api_dir)
+        .expect("agent/src/api")
+        .flatten()
+    {
+        let src = std::fs::read_to_string(e.path()).expect("source");
+        for (i, _) in src.match_indices(".route(\"") {
+            let lit = &src[i + 8..];
+            if let Some(end) = lit.find('"') {
+                routes.insert(lit[..end].to_string());
+            }
+        }
+        codes.extend(error_codes(&src));
+    }
+    assert!(
+        routes.len() >= 10 && codes.len() >= 10,
+        "{routes:?} {codes:?}"
+    );
+    // The catch-all for unknown API paths is documented as the 404 it gives.
+    routes.remove("/api/{*rest}");
+    let undocumented: Vec<&String> = routes
+        .iter()
+        .filter(|r| !doc.contains(r.as_str()))
+        .chain(codes.iter().filter(|c| !doc.contains(&format!("`{c}`"))))
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "docs/api.md does not mention: {undocumented:?}"
+    );
+}
