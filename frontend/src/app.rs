@@ -1,7 +1,7 @@
 //! The shell: connect (token), then the dashboard's tabs (live, new test, history, targets,
 //! one run's results); the kiosk (`/kiosk`) shows only the live view, dark and large.
 
-use crate::live::LiveState;
+use crate::stream::LiveState;
 use crate::views::history::History;
 use crate::views::live::LiveView;
 use crate::views::new_test::NewTest;
@@ -57,7 +57,7 @@ fn Connect(token: RwSignal<Option<String>>) -> impl IntoView {
 fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoView {
     let live = RwSignal::new(LiveState::default());
     #[cfg(target_arch = "wasm32")]
-    crate::live::connect(token.clone(), live);
+    crate::stream::connect(token.clone(), live);
     let c = Ctx {
         token: StoredValue::new(token),
         live,

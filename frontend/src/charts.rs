@@ -1,8 +1,8 @@
 //! What each chart shows, built from samples (live or stored) as [`ChartData`]: throughput,
 //! IOPS, latency, temperature, throughput against position, runs overlaid, block-size sweep.
 
-use crate::chart::{ChartData, Fmt, Marker, Series, YAxis};
 use crate::grid::SweepPoint;
+use crate::plot::{ChartData, Fmt, Marker, Series, YAxis};
 use shared::{LatencyStats, Rate, Sample, WorkloadSpec};
 
 pub const READ: (u8, u8, u8) = (52, 120, 246);
@@ -118,7 +118,8 @@ pub fn analysis_markers(
             (_, _, Some(r)) => {
                 let rounds: Vec<&shared::StepReport> = steps
                     .iter()
-                    .filter(|s| s.name.starts_with("round "))
+                    // Runs stored before steps carried their round were named "round N".
+                    .filter(|s| s.round.is_some() || s.name.starts_with("round "))
                     .collect();
                 let (r, w) = (r as usize, shared::analysis::STEADY_WINDOW);
                 match (

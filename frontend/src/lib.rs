@@ -7,16 +7,16 @@
 
 pub mod api;
 pub mod app;
-pub mod chart;
 pub mod charts;
 pub mod compare;
 pub mod downsample;
 pub mod form;
 pub mod format;
 pub mod grid;
-pub mod live;
+pub mod plot;
 pub mod progress;
 pub mod session;
+pub mod stream;
 pub mod views;
 
 pub use app::App;

@@ -4,7 +4,8 @@
 //! a window as a band). [`Frame`] tells the hover readout where the data lies in pixels.
 
 use crate::downsample::min_max;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -268,55 +269,7 @@ where
         let r = chart.y_range();
         (r.start, r.end)
     };
-    let marker_color = RGBColor(150, 60, 200);
-    for m in &data.markers {
-        match m {
-            Marker::Band { x0, x1, label } => {
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(*x0, y_lo), (*x1, y_hi)],
-                        marker_color.mix(0.12).filled(),
-                    )))
-                    .map_err(|e| err(&e))?
-                    .label(label.as_str())
-                    .legend(move |(x, y)| {
-                        Rectangle::new(
-                            [(x, y - 5), (x + 16, y + 5)],
-                            marker_color.mix(0.3).filled(),
-                        )
-                    });
-            }
-            Marker::At { x, label } => {
-                chart
-                    .draw_series(LineSeries::new(
-                        [(*x, y_lo), (*x, y_hi)],
-                        marker_color.stroke_width(2),
-                    ))
-                    .map_err(|e| err(&e))?
-                    .label(label.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(
-                            vec![(x + 8, y - 6), (x + 8, y + 6)],
-                            marker_color.stroke_width(2),
-                        )
-                    });
-            }
-            Marker::Level { y, label } => {
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        [(x0, *y), (x1, *y)],
-                        8,
-                        5,
-                        marker_color.stroke_width(2),
-                    ))
-                    .map_err(|e| err(&e))?
-                    .label(label.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], marker_color.stroke_width(2))
-                    });
-            }
-        }
-    }
+    draw_markers(&mut chart, &data.markers, (x0, x1), (y_lo, y_hi))?;
     for s in &data.series {
         let (r, g, b) = s.color;
         let color = RGBColor(r, g, b);
@@ -350,6 +303,70 @@ where
         x0,
         x1,
     })
+}
+
+/// The analyses' marks on a chart: bands (a range of x), lines at an x, dashed levels.
+fn draw_markers<DB, YC>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, YC>>,
+    markers: &[Marker],
+    x: (f64, f64),
+    y: (f64, f64),
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    YC: Ranged<ValueType = f64>,
+{
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let marker_color = RGBColor(150, 60, 200);
+    for m in markers {
+        match m {
+            Marker::Band { x0, x1, label } => {
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(*x0, y.0), (*x1, y.1)],
+                        marker_color.mix(0.12).filled(),
+                    )))
+                    .map_err(|e| err(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        Rectangle::new(
+                            [(x, y - 5), (x + 16, y + 5)],
+                            marker_color.mix(0.3).filled(),
+                        )
+                    });
+            }
+            Marker::At { x: at, label } => {
+                chart
+                    .draw_series(LineSeries::new(
+                        [(*at, y.0), (*at, y.1)],
+                        marker_color.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(
+                            vec![(x + 8, y - 6), (x + 8, y + 6)],
+                            marker_color.stroke_width(2),
+                        )
+                    });
+            }
+            Marker::Level { y: level, label } => {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(x.0, *level), (x.1, *level)],
+                        8,
+                        5,
+                        marker_color.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], marker_color.stroke_width(2))
+                    });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The hover readout at data x: for each series, the point nearest to `x`.

@@ -2,7 +2,7 @@
 //! readout (nearest value of each series under the pointer), drag-to-select an x range (the
 //! results page zooms with it), and PNG/SVG saving.
 
-use crate::chart::{ChartData, Frame};
+use crate::plot::{ChartData, Frame};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +15,7 @@ pub fn draw_on(el: &web_sys::HtmlCanvasElement, data: &ChartData, dark: bool) ->
     use plotters::prelude::IntoDrawingArea;
     let backend = plotters_canvas::CanvasBackend::with_canvas_object(el.clone())?;
     let root = backend.into_drawing_area();
-    crate::chart::draw(&root, data, dark).ok()
+    crate::plot::draw(&root, data, dark).ok()
 }
 
 #[component]
@@ -58,7 +58,7 @@ pub fn ChartView(
         let text = frame
             .get_value()
             .and_then(|f| f.x_at(px))
-            .map(|x| data.with_untracked(|d| crate::chart::readout(d, x)));
+            .map(|x| data.with_untracked(|d| crate::plot::readout(d, x)));
         hover.set(text);
         if drag.with_untracked(Option::is_some) {
             drag.update(|d| {
@@ -104,10 +104,28 @@ pub fn ChartView(
             }
         })
         };
-    let file = {
-        let id = id.clone();
-        move |ext: &str| format!("diskscope-{id}.{ext}")
-    };
+    let save_id = id.clone();
+    view! {
+        <figure class="chart" class:zoomable=on_range.is_some()>
+            <div class="plot">
+                <canvas node_ref=canvas id=id width=SIZE.0 height=SIZE.1
+                    on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
+                    on:mouseleave=move |_| { hover.set(None); drag.set(None) }
+                    role="img" aria-label=move || data.with(|d| d.title.clone())></canvas>
+                {selection}
+            </div>
+            <figcaption>
+                <span class="readout" aria-live="polite">{move || hover.get().unwrap_or_default()}</span>
+                {(!bare).then(|| view! { <SaveButtons id=save_id canvas data/> })}
+            </figcaption>
+        </figure>
+    }
+}
+
+/// Saves the chart as PNG (the canvas as drawn) or SVG (drawn again as vectors).
+#[component]
+fn SaveButtons(id: String, canvas: NodeRef<Canvas>, data: Signal<ChartData>) -> impl IntoView {
+    let file = move |ext: &str| format!("diskscope-{id}.{ext}");
     let file2 = file.clone();
     let save_png = move |_| {
         let Some(el) = canvas.get_untracked() else {
@@ -121,26 +139,12 @@ pub fn ChartView(
     };
     let save_svg = move |_| {
         let r = data
-            .with_untracked(|d| crate::chart::to_svg(d, SIZE))
+            .with_untracked(|d| crate::plot::to_svg(d, SIZE))
             .and_then(|svg| crate::session::save_file(&file2("svg"), "image/svg+xml", &svg));
         super::ctx().report(r);
     };
     view! {
-        <figure class="chart" class:zoomable=on_range.is_some()>
-            <div class="plot">
-                <canvas node_ref=canvas id=id width=SIZE.0 height=SIZE.1
-                    on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
-                    on:mouseleave=move |_| { hover.set(None); drag.set(None) }
-                    role="img" aria-label=move || data.with(|d| d.title.clone())></canvas>
-                {selection}
-            </div>
-            <figcaption>
-                <span class="readout" aria-live="polite">{move || hover.get().unwrap_or_default()}</span>
-                {(!bare).then(|| view! {
-                    <button class="save-png" on:click=save_png>"PNG"</button>
-                    <button class="save-svg" on:click=save_svg>"SVG"</button>
-                })}
-            </figcaption>
-        </figure>
+        <button class="save-png" on:click=save_png>"PNG"</button>
+        <button class="save-svg" on:click=save_svg>"SVG"</button>
     }
 }

@@ -3,13 +3,12 @@
 //! B/A ratios, a CrystalDiskMark-style grid or a block-size chart when they form one.
 
 use super::chart_view::ChartView;
-use super::{ctx, save_export, Tab};
-use crate::chart::{Fmt, YAxis};
+use super::{ctx, save_export, ConfirmButton, Tab};
 use crate::charts;
+use crate::plot::{Fmt, YAxis};
 use leptos::prelude::*;
 use shared::api::{RunInfo, RunList};
 use shared::report::RunStatus;
-use shared::units::format_bytes;
 use shared::Sample;
 
 const PER_PAGE: u32 = 25;
@@ -70,8 +69,13 @@ pub fn History() -> impl IntoView {
     });
     let runs = RwSignal::new(None::<Result<RunList, String>>);
     let picked = RwSignal::new(Vec::<i64>::new());
-    let presets = RwSignal::new(Vec::<String>::new());
-    let armed = RwSignal::new(None::<i64>);
+    let presets = LocalResource::new(move || {
+        let t = c.token.get_value();
+        async move {
+            let list = crate::api::presets(&t).await.unwrap_or_default();
+            list.into_iter().map(|p| p.name).collect::<Vec<String>>()
+        }
+    });
     let reload = move || {
         let t = c.token.get_value();
         let q = filters.get_untracked().query();
@@ -88,14 +92,6 @@ pub fn History() -> impl IntoView {
         c.live.with(|s| (s.run_id, s.status.clone()));
         reload();
     });
-    {
-        let t = c.token.get_value();
-        leptos::task::spawn_local(async move {
-            if let Ok(list) = crate::api::presets(&t).await {
-                presets.set(list.into_iter().map(|p| p.name).collect());
-            }
-        });
-    }
     let set = move |f: fn(&mut Filters, String)| {
         move |ev: leptos::ev::Event| {
             let v = event_target_value(&ev);
@@ -105,57 +101,15 @@ pub fn History() -> impl IntoView {
             });
         }
     };
-    let delete = move |id: i64| {
-        if armed.get_untracked() != Some(id) {
-            armed.set(Some(id));
-            return;
-        }
+    let delete = Callback::new(move |id: i64| {
         let t = c.token.get_value();
         leptos::task::spawn_local(async move {
             if c.report(crate::api::delete(&t, id).await).is_some() {
                 picked.update(|p| p.retain(|x| *x != id));
-                armed.set(None);
                 reload();
             }
         });
-    };
-    let row = move |r: RunInfo| {
-        let s = r.summary.clone().unwrap_or_default();
-        let spec = r.spec.clone();
-        let id = r.id;
-        let toggle = move |_| {
-            picked.update(|p| match p.iter().position(|&x| x == id) {
-                Some(i) => {
-                    p.remove(i);
-                }
-                None => p.push(id),
-            })
-        };
-        view! {
-            <tr data-run=id>
-                <td><input type="checkbox" class="pick" aria-label=format!("compare run {id}")
-                    prop:checked=move || picked.with(|p| p.contains(&id)) on:change=toggle/></td>
-                <td><button class="open link" on:click=move |_| c.tab.set(Tab::Run(id))>{format!("#{id}")}</button></td>
-                <td class="when">{crate::format::fmt_time_ms(r.created_ms)}</td>
-                <td>{r.name.clone().or(r.preset.clone()).unwrap_or_default()}</td>
-                <td class="path" title=r.target.clone()>{r.target.clone()}</td>
-                <td class="status">{r.status.as_str()}</td>
-                <td>{format!("{} {} QD{}×{}", spec.rw, format_bytes(spec.bs), spec.iodepth, spec.jobs)}</td>
-                <td class="num">{format!("{:.1}", s.read.mb_s)}</td>
-                <td class="num">{format!("{:.1}", s.write.mb_s)}</td>
-                <td class="num">{format!("{:.0}", s.read.iops + s.write.iops)}</td>
-                <td class="export">
-                    <button class="export-json" on:click=move |_| save_export(id, "json")>"JSON"</button>
-                    <button class="export-csv" on:click=move |_| save_export(id, "csv")>"CSV"</button>
-                    <Show when=move || c.operator()>
-                        <button class="delete danger" on:click=move |_| delete(id)>
-                            {move || if armed.get() == Some(id) { "Really delete?" } else { "Delete" }}
-                        </button>
-                    </Show>
-                </td>
-            </tr>
-        }
-    };
+    });
     let target_options = move || {
         c.targets
             .get()
@@ -177,7 +131,7 @@ pub fn History() -> impl IntoView {
                 <label>"Preset "
                     <select id="filter-preset" on:change=set(|f, v| f.preset = v)>
                         <option value="">"all"</option>
-                        {move || presets.get().into_iter().map(|p| view! { <option value=p.clone()>{p.clone()}</option> }).collect_view()}
+                        {move || presets.get().unwrap_or_default().into_iter().map(|p| view! { <option value=p.clone()>{p.clone()}</option> }).collect_view()}
                     </select>
                 </label>
                 <label>"Status "
@@ -203,7 +157,7 @@ pub fn History() -> impl IntoView {
                                 <th>"pick"</th><th>"run"</th><th>"when"</th><th>"name"</th><th>"target"</th><th>"status"</th><th>"workload"</th>
                                 <th class="num">"read MB/s"</th><th class="num">"write MB/s"</th><th class="num">"IOPS"</th><th></th>
                             </tr></thead>
-                            <tbody>{list.runs.into_iter().map(row).collect_view()}</tbody>
+                            <tbody>{list.runs.into_iter().map(|r| view! { <HistoryRow r picked on_delete=delete/> }).collect_view()}</tbody>
                         </table>
                         <p class="pager">
                             <button id="newer" disabled={page <= 1} on:click=move |_| filters.update(|f| f.page = f.page.saturating_sub(1).max(1))>"Newer"</button>
@@ -215,6 +169,45 @@ pub fn History() -> impl IntoView {
             }}
             <Selection picked=picked/>
         </section>
+    }
+}
+
+/// One stored run: pick for compare, open, its figures, export and delete.
+#[component]
+fn HistoryRow(r: RunInfo, picked: RwSignal<Vec<i64>>, on_delete: Callback<i64>) -> impl IntoView {
+    let c = ctx();
+    let s = r.summary.clone().unwrap_or_default();
+    let id = r.id;
+    let toggle = move |_| {
+        picked.update(|p| match p.iter().position(|&x| x == id) {
+            Some(i) => {
+                p.remove(i);
+            }
+            None => p.push(id),
+        })
+    };
+    view! {
+        <tr data-run=id>
+            <td><input type="checkbox" class="pick" aria-label=format!("compare run {id}")
+                prop:checked=move || picked.with(|p| p.contains(&id)) on:change=toggle/></td>
+            <td><button class="open link" on:click=move |_| c.tab.set(Tab::Run(id))>{format!("#{id}")}</button></td>
+            <td class="when">{crate::format::fmt_time_ms(r.created_ms)}</td>
+            <td>{r.name.clone().or(r.preset.clone()).unwrap_or_default()}</td>
+            <td class="path" title=r.target.clone()>{r.target.clone()}</td>
+            <td class="status">{r.status.as_str()}</td>
+            <td>{r.spec.shape()}</td>
+            <td class="num">{format!("{:.1}", s.read.mb_s)}</td>
+            <td class="num">{format!("{:.1}", s.write.mb_s)}</td>
+            <td class="num">{format!("{:.0}", s.read.iops + s.write.iops)}</td>
+            <td class="export">
+                <button class="export-json" on:click=move |_| save_export(id, "json")>"JSON"</button>
+                <button class="export-csv" on:click=move |_| save_export(id, "csv")>"CSV"</button>
+                <Show when=move || c.operator()>
+                    <ConfirmButton class="delete" label="Delete" confirm_label="Really delete?".to_string()
+                        on_confirm=Callback::new(move |()| on_delete.run(id))/>
+                </Show>
+            </td>
+        </tr>
     }
 }
 

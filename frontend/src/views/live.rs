@@ -61,15 +61,13 @@ pub fn LiveView() -> impl IntoView {
             });
         }
     };
-    let chart = move |f: fn(
-        &[shared::Sample],
-        Option<&shared::WorkloadSpec>,
-    ) -> crate::chart::ChartData| {
-        Signal::derive(move || {
-            let s = spec();
-            live.with(|l| f(&l.samples, s.as_ref()))
-        })
-    };
+    let chart =
+        move |f: fn(&[shared::Sample], Option<&shared::WorkloadSpec>) -> crate::plot::ChartData| {
+            Signal::derive(move || {
+                let s = spec();
+                live.with(|l| f(&l.samples, s.as_ref()))
+            })
+        };
     let temp = Memo::new(move |_| live.with(|l| charts::temperature(&l.samples)));
     let position = Memo::new(move |_| {
         let s = spec();

@@ -1,5 +1,5 @@
 //! The dashboard's pages and the components they share. Pure logic lives in the modules
-//! beside this one (form, progress, grid, charts, chart); these only wire it to the page.
+//! beside this one (form, progress, grid, charts, plot); these only wire it to the page.
 
 pub mod chart_view;
 pub mod history;
@@ -8,7 +8,7 @@ pub mod new_test;
 pub mod results;
 pub mod targets;
 
-use crate::live::LiveState;
+use crate::stream::LiveState;
 use leptos::prelude::*;
 use shared::api::TargetView;
 
@@ -49,14 +49,24 @@ impl Ctx {
         leptos::task::spawn_local(async move { targets.set(Some(crate::api::targets(&t).await)) });
     }
 
-    /// The size of `path` as the agent reported it.
-    pub fn target_size(&self, path: &str) -> Option<u64> {
+    /// `f` of the first target the agent listed that `pick` takes (`None` when none does
+    /// or the list is not in). Tracks the list.
+    pub fn find_target<R>(
+        &self,
+        pick: impl Fn(&TargetView) -> bool,
+        f: impl FnOnce(&TargetView) -> R,
+    ) -> Option<R> {
         self.targets.with(|t| {
             t.as_ref()
                 .and_then(|r| r.as_ref().ok())
-                .and_then(|l| l.iter().find(|t| t.path == path))
-                .and_then(|t| t.size)
+                .and_then(|l| l.iter().find(|t| pick(t)))
+                .map(f)
         })
+    }
+
+    /// The size of `path` as the agent reported it.
+    pub fn target_size(&self, path: &str) -> Option<u64> {
+        self.find_target(|t| t.path == path, |t| t.size).flatten()
     }
 
     /// Shows `r`'s error in the banner (and clears it on success).
@@ -104,4 +114,50 @@ fn save_download(path: String, name: String) {
             .and_then(|blob| crate::session::save_blob(&name, &blob));
         c.report(saved);
     });
+}
+
+/// A button that asks once more before it acts: the first click arms it (its label becomes
+/// `confirm_label`), the second runs `on_confirm`.
+#[component]
+pub fn ConfirmButton(
+    /// Class of the button (tests find it by it); it is always also `danger`.
+    class: &'static str,
+    label: &'static str,
+    confirm_label: String,
+    on_confirm: Callback<()>,
+) -> impl IntoView {
+    let armed = RwSignal::new(false);
+    let click = move |_| {
+        if armed.get_untracked() {
+            armed.set(false);
+            on_confirm.run(());
+        } else {
+            armed.set(true);
+        }
+    };
+    view! {
+        <button class=format!("{class} danger") on:click=click>
+            {move || if armed.get() { confirm_label.clone() } else { label.to_string() }}
+        </button>
+    }
+}
+
+/// One labelled form field: its control (the children), help, and the error for it.
+#[component]
+pub fn Field(
+    /// The control's DOM id (the label points at it).
+    id: String,
+    label: &'static str,
+    help: &'static str,
+    #[prop(into)] error: Signal<Option<String>>,
+    children: Children,
+) -> impl IntoView {
+    view! {
+        <div class="field" class:invalid=move || error.with(Option::is_some)>
+            <label for=id>{label}</label>
+            {children()}
+            <small class="help">{help}</small>
+            {move || error.get().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
+        </div>
+    }
 }

@@ -1,7 +1,7 @@
 //! New test: a preset or a custom spec with every field, validated in the browser by the
 //! agent's own validator; writes to a block device need the device path typed to confirm.
 
-use super::{ctx, Tab};
+use super::{ctx, Field, Tab};
 use crate::form::{Kind, SpecForm, FIELDS};
 use leptos::prelude::*;
 use shared::api::{CreateRun, Preset};
@@ -12,26 +12,19 @@ pub fn NewTest() -> impl IntoView {
     let c = ctx();
     let form = RwSignal::new(SpecForm::from_spec(&WorkloadSpec::default()));
     let preset = RwSignal::new(None::<String>);
-    let presets = RwSignal::new(Vec::<Preset>::new());
+    // The agent's presets (empty until they are in, or when loading failed: the banner says).
+    let presets = LocalResource::new(move || {
+        let t = c.token.get_value();
+        async move { c.report(crate::api::presets(&t).await).unwrap_or_default() }
+    });
+    let find = move |n: &str| find_preset(presets, n);
     let target = RwSignal::new(String::new());
     let name = RwSignal::new(String::new());
     let confirm = RwSignal::new(String::new());
     let sending = RwSignal::new(false);
-    {
-        let t = c.token.get_value();
-        leptos::task::spawn_local(async move {
-            if let Some(list) = c.report(crate::api::presets(&t).await) {
-                presets.set(list);
-            }
-        });
-    }
     // Default target: the scratch file, once the list is in.
     Effect::new(move |_| {
-        let scratch = c.targets.with(|t| {
-            t.as_ref()
-                .and_then(|r| r.as_ref().ok())
-                .and_then(|l| l.iter().find(|t| t.scratch).map(|t| t.path.clone()))
-        });
+        let scratch = c.find_target(|t| t.scratch, |t| t.path.clone());
         if let Some(s) = scratch {
             if target.with_untracked(String::is_empty) {
                 target.set(s);
@@ -45,9 +38,7 @@ pub fn NewTest() -> impl IntoView {
     let options = Memo::new(move |_| {
         let takes: Vec<String> = preset
             .get()
-            .and_then(|n| {
-                presets.with(|l| l.iter().find(|p| p.name == n).map(|p| p.options.clone()))
-            })
+            .and_then(|n| find(&n).map(|p| p.options))
             .unwrap_or_default();
         opt_fields.with(|m| {
             let used = m
@@ -60,18 +51,14 @@ pub fn NewTest() -> impl IntoView {
     });
     // The picked preset, when it is a sequence of several steps.
     let sequence = move || {
-        preset.get().and_then(|n| {
-            presets.with(|l| l.iter().find(|p| p.name == n && p.steps.len() > 1).cloned())
-        })
+        preset
+            .get()
+            .and_then(|n| find(&n).filter(|p| p.steps.len() > 1))
     };
     let block = move || {
         target.with(|p| {
-            c.targets.with(|t| {
-                t.as_ref()
-                    .and_then(|r| r.as_ref().ok())
-                    .and_then(|l| l.iter().find(|t| &t.path == p).map(|t| t.kind == "block"))
-                    .unwrap_or_else(|| p.starts_with("/dev/"))
-            })
+            c.find_target(|t| &t.path == p, |t| t.kind == "block")
+                .unwrap_or_else(|| p.starts_with("/dev/"))
         })
     };
     let needs_confirm = move || {
@@ -82,17 +69,6 @@ pub fn NewTest() -> impl IntoView {
             }
     };
     let confirmed = move || !needs_confirm() || confirm.with(|c| target.with(|t| c.trim() == t));
-    let pick_preset = move |ev: leptos::ev::Event| {
-        let v = event_target_value(&ev);
-        let found = presets.with(|l| l.iter().find(|p| p.name == v).cloned());
-        match found {
-            Some(p) => {
-                form.set(SpecForm::from_spec(&p.spec));
-                preset.set(Some(p.name));
-            }
-            None => preset.set(None),
-        }
-    };
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let Ok(spec) = checked.get_untracked() else {
@@ -101,19 +77,14 @@ pub fn NewTest() -> impl IntoView {
         let Ok(opts) = options.get_untracked() else {
             return;
         };
-        let req = CreateRun {
-            also: Vec::new(),
-            target: target.get_untracked().trim().to_string(),
-            spec: preset.get_untracked().is_none().then_some(spec),
-            preset: preset.get_untracked(),
-            name: Some(name.get_untracked()).filter(|n| !n.trim().is_empty()),
-            confirm: needs_confirm().then(|| confirm.get_untracked().trim().to_string()),
-            options: preset
-                .get_untracked()
-                .is_some()
-                .then_some(opts)
-                .filter(|o| *o != shared::PresetOptions::default()),
-        };
+        let req = request(
+            &target.get_untracked(),
+            preset.get_untracked(),
+            spec,
+            opts,
+            &name.get_untracked(),
+            needs_confirm().then(|| confirm.get_untracked()),
+        );
         let t = c.token.get_value();
         sending.set(true);
         leptos::task::spawn_local(async move {
@@ -125,6 +96,75 @@ pub fn NewTest() -> impl IntoView {
             }
         });
     };
+    view! {
+        <section class="new-test">
+            <h2>"New test"</h2>
+            <form id="new-test" on:submit=submit>
+                <div class="row">
+                    <PresetPicker presets preset form/>
+                    <TargetAndName target name/>
+                </div>
+                {move || sequence().map(|p| view! { <PresetSteps p options opt_fields/> })}
+                <Show when=move || sequence().is_none()>
+                    <SpecFields form preset checked/>
+                </Show>
+                <Show when=needs_confirm>
+                    <ConfirmDevice target confirm/>
+                </Show>
+                <div class="controls">
+                    <button id="start" type="submit"
+                        disabled=move || checked.with(Result::is_err) || options.with(Result::is_err) || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
+                        {move || if checked.with(Result::is_err) { "Fix the fields marked above" } else { "Start" }}
+                    </button>
+                </div>
+            </form>
+        </section>
+    }
+}
+
+/// A preset of several steps: its steps in short, and the options it takes.
+#[component]
+fn PresetSteps(
+    p: Preset,
+    options: Memo<Result<shared::PresetOptions, FieldErrors>>,
+    opt_fields: RwSignal<std::collections::BTreeMap<&'static str, String>>,
+) -> impl IntoView {
+    let opt_field = move |f: &'static crate::form::Field| {
+        let key = f.key;
+        let id = format!("o-{key}");
+        let err = move || options.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
+        let hint = match f.kind {
+            Kind::Text(h) => h,
+            _ => "",
+        };
+        view! {
+            <Field id=id.clone() label=f.label help=f.help error=Signal::derive(err)>
+                <input id=id type="text" placeholder=hint autocomplete="off"
+                    prop:value=move || opt_fields.with(|m| m.get(key).cloned().unwrap_or_default())
+                    on:input=move |ev| opt_fields.update(|m| { m.insert(key, event_target_value(&ev)); })/>
+            </Field>
+        }
+    };
+    let n = p.steps.len();
+    let names: Vec<String> = p.steps.iter().take(12).map(|s| s.name.clone()).collect();
+    view! {
+        <h3>{format!("Preset {}: {n} steps", p.name)}</h3>
+        <p class="help">{names.join(" · ")}{(n > 12).then_some(" · …")}</p>
+        <div class="fields preset-options">{crate::form::PRESET_OPTIONS.iter().filter(|f| p.options.iter().any(|o| o == f.key)).map(opt_field).collect_view()}</div>
+    }
+}
+
+/// Form errors by field key.
+type FieldErrors = std::collections::BTreeMap<&'static str, String>;
+
+/// Every field of a custom workload, checked as typed by the agent's validator; editing one
+/// leaves the preset picked before.
+#[component]
+fn SpecFields(
+    form: RwSignal<SpecForm>,
+    preset: RwSignal<Option<String>>,
+    checked: Memo<Result<WorkloadSpec, FieldErrors>>,
+) -> impl IntoView {
     let field = move |f: &'static crate::form::Field| {
         let key = f.key;
         let err = move || checked.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
@@ -152,86 +192,105 @@ pub fn NewTest() -> impl IntoView {
                     on:change=move |ev| edit(event_target_checked(&ev).to_string())/>
             }.into_any(),
         };
-        view! {
-            <div class="field" class:invalid=move || err().is_some()>
-                <label for=id>{f.label}</label>
-                {input}
-                <small class="help">{f.help}</small>
-                {move || err().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
-            </div>
+        view! { <Field id label=f.label help=f.help error=Signal::derive(err)>{input}</Field> }
+    };
+    view! { <div class="fields">{FIELDS.iter().map(field).collect_view()}</div> }
+}
+
+/// Where the test runs (the agent's targets offered) and an optional name for the run.
+#[component]
+fn TargetAndName(target: RwSignal<String>, name: RwSignal<String>) -> impl IntoView {
+    let c = ctx();
+    view! {
+        <div class="field">
+            <label for="target">"Target (file or device)"</label>
+            <input id="target" type="text" list="target-list" autocomplete="off"
+                prop:value=move || target.get() on:input=move |ev| target.set(event_target_value(&ev))/>
+            <datalist id="target-list">
+                {move || c.targets.get().and_then(Result::ok).unwrap_or_default().into_iter()
+                    .map(|t| view! { <option value=t.path.clone()>{t.kind.clone()}</option> }).collect_view()}
+            </datalist>
+        </div>
+        <div class="field">
+            <label for="run-name">"Name (optional)"</label>
+            <input id="run-name" type="text" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev))/>
+        </div>
+    }
+}
+
+/// The request the form makes: a preset with the options it was given (none when all are
+/// defaults), or the custom spec; the device path typed to confirm a block-device write.
+fn request(
+    target: &str,
+    preset: Option<String>,
+    spec: WorkloadSpec,
+    options: shared::PresetOptions,
+    name: &str,
+    confirm: Option<String>,
+) -> CreateRun {
+    CreateRun {
+        also: Vec::new(),
+        target: target.trim().to_string(),
+        spec: preset.is_none().then_some(spec),
+        options: preset
+            .is_some()
+            .then_some(options)
+            .filter(|o| *o != shared::PresetOptions::default()),
+        preset,
+        name: Some(name.to_string()).filter(|n| !n.trim().is_empty()),
+        confirm: confirm.map(|c| c.trim().to_string()),
+    }
+}
+
+/// A write to a block device destroys its data: the user types its path to go ahead.
+#[component]
+fn ConfirmDevice(target: RwSignal<String>, confirm: RwSignal<String>) -> impl IntoView {
+    view! {
+        <div class="field danger">
+            <label for="confirm">{move || format!("This test writes to the block device {} and destroys the data on it. Type its path to confirm:", target.get())}</label>
+            <input id="confirm" type="text" autocomplete="off" placeholder=move || target.get()
+                prop:value=move || confirm.get() on:input=move |ev| confirm.set(event_target_value(&ev))/>
+        </div>
+    }
+}
+
+/// The preset list (custom first): picking one fills the fields with its first step's spec.
+#[component]
+fn PresetPicker(
+    presets: LocalResource<Vec<Preset>>,
+    preset: RwSignal<Option<String>>,
+    form: RwSignal<SpecForm>,
+) -> impl IntoView {
+    let find = move |n: &str| find_preset(presets, n);
+    let pick_preset = move |ev: leptos::ev::Event| {
+        let v = event_target_value(&ev);
+        let found = find(&v);
+        match found {
+            Some(p) => {
+                form.set(SpecForm::from_spec(&p.spec));
+                preset.set(Some(p.name));
+            }
+            None => preset.set(None),
         }
     };
     view! {
-        <section class="new-test">
-            <h2>"New test"</h2>
-            <form id="new-test" on:submit=submit>
-                <div class="row">
-                    <div class="field">
-                        <label for="preset">"Preset"</label>
-                        <select id="preset" on:change=pick_preset prop:value=move || preset.get().unwrap_or_default()>
-                            <option value="">"custom (the fields below)"</option>
-                            {move || presets.get().into_iter().map(|p| view! {
-                                <option value=p.name.clone() title=p.description.clone()>{p.name.clone()}</option>
-                            }).collect_view()}
-                        </select>
-                        <small class="help">{move || preset.get().and_then(|n| presets.with(|l| l.iter().find(|p| p.name == n).map(|p| p.description.clone())))}</small>
-                    </div>
-                    <div class="field">
-                        <label for="target">"Target (file or device)"</label>
-                        <input id="target" type="text" list="target-list" autocomplete="off"
-                            prop:value=move || target.get() on:input=move |ev| target.set(event_target_value(&ev))/>
-                        <datalist id="target-list">
-                            {move || c.targets.get().and_then(Result::ok).unwrap_or_default().into_iter()
-                                .map(|t| view! { <option value=t.path.clone()>{t.kind.clone()}</option> }).collect_view()}
-                        </datalist>
-                    </div>
-                    <div class="field">
-                        <label for="run-name">"Name (optional)"</label>
-                        <input id="run-name" type="text" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev))/>
-                    </div>
-                </div>
-                {move || sequence().map(|p| {
-                    let opt_field = move |f: &'static crate::form::Field| {
-                        let key = f.key;
-                        let id = format!("o-{key}");
-                        let err = move || options.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
-                        let hint = match f.kind { Kind::Text(h) => h, _ => "" };
-                        view! {
-                            <div class="field" class:invalid=move || err().is_some()>
-                                <label for=id.clone()>{f.label}</label>
-                                <input id=id type="text" placeholder=hint autocomplete="off"
-                                    prop:value=move || opt_fields.with(|m| m.get(key).cloned().unwrap_or_default())
-                                    on:input=move |ev| opt_fields.update(|m| { m.insert(key, event_target_value(&ev)); })/>
-                                <small class="help">{f.help}</small>
-                                {move || err().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
-                            </div>
-                        }
-                    };
-                    let n = p.steps.len();
-                    let names: Vec<String> = p.steps.iter().take(12).map(|s| s.name.clone()).collect();
-                    view! {
-                        <h3>{format!("Preset {}: {n} steps", p.name)}</h3>
-                        <p class="help">{names.join(" · ")}{(n > 12).then_some(" · …")}</p>
-                        <div class="fields preset-options">{crate::form::PRESET_OPTIONS.iter().filter(|f| p.options.iter().any(|o| o == f.key)).map(opt_field).collect_view()}</div>
-                    }
-                })}
-                <Show when=move || sequence().is_none()>
-                    <div class="fields">{FIELDS.iter().map(field).collect_view()}</div>
-                </Show>
-                <Show when=needs_confirm>
-                    <div class="field danger">
-                        <label for="confirm">{move || format!("This test writes to the block device {} and destroys the data on it. Type its path to confirm:", target.get())}</label>
-                        <input id="confirm" type="text" autocomplete="off" placeholder=move || target.get()
-                            prop:value=move || confirm.get() on:input=move |ev| confirm.set(event_target_value(&ev))/>
-                    </div>
-                </Show>
-                <div class="controls">
-                    <button id="start" type="submit"
-                        disabled=move || checked.with(Result::is_err) || options.with(Result::is_err) || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
-                        {move || if checked.with(Result::is_err) { "Fix the fields marked above" } else { "Start" }}
-                    </button>
-                </div>
-            </form>
-        </section>
+        <div class="field">
+            <label for="preset">"Preset"</label>
+            <select id="preset" on:change=pick_preset prop:value=move || preset.get().unwrap_or_default()>
+                <option value="">"custom (the fields below)"</option>
+                {move || presets.get().unwrap_or_default().into_iter().map(|p| view! {
+                    <option value=p.name.clone() title=p.description.clone()>{p.name.clone()}</option>
+                }).collect_view()}
+            </select>
+            <small class="help">{move || preset.get().and_then(|n| find(&n)).map(|p| p.description)}</small>
+        </div>
     }
+}
+
+/// The preset named `n`, once the list is in.
+fn find_preset(presets: LocalResource<Vec<Preset>>, n: &str) -> Option<Preset> {
+    presets.with(|l| {
+        l.as_ref()
+            .and_then(|l: &Vec<Preset>| l.iter().find(|p| p.name == n).cloned())
+    })
 }

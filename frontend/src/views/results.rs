@@ -2,7 +2,7 @@
 //! and delete for operators.
 
 use super::chart_view::ChartView;
-use super::{ctx, save_export, Tab};
+use super::{ctx, save_export, ConfirmButton, Tab};
 use crate::charts;
 use leptos::prelude::*;
 use shared::api::RunInfo;
@@ -23,17 +23,13 @@ pub fn summary_rows(info: &RunInfo) -> Vec<(&'static str, DirSample)> {
 #[component]
 pub fn RunResults(id: i64) -> impl IntoView {
     let c = ctx();
-    let info = RwSignal::new(None::<Result<RunInfo, String>>);
+    let info = LocalResource::new(move || {
+        let t = c.token.get_value();
+        async move { crate::api::run(&t, id).await }
+    });
     let samples = RwSignal::new(Vec::<Sample>::new());
     // The charts' range: the whole run, or the samples `seq` from..=to (zoomed in).
     let zoom = RwSignal::new(None::<(u64, u64)>);
-    let t = c.token.get_value();
-    leptos::task::spawn_local(async move {
-        info.set(Some(crate::api::run(&t, id).await));
-        if let Some(s) = c.report(crate::api::samples(&t, id).await) {
-            samples.set(s);
-        }
-    });
     let load = move |range: Option<(u64, u64)>| {
         let t = c.token.get_value();
         zoom.set(range);
@@ -63,81 +59,35 @@ pub fn RunResults(id: i64) -> impl IntoView {
             Err(e) => zoom_error.set(Some(e)),
         }
     };
-    let apply_zoom = move |_| zoom_to_typed();
+    // What the charts show: loading, a zoomed range, or the envelope of a long run.
+    let zoom_status = Signal::derive(move || {
+        let n = samples.with(Vec::len);
+        let total = info.with(|i| {
+            i.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .and_then(|r| r.summary.as_ref())
+                .map_or(0, |s| s.samples)
+        });
+        match zoom.get() {
+            _ if n == 0 && total > 0 => "loading samples…".to_string(),
+            Some((a, b)) => format!("samples {a}–{b}: {n} points"),
+            None if total as usize > n => {
+                format!("{n} points for {total} samples (slowest and fastest of each stretch)")
+            }
+            None => String::new(),
+        }
+    });
+    load(None);
     // A range dragged on a time chart: the same as typing it.
     let on_range = Callback::new(move |(a, b): (f64, f64)| {
         from_s.set(format!("{:.1}", a.max(0.0)));
         to_s.set(format!("{:.1}", b.max(0.0)));
         zoom_to_typed();
     });
-    let spec = move || {
-        info.with(|i| {
-            i.as_ref()
-                .and_then(|r| r.as_ref().ok())
-                .map(|r| r.spec.clone())
-        })
-    };
     let run = move || info.with(|i| i.as_ref().and_then(|r| r.as_ref().ok()).cloned());
-    let chart =
-        move |f: fn(&[Sample], Option<&shared::WorkloadSpec>) -> crate::chart::ChartData| {
-            Signal::derive(move || {
-                let s = spec();
-                let mut c = samples.with(|x| f(x, s.as_ref()));
-                // Preset runs: the agent's per-step analysis marks the chart.
-                if let Some(r) = run().filter(|r| !r.steps.is_empty()) {
-                    if let Some(a) = &r.analysis {
-                        c.markers.extend(charts::analysis_markers(a, &r.steps));
-                    }
-                }
-                c
-            })
-        };
     let steps_view = move || {
         let r = run()?;
-        if r.steps.is_empty() {
-            return None;
-        }
-        let grid = crate::grid::grid_from_steps(&r.steps);
-        let sweep = crate::grid::sweep_from_steps(&r.steps);
-        let cell = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
-        Some(view! {
-            {grid.map(|rows| view! {
-                <h3>"CrystalDiskMark grid (MB/s)"</h3>
-                <table id="cdm-grid" class="cdm">
-                    <thead><tr><th>"test"</th><th class="num">"Read (best)"</th><th class="num">"Read (mean)"</th>
-                        <th class="num">"Write (best)"</th><th class="num">"Write (mean)"</th><th class="num">"passes"</th></tr></thead>
-                    <tbody>{rows.into_iter().map(|g| view! {
-                        <tr>
-                            <th>{g.label}</th>
-                            <td class="num big">{cell(g.read_best)}</td>
-                            <td class="num">{cell(g.read_mean)}</td>
-                            <td class="num big">{cell(g.write_best)}</td>
-                            <td class="num">{cell(g.write_mean)}</td>
-                            <td class="num">{g.passes}</td>
-                        </tr>
-                    }).collect_view()}</tbody>
-                </table>
-            })}
-            {sweep.map(|pts| view! {
-                <ChartView id=format!("run-{id}-sweep") data=Signal::derive(move || charts::sweep(&pts))/>
-            })}
-            <h3>"Steps"</h3>
-            <table id="steps">
-                <thead><tr><th>"step"</th><th class="num">"MB/s"</th><th class="num">"IOPS"</th><th class="num">"p99"</th><th class="num">"starts at"</th></tr></thead>
-                <tbody>{r.steps.iter().map(|s| {
-                    let d = &s.summary;
-                    view! {
-                        <tr>
-                            <td>{s.name.clone()}</td>
-                            <td class="num">{format!("{:.1}", d.read.mb_s + d.write.mb_s)}</td>
-                            <td class="num">{format!("{:.0}", d.read.iops + d.write.iops)}</td>
-                            <td class="num">{format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))}</td>
-                            <td class="num">{crate::chart::fmt_seconds(s.start_ns as f64 / 1e9)}</td>
-                        </tr>
-                    }
-                }).collect_view()}</tbody>
-            </table>
-        })
+        (!r.steps.is_empty()).then(|| view! { <StepsView id steps=r.steps/> })
     };
     let analysis_view = move || {
         let lines = run()?.analysis?.summary_lines();
@@ -150,111 +100,18 @@ pub fn RunResults(id: i64) -> impl IntoView {
             }
         })
     };
-    let position = Memo::new(move |_| {
-        let s = spec();
-        samples.with(|x| charts::by_position(x, s.as_ref()))
-    });
-    let temp = Memo::new(move |_| samples.with(|x| charts::temperature(x)));
-    let armed = RwSignal::new(false);
-    let delete = move |_| {
-        if !armed.get_untracked() {
-            armed.set(true);
-            return;
-        }
+    let delete = Callback::new(move |()| {
         let t = c.token.get_value();
         leptos::task::spawn_local(async move {
             if c.report(crate::api::delete(&t, id).await).is_some() {
                 c.tab.set(Tab::History);
             }
         });
-    };
+    });
     let head = move || {
         info.get().map(|r| match r {
             Err(e) => view! { <p class="banner error" role="alert">{e}</p> }.into_any(),
-            Ok(r) => {
-                let s = &r.spec;
-                let workload = format!(
-                    "{} {} QD{}×{} · {} · {}{}",
-                    s.rw,
-                    format_bytes(s.bs),
-                    s.iodepth,
-                    s.jobs,
-                    s.pattern,
-                    if s.direct { "O_DIRECT" } else { "buffered" },
-                    s.rate.map(|r| format!(" · cap {r}")).unwrap_or_default()
-                );
-                let duration = r.summary.as_ref().map(|s| format!("{:.1} s", s.duration_ns as f64 / 1e9)).unwrap_or_default();
-                let rows = summary_rows(&r);
-                view! {
-                    <h2>{format!("Run {} {}", r.id, r.name.clone().or(r.preset.clone()).unwrap_or_default())}</h2>
-                    <p class="meta">
-                        <span class="status-tag">{r.status.as_str()}</span>
-                        <span class="path">{r.target.clone()}</span>
-                        <span>{workload}</span>
-                        <span>{crate::format::fmt_time_ms(r.created_ms)}</span>
-                        <span>{duration}</span>
-                    </p>
-                    {r.error.clone().map(|e| view! { <p class="banner error" role="alert">{e.message}</p> })}
-                    {r.environment.clone().map(|e| {
-                        let mut facts = vec![format!("backend {}", e.backend)];
-                        if let Some(d) = &e.device_before {
-                            facts.push(format!("device {} ({}{})", d.path, d.transport, d.model.as_ref().map(|m| format!(", {m}")).unwrap_or_default()));
-                        }
-                        if let Some(f) = &e.filesystem {
-                            facts.push(format!("{} on {} ({} free, O_DIRECT {})", f.fs_type, f.mount_point, format_bytes(f.free_bytes), if f.direct_io { "works" } else { "refused" }));
-                        }
-                        let io_path = e.io_path.as_ref().and_then(shared::IoPath::summary_line);
-                        view! {
-                            <p class="meta environment">{facts.join(" · ")}</p>
-                            {io_path.map(|l| view! { <p class="meta environment" id="io-path">{l}</p> })}
-                            {(!e.warnings.is_empty()).then(|| view! {
-                                <ul class="warnings" id="warnings">{e.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
-                            })}
-                        }
-                    })}
-                    {(!r.targets.is_empty()).then(|| view! {
-                        <table id="targets-summary">
-                            <thead><tr><th>"target"</th><th class="num">"read MB/s"</th><th class="num">"write MB/s"</th><th class="num">"IOPS"</th><th class="num">"p99"</th></tr></thead>
-                            <tbody>{r.targets.iter().enumerate().map(|(i, t)| view! {
-                                <tr>
-                                    <td>{format!("{}. {}", i + 1, t.path)}</td>
-                                    <td class="num">{format!("{:.1}", t.summary.read.mb_s)}</td>
-                                    <td class="num">{format!("{:.1}", t.summary.write.mb_s)}</td>
-                                    <td class="num">{format!("{:.0}", t.summary.read.iops + t.summary.write.iops)}</td>
-                                    <td class="num">{format_ns(t.summary.read.lat.p99_ns.max(t.summary.write.lat.p99_ns))}</td>
-                                </tr>
-                            }).collect_view()}</tbody>
-                        </table>
-                    })}
-                    <table id="summary" class="summary">
-                        <thead><tr>
-                            <th></th><th>"MB/s"</th><th>"MiB/s"</th><th>"IOPS"</th><th>"data"</th>
-                            <th>"min"</th><th>"mean"</th><th>"p50"</th><th>"p90"</th><th>"p99"</th>
-                            <th>"p99.9"</th><th>"p99.99"</th><th>"max"</th>
-                        </tr></thead>
-                        <tbody>
-                            {rows.into_iter().map(|(dir, d)| view! {
-                                <tr>
-                                    <th>{dir}</th>
-                                    <td class="num">{format!("{:.1}", d.mb_s)}</td>
-                                    <td class="num">{format!("{:.1}", d.mib_s)}</td>
-                                    <td class="num">{format!("{:.0}", d.iops)}</td>
-                                    <td class="num">{format_bytes(d.bytes)}</td>
-                                    <td class="num">{format_ns(d.lat.min_ns)}</td>
-                                    <td class="num">{format_ns(d.lat.mean_ns)}</td>
-                                    <td class="num">{format_ns(d.lat.p50_ns)}</td>
-                                    <td class="num">{format_ns(d.lat.p90_ns)}</td>
-                                    <td class="num">{format_ns(d.lat.p99_ns)}</td>
-                                    <td class="num">{format_ns(d.lat.p99_9_ns)}</td>
-                                    <td class="num">{format_ns(d.lat.p99_99_ns)}</td>
-                                    <td class="num">{format_ns(d.lat.max_ns)}</td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                }
-                .into_any()
-            }
+            Ok(r) => view! { <RunHead r/> }.into_any(),
         })
     };
     view! {
@@ -264,36 +121,253 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 <button class="export-json" on:click=move |_| save_export(id, "json")>"Export JSON"</button>
                 <button class="export-csv" on:click=move |_| save_export(id, "csv")>"Export CSV"</button>
                 <Show when=move || c.operator()>
-                    <button class="delete danger" on:click=delete>
-                        {move || if armed.get() { format!("Really delete run {id}?") } else { "Delete".to_string() }}
-                    </button>
+                    <ConfirmButton class="delete" label="Delete"
+                        confirm_label=format!("Really delete run {id}?") on_confirm=delete/>
                 </Show>
             </div>
             {move || if info.get().is_none() { Some(view! { <p class="status empty">"Loading…"</p> }) } else { None }}
             {head}
             {analysis_view}
-            <div class="controls zoom" id="zoom">
-                <label>"From (s) "<input id="zoom-from" inputmode="decimal" size="8" prop:value=from_s
-                    on:input=move |ev| from_s.set(event_target_value(&ev))/></label>
-                <label>" to (s) "<input id="zoom-to" inputmode="decimal" size="8" prop:value=to_s
-                    on:input=move |ev| to_s.set(event_target_value(&ev))/></label>
-                <button id="zoom-apply" on:click=apply_zoom>"Zoom"</button>
-                <button id="zoom-reset" on:click=move |_| { from_s.set(String::new()); to_s.set(String::new()); zoom_error.set(None); load(None) }
-                    disabled=move || zoom.get().is_none()>"Whole run"</button>
-                <button class="export-timeline" on:click=move |_| super::save_timeline(id)>"Export 10 ms timeline"</button>
-                <span class="meta hint">"or drag across a chart"</span>
-                <span class="meta" id="zoom-status">{move || {
-                    let n = samples.with(Vec::len);
-                    let total = info.with(|i| i.as_ref().and_then(|r| r.as_ref().ok()).and_then(|r| r.summary.as_ref()).map_or(0, |s| s.samples));
-                    match zoom.get() {
-                        _ if n == 0 && total > 0 => "loading samples…".to_string(),
-                        Some((a, b)) => format!("samples {a}–{b}: {n} points"),
-                        None if total as usize > n => format!("{n} points for {total} samples (slowest and fastest of each stretch)"),
-                        None => String::new(),
-                    }
-                }}</span>
-                {move || zoom_error.get().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
-            </div>
+            <ZoomControls id from_s to_s zoom zoom_error status=zoom_status
+                on_apply=Callback::new(move |()| zoom_to_typed())
+                on_reset=Callback::new(move |()| { from_s.set(String::new()); to_s.set(String::new()); zoom_error.set(None); load(None) })/>
+            <RunCharts id samples info on_range/>
+            {steps_view}
+        </section>
+    }
+}
+
+/// What ran where and what it measured: title, workload line, error, environment, the
+/// targets of a multi-target run, and the summary table.
+#[component]
+fn RunHead(r: RunInfo) -> impl IntoView {
+    let duration = r
+        .summary
+        .as_ref()
+        .map(|s| format!("{:.1} s", s.duration_ns as f64 / 1e9))
+        .unwrap_or_default();
+    let rows = summary_rows(&r);
+    view! {
+        <h2>{format!("Run {} {}", r.id, r.name.clone().or(r.preset.clone()).unwrap_or_default())}</h2>
+        <p class="meta">
+            <span class="status-tag">{r.status.as_str()}</span>
+            <span class="path">{r.target.clone()}</span>
+            <span>{r.spec.label()}</span>
+            <span>{crate::format::fmt_time_ms(r.created_ms)}</span>
+            <span>{duration}</span>
+        </p>
+        {r.error.clone().map(|e| view! { <p class="banner error" role="alert">{e.message}</p> })}
+        {r.environment.clone().map(|env| view! { <EnvironmentLine env/> })}
+        {(!r.targets.is_empty()).then(|| view! { <TargetsTable targets=r.targets.clone()/> })}
+        <SummaryTable rows/>
+    }
+}
+
+/// Backend, device and file system, the measured I/O path, and the run's warnings.
+#[component]
+fn EnvironmentLine(env: shared::Environment) -> impl IntoView {
+    let mut facts = vec![format!("backend {}", env.backend)];
+    if let Some(d) = &env.device_before {
+        facts.push(format!(
+            "device {} ({}{})",
+            d.path,
+            d.transport,
+            d.model
+                .as_ref()
+                .map(|m| format!(", {m}"))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(f) = &env.filesystem {
+        facts.push(format!(
+            "{} on {} ({} free, O_DIRECT {})",
+            f.fs_type,
+            f.mount_point,
+            format_bytes(f.free_bytes),
+            if f.direct_io { "works" } else { "refused" }
+        ));
+    }
+    let io_path = env.io_path.as_ref().and_then(shared::IoPath::summary_line);
+    view! {
+        <p class="meta environment">{facts.join(" · ")}</p>
+        {io_path.map(|l| view! { <p class="meta environment" id="io-path">{l}</p> })}
+        {(!env.warnings.is_empty()).then(|| view! {
+            <ul class="warnings" id="warnings">{env.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+        })}
+    }
+}
+
+/// Each target's figures in a multi-target run.
+#[component]
+fn TargetsTable(targets: Vec<shared::TargetPart>) -> impl IntoView {
+    view! {
+        <table id="targets-summary">
+            <thead><tr><th>"target"</th><th class="num">"read MB/s"</th><th class="num">"write MB/s"</th><th class="num">"IOPS"</th><th class="num">"p99"</th></tr></thead>
+            <tbody>{targets.iter().enumerate().map(|(i, t)| view! {
+                <tr>
+                    <td>{format!("{}. {}", i + 1, t.path)}</td>
+                    <td class="num">{format!("{:.1}", t.summary.read.mb_s)}</td>
+                    <td class="num">{format!("{:.1}", t.summary.write.mb_s)}</td>
+                    <td class="num">{format!("{:.0}", t.summary.read.iops + t.summary.write.iops)}</td>
+                    <td class="num">{format_ns(t.summary.read.lat.p99_ns.max(t.summary.write.lat.p99_ns))}</td>
+                </tr>
+            }).collect_view()}</tbody>
+        </table>
+    }
+}
+
+/// Rate, data and latency percentiles per direction that moved data.
+#[component]
+fn SummaryTable(rows: Vec<(&'static str, DirSample)>) -> impl IntoView {
+    view! {
+        <table id="summary" class="summary">
+            <thead><tr>
+                <th></th><th>"MB/s"</th><th>"MiB/s"</th><th>"IOPS"</th><th>"data"</th>
+                <th>"min"</th><th>"mean"</th><th>"p50"</th><th>"p90"</th><th>"p99"</th>
+                <th>"p99.9"</th><th>"p99.99"</th><th>"max"</th>
+            </tr></thead>
+            <tbody>
+                {rows.into_iter().map(|(dir, d)| view! {
+                    <tr>
+                        <th>{dir}</th>
+                        <td class="num">{format!("{:.1}", d.mb_s)}</td>
+                        <td class="num">{format!("{:.1}", d.mib_s)}</td>
+                        <td class="num">{format!("{:.0}", d.iops)}</td>
+                        <td class="num">{format_bytes(d.bytes)}</td>
+                        <td class="num">{format_ns(d.lat.min_ns)}</td>
+                        <td class="num">{format_ns(d.lat.mean_ns)}</td>
+                        <td class="num">{format_ns(d.lat.p50_ns)}</td>
+                        <td class="num">{format_ns(d.lat.p90_ns)}</td>
+                        <td class="num">{format_ns(d.lat.p99_ns)}</td>
+                        <td class="num">{format_ns(d.lat.p99_9_ns)}</td>
+                        <td class="num">{format_ns(d.lat.p99_99_ns)}</td>
+                        <td class="num">{format_ns(d.lat.max_ns)}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// A preset's steps: the CrystalDiskMark grid or block-size sweep when the steps make
+/// one, then every step's figures.
+#[component]
+fn StepsView(id: i64, steps: Vec<shared::StepReport>) -> impl IntoView {
+    let grid = crate::grid::grid_from_steps(&steps);
+    let sweep = crate::grid::sweep_from_steps(&steps);
+    view! {
+        {grid.map(|rows| view! { <CdmGrid rows/> })}
+        {sweep.map(|pts| view! {
+            <ChartView id=format!("run-{id}-sweep") data=Signal::derive(move || charts::sweep(&pts))/>
+        })}
+        <h3>"Steps"</h3>
+        <table id="steps">
+            <thead><tr><th>"step"</th><th class="num">"MB/s"</th><th class="num">"IOPS"</th><th class="num">"p99"</th><th class="num">"starts at"</th></tr></thead>
+            <tbody>{steps.iter().map(|s| {
+                let d = &s.summary;
+                view! {
+                    <tr>
+                        <td>{s.name.clone()}</td>
+                        <td class="num">{format!("{:.1}", d.read.mb_s + d.write.mb_s)}</td>
+                        <td class="num">{format!("{:.0}", d.read.iops + d.write.iops)}</td>
+                        <td class="num">{format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))}</td>
+                        <td class="num">{crate::plot::fmt_seconds(s.start_ns as f64 / 1e9)}</td>
+                    </tr>
+                }
+            }).collect_view()}</tbody>
+        </table>
+    }
+}
+
+/// CrystalDiskMark's grid: best and mean MB/s of each test, read and write.
+#[component]
+fn CdmGrid(rows: Vec<crate::grid::GridRow>) -> impl IntoView {
+    let cell = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "–".into());
+    view! {
+        <h3>"CrystalDiskMark grid (MB/s)"</h3>
+        <table id="cdm-grid" class="cdm">
+            <thead><tr><th>"test"</th><th class="num">"Read (best)"</th><th class="num">"Read (mean)"</th>
+                <th class="num">"Write (best)"</th><th class="num">"Write (mean)"</th><th class="num">"passes"</th></tr></thead>
+            <tbody>{rows.into_iter().map(|g| view! {
+                <tr>
+                    <th>{g.label}</th>
+                    <td class="num big">{cell(g.read_best)}</td>
+                    <td class="num">{cell(g.read_mean)}</td>
+                    <td class="num big">{cell(g.write_best)}</td>
+                    <td class="num">{cell(g.write_mean)}</td>
+                    <td class="num">{g.passes}</td>
+                </tr>
+            }).collect_view()}</tbody>
+        </table>
+    }
+}
+
+/// The charts' range typed as seconds (or dragged on a chart), back to the whole run, and
+/// the export of every 10 ms bucket.
+#[component]
+fn ZoomControls(
+    id: i64,
+    from_s: RwSignal<String>,
+    to_s: RwSignal<String>,
+    zoom: RwSignal<Option<(u64, u64)>>,
+    zoom_error: RwSignal<Option<String>>,
+    status: Signal<String>,
+    on_apply: Callback<()>,
+    on_reset: Callback<()>,
+) -> impl IntoView {
+    view! {
+        <div class="controls zoom" id="zoom">
+            <label>"From (s) "<input id="zoom-from" inputmode="decimal" size="8" prop:value=from_s
+                on:input=move |ev| from_s.set(event_target_value(&ev))/></label>
+            <label>" to (s) "<input id="zoom-to" inputmode="decimal" size="8" prop:value=to_s
+                on:input=move |ev| to_s.set(event_target_value(&ev))/></label>
+            <button id="zoom-apply" on:click=move |_| on_apply.run(())>"Zoom"</button>
+            <button id="zoom-reset" on:click=move |_| on_reset.run(())
+                disabled=move || zoom.get().is_none()>"Whole run"</button>
+            <button class="export-timeline" on:click=move |_| super::save_timeline(id)>"Export 10 ms timeline"</button>
+            <span class="meta hint">"or drag across a chart"</span>
+            <span class="meta" id="zoom-status">{move || status.get()}</span>
+            {move || zoom_error.get().map(|e| view! { <span class="field-error" role="alert">{e}</span> })}
+        </div>
+    }
+}
+
+/// The run's charts over the samples shown (the whole run or a zoomed range); the time
+/// charts zoom by dragging.
+#[component]
+fn RunCharts(
+    id: i64,
+    samples: RwSignal<Vec<Sample>>,
+    info: LocalResource<Result<RunInfo, String>>,
+    on_range: Callback<(f64, f64)>,
+) -> impl IntoView {
+    let spec = move || {
+        info.with(|i| {
+            i.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map(|r| r.spec.clone())
+        })
+    };
+    let run = move || info.with(|i| i.as_ref().and_then(|r| r.as_ref().ok()).cloned());
+    let chart = move |f: fn(&[Sample], Option<&shared::WorkloadSpec>) -> crate::plot::ChartData| {
+        Signal::derive(move || {
+            let s = spec();
+            let mut c = samples.with(|x| f(x, s.as_ref()));
+            // Preset runs: the agent's per-step analysis marks the chart.
+            if let Some(r) = run().filter(|r| !r.steps.is_empty()) {
+                if let Some(a) = &r.analysis {
+                    c.markers.extend(charts::analysis_markers(a, &r.steps));
+                }
+            }
+            c
+        })
+    };
+    let position = Memo::new(move |_| {
+        let s = spec();
+        samples.with(|x| charts::by_position(x, s.as_ref()))
+    });
+    let temp = Memo::new(move |_| samples.with(|x| charts::temperature(x)));
+    view! {
             <div class="charts">
                 <ChartView id=format!("run-{id}-throughput") data=chart(charts::throughput) on_range/>
                 <ChartView id=format!("run-{id}-iops") data=chart(charts::iops) on_range/>
@@ -301,7 +375,5 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 {move || temp.get().map(|d| view! { <ChartView id=format!("run-{id}-temperature") data=Signal::derive(move || d.clone()) on_range/> })}
                 {move || position.get().map(|d| view! { <ChartView id=format!("run-{id}-position") data=Signal::derive(move || d.clone())/> })}
             </div>
-            {steps_view}
-        </section>
     }
 }
