@@ -3,6 +3,7 @@
 
 use super::auth::Viewer;
 use super::error::ApiError;
+use super::extract::blocking;
 use super::AppState;
 use axum::extract::State;
 use axum::http::header;
@@ -32,7 +33,7 @@ fn dir_lines(
 
 pub async fn metrics(State(st): State<AppState>, _: Viewer) -> Result<impl IntoResponse, ApiError> {
     let manager = st.manager.clone();
-    let text = tokio::task::spawn_blocking(move || -> Result<String, ApiError> {
+    let text = blocking(move || -> Result<String, ApiError> {
         let mut out = String::new();
         let current = manager.current_run();
         gauge(&mut out, "diskscope_run_active", "1 while a run is going on");
@@ -63,7 +64,6 @@ pub async fn metrics(State(st): State<AppState>, _: Viewer) -> Result<impl IntoR
         }
         Ok(out)
     })
-    .await
-    .map_err(|e| ApiError::internal(&e))??;
+    .await?;
     Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text))
 }

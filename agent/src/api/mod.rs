@@ -5,6 +5,7 @@
 pub mod assets;
 pub mod auth;
 pub mod error;
+pub mod extract;
 pub mod metrics;
 pub mod runs;
 pub mod targets;

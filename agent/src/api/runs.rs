@@ -2,9 +2,9 @@
 
 use super::auth::{Operator, Viewer};
 use super::error::ApiError;
+use super::extract::{blocking, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -15,21 +15,11 @@ use shared::{RunReport, RunStatus, PROTOCOL_VERSION};
 /// Most samples one `samples` call returns.
 const MAX_SAMPLES_PER_CALL: u32 = 100_000;
 
-/// Runs blocking work (store, target probing) off the async threads.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::internal(&e))?
-}
-
 pub async fn create(
     State(st): State<AppState>,
     _: Operator,
-    body: Result<Json<CreateRun>, JsonRejection>,
+    ApiJson(req): ApiJson<CreateRun>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
-    let Json(req) = body?;
     let manager = st.manager.clone();
     let id = blocking(move || manager.start(&req).map_err(ApiError::from)).await?;
     Ok((StatusCode::CREATED, Json(Created { id })))
@@ -51,9 +41,8 @@ pub struct ListQuery {
 pub async fn list(
     State(st): State<AppState>,
     _: Viewer,
-    q: Result<Query<ListQuery>, QueryRejection>,
+    ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<RunList>, ApiError> {
-    let Query(q) = q?;
     let status = match q.status.as_deref() {
         None => None,
         Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
@@ -107,9 +96,8 @@ async fn load(st: &AppState, id: i64) -> Result<RunInfo, ApiError> {
 pub async fn get(
     State(st): State<AppState>,
     _: Viewer,
-    id: Result<Path<i64>, PathRejection>,
+    ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<RunInfo>, ApiError> {
-    let Path(id) = id?;
     load(&st, id).await.map(Json)
 }
 
@@ -128,11 +116,9 @@ pub struct SamplesQuery {
 pub async fn samples(
     State(st): State<AppState>,
     _: Viewer,
-    id: Result<Path<i64>, PathRejection>,
-    q: Result<Query<SamplesQuery>, QueryRejection>,
+    ApiPath(id): ApiPath<i64>,
+    ApiQuery(q): ApiQuery<SamplesQuery>,
 ) -> Result<Json<SampleList>, ApiError> {
-    let Path(id) = id?;
-    let Query(q) = q?;
     load(&st, id).await?;
     let store = st.manager.store().clone();
     let samples = match q.max_points {
@@ -190,9 +176,8 @@ pub async fn samples(
 pub async fn stop(
     State(st): State<AppState>,
     _: Operator,
-    id: Result<Path<i64>, PathRejection>,
+    ApiPath(id): ApiPath<i64>,
 ) -> Result<StatusCode, ApiError> {
-    let Path(id) = id?;
     let manager = st.manager.clone();
     blocking(move || manager.stop(id).map_err(ApiError::from)).await?;
     Ok(StatusCode::ACCEPTED)
@@ -201,9 +186,8 @@ pub async fn stop(
 pub async fn delete(
     State(st): State<AppState>,
     _: Operator,
-    id: Result<Path<i64>, PathRejection>,
+    ApiPath(id): ApiPath<i64>,
 ) -> Result<StatusCode, ApiError> {
-    let Path(id) = id?;
     let manager = st.manager.clone();
     blocking(move || manager.delete(id).map_err(ApiError::from)).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -232,11 +216,10 @@ impl ExportQuery {
 pub async fn export(
     State(st): State<AppState>,
     _: Viewer,
-    id: Result<Path<i64>, PathRejection>,
-    q: Result<Query<ExportQuery>, QueryRejection>,
+    ApiPath(id): ApiPath<i64>,
+    ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> Result<Response, ApiError> {
-    let Path(id) = id?;
-    let format = q?.0.format("json")?;
+    let format = q.format("json")?;
     let run = load(&st, id).await?;
     let store = st.manager.store().clone();
     let name = format!("diskscope-run-{id}.{format}");
@@ -332,11 +315,10 @@ fn stream_document(
 pub async fn timeline(
     State(st): State<AppState>,
     _: Viewer,
-    id: Result<Path<i64>, PathRejection>,
-    q: Result<Query<ExportQuery>, QueryRejection>,
+    ApiPath(id): ApiPath<i64>,
+    ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> Result<Response, ApiError> {
-    let Path(id) = id?;
-    let format = q?.0.format("csv")?;
+    let format = q.format("csv")?;
     load(&st, id).await?;
     let store = st.manager.store().clone();
     let exact = {

@@ -2,6 +2,7 @@
 
 use super::auth::Viewer;
 use super::error::ApiError;
+use super::extract::blocking;
 use super::AppState;
 use crate::target::TargetInfo;
 use axum::extract::State;
@@ -61,23 +62,19 @@ pub async fn list(
     _: Viewer,
 ) -> Result<Json<Vec<TargetView>>, ApiError> {
     let manager = st.manager.clone();
-    let views = tokio::task::spawn_blocking(move || {
+    let views = blocking(move || {
         let access = manager.access();
         let scratch = access.scratch().to_path_buf();
-        std::iter::once((scratch, true))
+        Ok(std::iter::once((scratch, true))
             .chain(access.allowed().iter().map(|p| (p.clone(), false)))
             .map(|(p, is_scratch)| view(&p, is_scratch, manager.busy_with(&p).is_some()))
-            .collect::<Vec<_>>()
+            .collect::<Vec<_>>())
     })
-    .await
-    .map_err(|e| ApiError::internal(&e))?;
+    .await?;
     Ok(Json(views))
 }
 
 /// `GET /api/v1/devices`: every block device on the host with what the agent knows of it.
 pub async fn devices(_: Viewer) -> Result<Json<Vec<shared::devices::DeviceInfo>>, ApiError> {
-    tokio::task::spawn_blocking(crate::devices::list)
-        .await
-        .map(Json)
-        .map_err(|e| ApiError::internal(&e))
+    blocking(|| Ok(crate::devices::list())).await.map(Json)
 }

@@ -11,6 +11,7 @@
 //! sent `resync` and caught up from the database; it never slows the engine or other clients.
 
 use super::auth::bearer;
+use super::extract::blocking;
 use super::AppState;
 use crate::service::manager::Event;
 use crate::store::RunId;
@@ -215,10 +216,9 @@ impl Client {
                 max_points,
             } => {
                 let store = self.st.manager.store().clone();
-                let exists = tokio::task::spawn_blocking(move || store.get_run(run_id))
+                let exists = blocking(move || Ok(store.get_run(run_id)?))
                     .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| e.message)?;
                 if exists.is_none() {
                     return self
                         .error("not_found", format!("run {run_id} not found"))
@@ -275,10 +275,9 @@ impl Client {
             per_page: 1,
             ..Default::default()
         };
-        let (runs, _) = tokio::task::spawn_blocking(move || store.list_runs(&q))
+        let (runs, _) = blocking(move || Ok(store.list_runs(&q)?))
             .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.message)?;
         Ok(match runs.into_iter().next() {
             None => (None, None),
             Some(r) => {
@@ -326,17 +325,16 @@ impl Client {
                 .await;
         }
         let store = self.st.manager.store().clone();
-        let (samples, through) = tokio::task::spawn_blocking(move || {
+        let (samples, through) = blocking(move || {
             let last = store.last_sample(id)?.map(|s| s.seq);
             let samples = match last {
                 Some(l) => store.samples_envelope(id, 0, Some(l), max_points)?,
                 None => Vec::new(),
             };
-            Ok::<_, crate::store::StoreError>((samples, last))
+            Ok((samples, last))
         })
         .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.message)?;
         self.send(&ServerMsg::History {
             run_id: id,
             samples,
@@ -353,11 +351,9 @@ impl Client {
     async fn catch_up(&mut self) -> WsResult {
         while let Some((id, last)) = self.followed() {
             let store = self.st.manager.store().clone();
-            let batch =
-                tokio::task::spawn_blocking(move || store.samples_after(id, last, CATCH_UP_BATCH))
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?;
+            let batch = blocking(move || Ok(store.samples_after(id, last, CATCH_UP_BATCH)?))
+                .await
+                .map_err(|e| e.message)?;
             let n = batch.len();
             for sample in batch {
                 let seq = sample.seq;
