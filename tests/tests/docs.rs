@@ -213,3 +213,87 @@ fn every_route_and_error_code_is_in_the_api_doc() {
         "docs/api.md does not mention: {undocumented:?}"
     );
 }
+
+/// The functions of `src` (code before its `#[cfg(test)]` module) longer than `max` lines:
+/// (name, first line, lines). A function ends at the first `}` at its own indentation.
+fn long_functions(src: &str, max: usize) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = src.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.starts_with("#[cfg(test)]"))
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, line) in lines[..end].iter().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        let code = line.trim_start();
+        let words: Vec<&str> = code.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "fn") else {
+            continue;
+        };
+        let qualifiers = [
+            "pub",
+            "pub(crate)",
+            "pub(super)",
+            "async",
+            "const",
+            "unsafe",
+        ];
+        if !words[..at].iter().all(|w| qualifiers.contains(w)) {
+            continue;
+        }
+        let name: String = words
+            .get(at + 1)
+            .map(|w| {
+                w.chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect()
+            })
+            .unwrap_or_default();
+        let close = " ".repeat(indent) + "}";
+        let last = lines[i + 1..end]
+            .iter()
+            .position(|l| l.starts_with(&close) && !l[indent..].starts_with("})"));
+        // A declaration without a body (a trait's) ends with `;`; a one-line function
+        // closes on its own line.
+        if code.trim_end().ends_with(';') || (code.contains('{') && code.trim_end().ends_with('}'))
+        {
+            continue;
+        }
+        if let Some(n) = last.map(|k| k + 2).filter(|n| *n > max) {
+            out.push((name, i + 1, n));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_outside_tests_is_longer_than_120_lines() {
+    let long: Vec<String> = tree()
+        .into_iter()
+        .filter(|p| {
+            ["agent/src/", "shared/src/", "frontend/src/"]
+                .iter()
+                .any(|d| p.starts_with(d))
+                && p.ends_with(".rs")
+                && !p.ends_with("/tests.rs")
+        })
+        .flat_map(|p| {
+            long_functions(&read(&p), 120)
+                .into_iter()
+                .map(move |(f, line, n)| format!("{p}:{line} {f} ({n} lines)"))
+        })
+        .collect();
+    assert!(long.is_empty(), "functions over 120 lines: {long:?}");
+}
+
+#[test]
+fn the_length_check_sees_a_long_function() {
+    let body = "    let x = 1;\n".repeat(130);
+    let src = format!("pub fn short() {{\n}}\n\nfn long() {{\n{body}}}\n");
+    let found = long_functions(&src, 120);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].0.as_str(), found[0].1, found[0].2),
+        ("long", 4, 132)
+    );
+}
