@@ -72,7 +72,7 @@ struct Def {
 
 /// What a preset's steps are made from.
 struct Ctx<'a> {
-    name: &'static str,
+    def: &'static Def,
     o: &'a PresetOptions,
     target_size: u64,
     /// The target's O_DIRECT alignment (at least 512 bytes).
@@ -99,16 +99,15 @@ impl Ctx<'_> {
 
     fn bad(&self, message: String) -> PresetError {
         PresetError::Option {
-            preset: self.name,
+            preset: self.def.name,
             message,
         }
     }
 
     /// One timed workload named by its description (the single tests).
     fn single(&self, rw: RwMode, bs: u64, qd: u32) -> Result<Vec<Step>, PresetError> {
-        let description = find(self.name).map_or(self.name, |d| d.description);
         Ok(vec![step(
-            description,
+            self.def.description,
             timed(spec(rw, bs, qd), self.runtime_or(10_000)),
         )])
     }
@@ -222,7 +221,7 @@ pub fn build(
 ) -> Result<Built, PresetError> {
     let def = find(name).ok_or_else(|| PresetError::Unknown(name.to_string()))?;
     let c = Ctx {
-        name: def.name,
+        def,
         o,
         target_size,
         lbs: u64::from(lbs.max(512)),
