@@ -405,6 +405,66 @@ async fn a_client_that_falls_behind_is_resynced_from_the_database() {
     );
 }
 
+/// A client that falls behind across a run's end (its `completed` dropped from the fan-out
+/// by the events of a run that starts elsewhere) still learns the end when it is resynced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_misses_a_runs_end_is_told_it_when_resynced() {
+    let data = disk_tempdir();
+    let env = [
+        ("DISKSCOPE_EVENT_CAPACITY", "2"),
+        ("DISKSCOPE_CLIENT_SNDBUF", "4096"),
+    ];
+    let server = Server::start_env(data.path(), &[data.path()], &[], &env);
+    let mut slow = WsClient::connect_small_buffer(&server, VIEW).await;
+    let spec = |name: &str, ms: u64| {
+        json!({"target": data.path().join(name).display().to_string(), "spec": {
+            "backend": "null", "rw": "randread", "runtime_ms": ms, "interval_ms": 100}})
+    };
+    let a = server.start_run(&spec("a", 2000));
+    slow.send(&ClientMsg::Subscribe {
+        run_id: a,
+        after_seq: None,
+        max_points: None,
+    })
+    .await;
+    // Not reading: run A ends, then run B's start and samples push A's end out of the
+    // 2-message channel while the agent's sends to this client are blocked.
+    server.wait_status_within(a, "completed", std::time::Duration::from_secs(30));
+    let b = server.start_run(&spec("b", 3000));
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let mut seqs = Vec::new();
+    let mut resyncs = 0;
+    let end = tokio::time::timeout(std::time::Duration::from_secs(15), async {
+        loop {
+            match slow.next().await {
+                Some(ServerMsg::Sample { run_id, sample }) if run_id == a => seqs.push(sample.seq),
+                Some(ServerMsg::Resync { .. }) => resyncs += 1,
+                Some(ServerMsg::Run { run_id, event, .. })
+                    if run_id == a && event != RunEvent::Started =>
+                {
+                    return event;
+                }
+                Some(_) => {}
+                None => panic!("closed"),
+            }
+        }
+    })
+    .await
+    .expect("the end of run A never reached the client that fell behind");
+    assert_eq!(end, RunEvent::Completed);
+    assert!(
+        resyncs > 0,
+        "the client never fell behind: the test did not test"
+    );
+    assert!(contiguous(&seqs), "{seqs:?}");
+    let (_, run) = server.get(&format!("/api/v1/runs/{a}"), VIEW);
+    assert_eq!(
+        seqs.len() as u64,
+        run["summary"]["samples"].as_u64().unwrap()
+    );
+    server.wait_status_within(b, "completed", std::time::Duration::from_secs(30));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn between_runs_subscribe_active_shows_the_last_result() {
     let data = disk_tempdir();

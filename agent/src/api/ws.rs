@@ -281,11 +281,7 @@ impl Client {
         Ok(match runs.into_iter().next() {
             None => (None, None),
             Some(r) => {
-                let event = match r.status {
-                    shared::RunStatus::Completed => RunEvent::Completed,
-                    shared::RunStatus::Failed => RunEvent::Failed,
-                    _ => RunEvent::Stopped,
-                };
+                let event = end_event(r.status).unwrap_or(RunEvent::Stopped);
                 (Some(r.id), Some((event, r.error)))
             }
         })
@@ -367,10 +363,34 @@ impl Client {
         Ok(())
     }
 
+    /// After the client fell behind the fan-out: what it missed, from the database — the
+    /// samples, and the run's end when it ended meanwhile (its lifecycle event may have been
+    /// among the dropped ones).
     async fn resync(&mut self) -> WsResult {
-        if let Some((run_id, after_seq)) = self.followed() {
-            self.send(&ServerMsg::Resync { run_id, after_seq }).await?;
-            self.catch_up().await?;
+        let Some((run_id, after_seq)) = self.followed() else {
+            return Ok(());
+        };
+        self.send(&ServerMsg::Resync { run_id, after_seq }).await?;
+        self.catch_up().await?;
+        let store = self.st.manager.store().clone();
+        let run = blocking(move || Ok(store.get_run(run_id)?))
+            .await
+            .map_err(|e| e.message)?;
+        let ended = run.and_then(|r| end_event(r.status).map(|event| (event, r.error)));
+        // A run the database could not record the end of is still ended.
+        let ended = ended.or_else(|| {
+            self.st
+                .manager
+                .unrecorded_end(run_id)
+                .and_then(|(status, e)| end_event(status).map(|event| (event, Some(e))))
+        });
+        if let Some((event, error)) = ended {
+            self.send(&ServerMsg::Run {
+                run_id,
+                event,
+                error,
+            })
+            .await?;
         }
         Ok(())
     }
@@ -417,5 +437,15 @@ impl Client {
                 Ok(())
             }
         }
+    }
+}
+
+/// The lifecycle event that says how a run ended (`None` while it runs).
+fn end_event(status: shared::RunStatus) -> Option<RunEvent> {
+    match status {
+        shared::RunStatus::Running => None,
+        shared::RunStatus::Completed => Some(RunEvent::Completed),
+        shared::RunStatus::Failed => Some(RunEvent::Failed),
+        _ => Some(RunEvent::Stopped),
     }
 }
