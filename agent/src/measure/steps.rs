@@ -337,7 +337,14 @@ impl Sequence {
             self.error = r.error.clone();
         }
         if first.is_none() {
-            *first = Some(r);
+            // The run's report is built on the first step's (spec, environment); its samples
+            // and timeline are the sequence's, so the step's own copies go now rather than
+            // sit beside them until the run ends.
+            *first = Some(RunReport {
+                samples: Vec::new(),
+                timeline: None,
+                ..r
+            });
         }
     }
 
