@@ -186,7 +186,11 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     let mut exact = spill
         .filter(|sp| coarse && !sp.is_empty())
         .and_then(|sp| sp.flush().ok().map(|_| Exact { spill: sp }));
-    let mut a = Analysis::default();
+    // The read-back's result is measured, not derived: it stays as the run found it.
+    let mut a = Analysis {
+        verify: r.analysis.verify.clone(),
+        ..Analysis::default()
+    };
     if r.samples.is_empty() {
         return a;
     }

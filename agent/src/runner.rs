@@ -9,6 +9,7 @@ use crate::stats::{Decimated, Merger, SampleSeries};
 use crate::target::{self, TargetError, TargetKind};
 use crate::temperature::TempSource;
 use crate::workload::Plan;
+use shared::analysis::verify::Verify;
 use shared::{HistogramDump, RunError, RunStatus, RunSummary, Sample};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -36,6 +37,8 @@ pub struct RunOutcome {
     /// Buffers, block-layer splits and worker threads, measured over the run.
     pub io_path: shared::IoPath,
     pub laid_out_bytes: u64,
+    /// What the read-back of a `verify` run found (all jobs).
+    pub verify: Option<Verify>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -116,6 +119,12 @@ pub fn run(
     }
     drop(tx);
     let mut out = Collector::new(n);
+    // A verifying job sends its read-back's result after `Done`.
+    let verifying = plan.jobs().iter().filter(|j| j.verify).count();
+    out.running += verifying;
+    if verifying > 0 {
+        out.verify = Some(Verify::default());
+    }
     out.temp = TempSource::for_target(target);
     let mut setup_error = None;
     for _ in 0..n {
@@ -184,6 +193,7 @@ struct Collector {
     temp: Option<TempSource>,
     /// Read every [`TEMP_EVERY`], for the timeline.
     temps: Decimated<shared::analysis::TempPoint>,
+    verify: Option<Verify>,
 }
 
 impl Collector {
@@ -200,6 +210,7 @@ impl Collector {
             buffers: (0, 0),
             temp: None,
             temps: Decimated::default(),
+            verify: None,
         }
     }
 
@@ -249,6 +260,16 @@ impl Collector {
                     self.error.get_or_insert(e);
                 }
             }
+            JobMsg::Verified { verify, error, .. } => {
+                self.running -= 1;
+                if let Some(v) = &mut self.verify {
+                    v.add(&verify);
+                }
+                if let Some(e) = error {
+                    shared.abort.store(true, Ordering::Relaxed);
+                    self.error.get_or_insert(e);
+                }
+            }
             JobMsg::Ready { .. } => {}
         }
         for mut s in self.merger.take_ready() {
@@ -288,6 +309,7 @@ impl Collector {
             backend_note: self.backend_note,
             ring_features: self.ring_features,
             laid_out_bytes,
+            verify: self.verify,
         }
     }
 }

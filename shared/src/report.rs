@@ -252,4 +252,7 @@ pub struct TargetPart {
     pub path: String,
     pub summary: RunSummary,
     pub status: Option<RunStatus>,
+    /// This target's read-back (`verify` runs); its bad offsets are this target's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::analysis::verify::Verify>,
 }

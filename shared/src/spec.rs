@@ -25,6 +25,10 @@ pub const MAX_DURATION_MS: u64 = 30 * 86_400 * 1000;
 pub const MAX_BYTES: u64 = 1 << 60;
 /// Most passes over the span.
 pub const MAX_LOOPS: u32 = 1_000_000;
+/// Most blocks between interleaved verification passes (`verify_every`).
+pub const MAX_VERIFY_EVERY: u64 = 1 << 24;
+/// Bytes at the start of a verified block taken by its header and checksum.
+pub const VERIFY_HEADER_BYTES: u64 = 48;
 
 /// Direction and order of the I/O.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -266,6 +270,13 @@ pub struct WorkloadSpec {
     pub backend: Backend,
     /// Seed for random offsets and data; the same seed gives the same offset sequence.
     pub seed: u64,
+    /// Every written block carries a header (offset, run, generation, sequence) and a
+    /// CRC32C; after the writes every written block is read back and classified (corrupt,
+    /// misplaced, stale, unwritten). Random offsets then cover each block once per pass.
+    pub verify: bool,
+    /// Also read back and check every N written blocks of a job during the run
+    /// (`--verify-every N`; the reads count as reads in the samples).
+    pub verify_every: Option<u64>,
 }
 
 impl Default for WorkloadSpec {
@@ -290,6 +301,8 @@ impl Default for WorkloadSpec {
             interval_ms: 1000,
             backend: Backend::Uring,
             seed: 0x0005_eedd_15c5_c09e,
+            verify: false,
+            verify_every: None,
         }
     }
 }
@@ -342,10 +355,10 @@ impl WorkloadSpec {
         self.runtime_ms.is_some() && self.io_size.is_none()
     }
 
-    /// Buffer sets per job: mixed workloads keep separate read and write buffers so that
-    /// data read back never ends up in a write.
+    /// Buffer sets per job: mixed workloads (and writes checked as they go, `verify_every`)
+    /// keep separate read and write buffers so that data read back never ends up in a write.
     pub fn buffer_sets(&self) -> u64 {
-        if self.rw.is_mixed() {
+        if self.rw.is_mixed() || self.verify_every.is_some() {
             2
         } else {
             1
@@ -361,6 +374,7 @@ impl WorkloadSpec {
         self.check_shape(&mut bad);
         self.check_span(&mut bad);
         self.check_timing(&mut bad);
+        self.check_verify(&mut bad);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -472,6 +486,39 @@ impl WorkloadSpec {
                 format!("only applies to random modes, not {}", self.rw),
             );
         }
+    }
+
+    /// `verify` needs a pure write workload on a real backend; `verify_every` needs `verify`.
+    fn check_verify(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        if let Some(n) = self.verify_every {
+            if !self.verify {
+                bad("verify_every", &n, "needs verify (--verify)".into());
+            } else if !(1..=MAX_VERIFY_EVERY).contains(&n) {
+                bad(
+                    "verify_every",
+                    &n,
+                    format!("must be 1..{MAX_VERIFY_EVERY} blocks"),
+                );
+            }
+        }
+        if !self.verify {
+            return;
+        }
+        if self.rw.read_pct(self.read_pct) > 0 {
+            bad(
+                "verify",
+                &self.rw,
+                "verification needs a write workload (write or randwrite): what it reads back is what the run wrote".into(),
+            );
+        }
+        if self.backend == Backend::Null {
+            bad(
+                "verify",
+                &self.backend,
+                "the null backend stores nothing to read back".into(),
+            );
+        }
+        // (MIN_BS holds the header: every accepted block size can carry it.)
     }
 
     /// Run time, ramp, sample interval and rate cap.

@@ -121,6 +121,9 @@ pub struct StepReport {
     /// its name is then the step's with the round appended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
+    /// The step's read-back (write steps of a `verify` run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::analysis::verify::Verify>,
 }
 
 /// CrystalDiskMark's name for a test: `SEQ1M Q8T1`, `RND4K Q32T1`.

@@ -168,6 +168,14 @@ pub struct RunArgs {
     /// Seed for random offsets and data.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Check what was written: every block carries a header and a CRC32C, and every written
+    /// block is read back at the end and classified (corrupt, misplaced, stale, unwritten);
+    /// exit code 1 on any bad block. With a preset, each of its write steps is checked.
+    #[arg(long)]
+    pub verify: bool,
+    /// Also read back every N written blocks during the run (with --verify).
+    #[arg(long, value_name = "N")]
+    pub verify_every: Option<u64>,
     /// Run a named sequence instead of one workload: cdm, cdm-peak, atto, orion-matrix,
     /// full-span, iometer-mix, snia-steady, fill, sustain, compress-probe, cache-recovery
     /// (and the single tests quick, seq1m-q8-read, ...). --size, --runtime, --rate, --bs,
@@ -242,6 +250,7 @@ impl RunArgs {
         flag("pattern", self.pattern.map(|x| x.to_string()));
         flag("backend", self.backend.map(|x| x.to_string()));
         flag("seed", self.seed.map(|x| x.to_string()));
+        flag("verify-every", self.verify_every.map(|x| x.to_string()));
         for (name, on) in [
             ("cover-once", self.cover_once),
             ("buffered", self.buffered),
@@ -274,6 +283,8 @@ impl RunArgs {
             interval_ms: self.interval_ms.unwrap_or(defaults.interval_ms),
             backend: self.backend.unwrap_or(defaults.backend),
             seed: self.seed.unwrap_or(defaults.seed),
+            verify: self.verify,
+            verify_every: self.verify_every,
         }
     }
 }

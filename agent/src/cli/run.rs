@@ -101,6 +101,15 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     print!("{}", table::summary(&report));
     print!("{}", table::analysis(&report));
     let sustain_failed = report.analysis.sustain.as_ref().is_some_and(|s| !s.pass);
+    if let Some(v) = report.analysis.verify.as_ref().filter(|v| !v.passed()) {
+        // Bad blocks fail the run whatever else happened (a failed or stopped run's
+        // read-back of what it did write still counts).
+        eprintln!(
+            "diskscope: verification found {} bad block(s): what was read back is not what was written",
+            v.bad.total()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(match report.status {
         RunStatus::Completed if sustain_failed => {
             eprintln!("diskscope: the target did not sustain the required rate");

@@ -12,6 +12,7 @@ use super::buf::BufferPool;
 use super::null::NullBackend;
 use super::sync::SyncBackend;
 use super::uring::{build_ring, UringBackend};
+use super::verify::Verifier;
 use super::{Dir, IoBackend};
 use crate::stats::fine::SLOW_IO_NS;
 use crate::stats::IntervalStats;
@@ -19,6 +20,7 @@ use crate::workload::offsets::OffsetGen;
 use crate::workload::pattern::Filler;
 use crate::workload::rng::Rng;
 use crate::workload::{JobPlan, Plan};
+use shared::analysis::verify::Verify;
 use shared::analysis::SlowIo;
 use shared::{Backend, RunError};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,6 +48,13 @@ pub enum JobMsg {
         end_ns: u64,
         error: Option<RunError>,
         fsync_ns: Option<u64>,
+    },
+    /// After `Done`, from a job that verifies: what its read-back found, and the error that
+    /// ended the read-back early.
+    Verified {
+        job: usize,
+        verify: Verify,
+        error: Option<RunError>,
     },
 }
 
@@ -217,6 +226,9 @@ struct Slot {
     submit_ns: u64,
     offset: u64,
     is_write: bool,
+    /// Position in the job's offset order (the write index; for a read-back, the position
+    /// it replays).
+    index: u64,
 }
 
 /// The running job. One pass of [`JobLoop::run`] is a round: update the state, [`fill`]
@@ -263,6 +275,10 @@ struct JobLoop<'a, B: IoBackend> {
     error: Option<RunError>,
     /// The round's one timestamp (ns since epoch).
     now: u64,
+    /// Stamps writes and reads them back (`verify`).
+    verifier: Option<Verifier>,
+    /// Read-back completions of the round, checked once the backend is free again.
+    read_back: Vec<(u32, i32)>,
 }
 
 impl<'a, B: IoBackend> JobLoop<'a, B> {
@@ -310,6 +326,10 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             stopping: false,
             error: None,
             now: epoch.elapsed().as_nanos() as u64,
+            verifier: jp
+                .verify
+                .then(|| Verifier::new(jp.span.blocks, jp.verify_every)),
+            read_back: Vec::with_capacity(depth as usize),
         }
     }
 
@@ -379,6 +399,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if !self.reap_round(wake) {
                 break;
             }
+            if let Some(v) = &mut self.verifier {
+                if v.check_issued() && self.inflight == 0 {
+                    v.end_check();
+                }
+            }
         }
         self.finish();
     }
@@ -391,6 +416,28 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     #[inline(always)]
     fn fill(&mut self, wake: u64) -> u64 {
         while let Some(&slot) = self.free.last() {
+            if let Some(v) = &mut self.verifier {
+                // A read-back under way takes the free slots; a due one waits for the
+                // writes in flight to complete.
+                if v.checking().is_some() {
+                    match v.next_read() {
+                        Some((offset, index)) => {
+                            if !self.issue(slot, Dir::Read, slot, offset, index) {
+                                break;
+                            }
+                            continue;
+                        }
+                        None => break,
+                    }
+                }
+                if v.batch_due(self.issued) {
+                    if self.inflight > 0 {
+                        break;
+                    }
+                    v.start_batch(self.issued);
+                    continue;
+                }
+            }
             if self.remaining == Some(0) {
                 break;
             }
@@ -400,40 +447,57 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                     return wake.min(due);
                 }
             }
-            self.free.pop();
             let is_write =
                 self.read_pct == 0 || (self.read_pct < 100 && self.mix.below(100) >= self.read_pct);
+            let index = self.issued;
+            if let Some(v) = &mut self.verifier {
+                v.before_write(index, &self.gen);
+            }
             let offset = self.gen.next_offset();
             let (dir, buf) = if is_write {
                 let i = self.write_base + slot;
-                self.filler.refresh(self.b.buffers().get_mut(i as usize));
+                let data = self.b.buffers().get_mut(i as usize);
+                self.filler.refresh(data);
+                if let Some(v) = &self.verifier {
+                    v.stamp(data, offset, index);
+                }
                 (Dir::Write, i)
             } else {
                 (Dir::Read, slot)
             };
-            if let Err(e) = self.b.prep(slot, buf, dir, offset, self.bs as u32) {
-                self.error = Some(io_error(dir, offset, &e.to_string(), e.raw_os_error()));
-                self.free.push(slot);
-                self.stopping = true;
+            if !self.issue(slot, dir, buf, offset, index) {
                 break;
             }
-            self.slots[slot as usize] = Slot {
-                submit_ns: self.now,
-                offset,
-                is_write,
-            };
-            self.inflight += 1;
             self.issued += 1;
             if let Some(r) = &mut self.remaining {
                 *r -= 1;
             }
-            if let Err(e) = self.b.submit() {
-                self.error = Some(submit_error(&e));
-                self.stopping = true;
-                break;
-            }
         }
         wake
+    }
+
+    /// Hands one I/O to the kernel in `slot`; false (and the job stopping) when that failed.
+    #[inline(always)]
+    fn issue(&mut self, slot: u32, dir: Dir, buf: u32, offset: u64, index: u64) -> bool {
+        if let Err(e) = self.b.prep(slot, buf, dir, offset, self.bs as u32) {
+            self.error = Some(io_error(dir, offset, &e.to_string(), e.raw_os_error()));
+            self.stopping = true;
+            return false;
+        }
+        self.free.pop();
+        self.slots[slot as usize] = Slot {
+            submit_ns: self.now,
+            offset,
+            is_write: dir == Dir::Write,
+            index,
+        };
+        self.inflight += 1;
+        if let Err(e) = self.b.submit() {
+            self.error = Some(submit_error(&e));
+            self.stopping = true;
+            return false;
+        }
+        true
     }
 
     /// Waits for the first completion (like fio: its slot is refilled at once), takes the
@@ -453,12 +517,14 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let (now, bs, ramp, recording) = (self.now, self.bs, self.shared.ramp_ns, self.recording);
         let rel = now.saturating_sub(ramp).saturating_sub(self.cur.start_ns);
         let mut reaped = 0u64;
-        let (slots, free, inflight, error, cur) = (
+        let verifying = self.verifier.is_some();
+        let (slots, free, inflight, error, cur, read_back) = (
             &self.slots,
             &mut self.free,
             &mut self.inflight,
             &mut self.error,
             &mut self.cur,
+            &mut self.read_back,
         );
         self.b.reap(|slot, res| {
             let s = slots[slot as usize];
@@ -468,6 +534,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if res < 0 || res as u64 != bs {
                 error.get_or_insert_with(|| completion_error(dir, s.offset, res, bs));
                 return;
+            }
+            if verifying && !s.is_write {
+                read_back.push((slot, res));
             }
             if recording {
                 let lat = now - s.submit_ns;
@@ -489,6 +558,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 self.cur.fine.gap(now - prev, reaped - 1);
             }
             self.last_done = Some(now);
+        }
+        if let Some(v) = &mut self.verifier {
+            for (slot, _) in self.read_back.drain(..) {
+                let s = self.slots[slot as usize];
+                v.checked(
+                    self.b.buffers().get_mut(slot as usize),
+                    s.offset,
+                    s.index,
+                    self.issued,
+                );
+            }
         }
         true
     }
@@ -512,14 +592,80 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
         let end_ns = self.now.saturating_sub(self.shared.ramp_ns);
         if self.recording {
-            let mut last = self.cur;
+            let last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
+            let mut last = last;
             last.end_ns = end_ns.max(last.start_ns);
             let _ = self.tx.send(JobMsg::Interval {
                 job: self.job,
                 stats: last,
             });
         }
-        send_done(self.tx, self.job, end_ns, self.error, fsync_ns);
+        let error = self.error.take();
+        let skip = if error.is_some() {
+            Some("the writes failed before it")
+        } else if self.shared.stop_requested() {
+            Some("stopped before it")
+        } else {
+            None
+        };
+        send_done(self.tx, self.job, end_ns, error, fsync_ns);
+        if self.verifier.is_some() {
+            self.final_read_back(skip);
+        }
+    }
+
+    /// Reads back the job's last pass (every block it holds once the span was covered),
+    /// after flushing and dropping cached pages so the reads reach the device, and sends
+    /// what it found. Nothing of it counts in the samples.
+    fn final_read_back(mut self, skip: Option<&str>) {
+        let mut incomplete = skip.map(|s| format!("the final read-back was not run: {s}"));
+        if let Some(v) = &mut self.verifier {
+            v.end_check();
+            if incomplete.is_none() {
+                v.start_final(self.issued);
+            }
+        }
+        if incomplete.is_none() {
+            let _ = self.b.fsync();
+            let _ = self.b.drop_cache();
+            self.recording = false;
+            self.stopping = false;
+            self.now = self.clock();
+        }
+        while self
+            .verifier
+            .as_ref()
+            .is_some_and(|v| v.checking().is_some())
+        {
+            if !self.stopping && self.shared.stop_requested() {
+                self.stopping = true;
+                incomplete = Some("stopped during the read-back".into());
+            }
+            if !self.stopping {
+                self.fill(u64::MAX);
+            }
+            if self.inflight == 0 {
+                break;
+            }
+            let wake = self.now + self.shared.interval_ns;
+            if !self.reap_round(wake) || self.error.is_some() {
+                self.stopping = true;
+            }
+        }
+        let Some(mut v) = self.verifier.take() else {
+            return;
+        };
+        v.end_check();
+        if let Some(e) = &self.error {
+            incomplete = Some(format!("the read-back failed: {}", e.message));
+        }
+        let mut verify = v.tally.v;
+        verify.incomplete = incomplete;
+        let _ = self.tx.send(JobMsg::Verified {
+            job: self.job,
+            verify,
+            error: self.error,
+        });
     }
 }
 

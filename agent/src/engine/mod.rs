@@ -11,6 +11,7 @@ pub mod job;
 pub mod null;
 pub mod sync;
 pub mod uring;
+pub mod verify;
 
 use buf::BufferPool;
 use std::io;
@@ -53,4 +54,21 @@ pub trait IoBackend {
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
     /// Flushes the target to stable storage.
     fn fsync(&mut self) -> io::Result<()>;
+    /// Drops the target's pages from the page cache (before a read-back, so that it reads
+    /// the device; a no-op for O_DIRECT I/O, which bypasses the cache).
+    fn drop_cache(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `posix_fadvise(DONTNEED)` over the whole file.
+pub(crate) fn drop_cached_pages(file: &std::fs::File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor; the call only advises the kernel.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(rc))
+    }
 }

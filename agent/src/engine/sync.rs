@@ -72,4 +72,8 @@ impl IoBackend for SyncBackend {
     fn fsync(&mut self) -> io::Result<()> {
         self.file.sync_all()
     }
+
+    fn drop_cache(&mut self) -> io::Result<()> {
+        super::drop_cached_pages(&self.file)
+    }
 }

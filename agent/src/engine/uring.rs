@@ -233,6 +233,10 @@ impl IoBackend for UringBackend<'_> {
     fn fsync(&mut self) -> io::Result<()> {
         self.file.sync_all()
     }
+
+    fn drop_cache(&mut self) -> io::Result<()> {
+        super::drop_cached_pages(&self.file)
+    }
 }
 
 /// A submit that was interrupted, timed out or found the completion queue busy is not an

@@ -84,8 +84,18 @@ pub fn run_multi(
             path: p.clone(),
             summary: r.summary.clone(),
             status: Some(r.status),
+            verify: r.analysis.verify.clone(),
         })
         .collect();
+    // Each target's read-back stays in its part; the run's adds them up.
+    report.analysis.verify = reports
+        .iter()
+        .filter_map(|(r, _)| r.analysis.verify.as_ref())
+        .fold(None, |acc: Option<shared::analysis::verify::Verify>, v| {
+            let mut acc = acc.unwrap_or_default();
+            acc.add(v);
+            Some(acc)
+        });
     report.analysis =
         crate::analyze::analyze(&report, &AnalysisOptions::for_spec(&report.spec), None);
     Ok(report)

@@ -157,6 +157,8 @@ struct Sequence {
     io_path: Option<shared::IoPath>,
     /// Warnings of the steps after the first, naming the step.
     warnings: Vec<String>,
+    /// The verified steps' read-backs, added up (bad blocks name their step).
+    verify: Option<shared::analysis::verify::Verify>,
 }
 
 impl Default for Sequence {
@@ -176,6 +178,7 @@ impl Default for Sequence {
             fsync_ns: None,
             io_path: None,
             warnings: Vec::new(),
+            verify: None,
         }
     }
 }
@@ -320,7 +323,21 @@ impl Sequence {
                 }
             }
         }
+        let verify = r.analysis.verify.clone().map(|mut v| {
+            for b in &mut v.first_bad {
+                b.step = Some(self.steps.len() as u32);
+            }
+            v
+        });
+        if let Some(v) = &verify {
+            let run = self.verify.get_or_insert_with(Default::default);
+            // Steps run one after another: their read-back times add up.
+            let seconds = run.seconds + v.seconds;
+            run.add(v);
+            run.seconds = seconds;
+        }
         self.steps.push(StepReport {
+            verify,
             io_path,
             index: self.steps.len() as u32,
             name,
@@ -386,6 +403,7 @@ impl Sequence {
             .as_ref()
             .map_or(0, |p| p.worker_threads);
         report.environment.warnings.extend(self.warnings);
+        report.analysis.verify = self.verify;
         report.analysis = crate::analyze::analyze(&report, opts, self.spill.as_mut());
         if let Some(sp) = self.spill.as_mut() {
             if sp.flush().is_ok() {

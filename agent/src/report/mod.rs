@@ -53,7 +53,10 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         samples: outcome.samples,
         histogram: outcome.histogram,
         steps: Vec::new(),
-        analysis: Default::default(),
+        analysis: shared::analysis::Analysis {
+            verify: outcome.verify,
+            ..Default::default()
+        },
         timeline: Some(outcome.timeline),
         targets: Vec::new(),
     }

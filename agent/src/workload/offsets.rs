@@ -25,13 +25,13 @@ pub enum Order {
     CoverOnce,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct OffsetGen {
     span: Span,
     kind: Kind,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Kind {
     Sequential {
         next: u64,
@@ -90,7 +90,7 @@ impl OffsetGen {
 }
 
 /// A bijection on `0..=mask` (mask = 2^k − 1).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Permutation {
     mask: u64,
     shift: u32,

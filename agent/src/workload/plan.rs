@@ -34,6 +34,10 @@ pub struct JobPlan {
     pub split_buffers: bool,
     /// fsync at the end (write workloads).
     pub end_fsync: bool,
+    /// Stamp every write with a verification header and read the job's blocks back at the
+    /// end; `verify_every`: also every N writes (at most the job's span in blocks).
+    pub verify: bool,
+    pub verify_every: Option<u64>,
     /// Keeps the type constructible only here.
     _validated: (),
 }
@@ -52,7 +56,10 @@ impl Plan {
         spec.validate()?;
         let (start, len) = check_span(spec, &target)?;
         let blocks = len / spec.bs;
-        let split = !spec.rw.is_random() || spec.cover_once;
+        // Verification needs every block's last writer known: random writes then visit
+        // each block once per pass (fio's random map does the same by default).
+        let cover_once = spec.cover_once || (spec.verify && spec.rw.is_random());
+        let split = !spec.rw.is_random() || cover_once;
         if split && blocks < u64::from(spec.jobs) {
             return Err(vec![SpecError::new(
                 "jobs",
@@ -63,7 +70,7 @@ impl Plan {
                 ),
             )]);
         }
-        let order = match (spec.rw.is_random(), spec.cover_once) {
+        let order = match (spec.rw.is_random(), cover_once) {
             (false, _) => Order::Sequential,
             (true, false) => Order::Uniform,
             (true, true) => Order::CoverOnce,
@@ -109,8 +116,10 @@ impl Plan {
                     seed: spec.seed,
                     pattern: spec.pattern,
                     iodepth: spec.iodepth,
-                    split_buffers: spec.rw.is_mixed(),
+                    split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
+                    verify: spec.verify,
+                    verify_every: spec.verify_every,
                     _validated: (),
                 }
             })

@@ -10,6 +10,7 @@ mod recovery;
 mod steady;
 mod sustain;
 mod thermal;
+pub mod verify;
 
 pub use cliff::cache_cliff;
 pub use fine::{
@@ -54,6 +55,9 @@ pub struct Analysis {
     pub stalls: Option<Stalls>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_recovery: Option<CacheRecovery>,
+    /// The read-back of a `verify` run: bad blocks by kind and offset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<verify::Verify>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.
@@ -288,6 +292,9 @@ impl Analysis {
         use crate::units::format_bytes;
         let a = self;
         let mut lines = Vec::new();
+        if let Some(v) = &a.verify {
+            lines.push(v.summary_line());
+        }
         if let Some(c) = &a.cache_cliff {
             lines.push(match (c.detected, c.cache_bytes) {
                 (true, Some(b)) => format!(
