@@ -167,14 +167,30 @@ pub fn names() -> Vec<&'static str> {
     DEFS.iter().map(|d| d.name).collect()
 }
 
-/// The keys of the options preset `name` takes, `interval` last (an unknown name takes
-/// only `interval`).
+/// The keys of the options preset `name` takes, then `verify` when it has a write step and
+/// `interval` last (an unknown name takes only `interval`).
 pub fn options_of(name: &str) -> Vec<String> {
-    find(name)
-        .map_or(&[][..], |d| d.takes)
+    let def = find(name);
+    let writes = def.is_some_and(|d| {
+        let o = PresetOptions::default();
+        let c = Ctx {
+            def: d,
+            o: &o,
+            target_size: GIB,
+            lbs: 512,
+        };
+        (d.build)(&c).is_ok_and(|steps| {
+            steps
+                .iter()
+                .any(|s| s.spec.rw.read_pct(s.spec.read_pct) == 0)
+        })
+    });
+    def.map_or(&[][..], |d| d.takes)
         .iter()
-        .chain(std::iter::once(&"interval"))
-        .map(|s| s.to_string())
+        .copied()
+        .chain(writes.then_some("verify"))
+        .chain(std::iter::once("interval"))
+        .map(str::to_string)
         .collect()
 }
 
@@ -233,7 +249,7 @@ pub fn build(
     let unused: Vec<String> = o
         .given()
         .into_iter()
-        .filter(|(k, _)| *k != "interval" && !def.takes.contains(k))
+        .filter(|(k, _)| !matches!(*k, "interval" | "verify") && !def.takes.contains(k))
         .map(|(k, v)| format!("{k} = {v}"))
         .collect();
     if !unused.is_empty() {
@@ -256,6 +272,22 @@ pub fn build(
     // A producer's rate (sustain, or any first step with a byte rate) is the one to hold.
     if let Some(Rate::BytesPerSec(b)) = steps.first().and_then(|s| s.spec.rate) {
         analysis.required_rate = Some(b as f64);
+    }
+    if o.verify == Some(true) {
+        let mut any = false;
+        for s in steps
+            .iter_mut()
+            .filter(|s| s.spec.rw.read_pct(s.spec.read_pct) == 0)
+        {
+            s.spec.verify = true;
+            any = true;
+        }
+        if !any {
+            return Err(c.bad(
+                "verify = true: it has no write step to verify (its steps read or mix reads and writes)"
+                    .into(),
+            ));
+        }
     }
     if let Some(ms) = o.interval_ms {
         for s in &mut steps {

@@ -133,6 +133,18 @@ pub const FIELDS: &[Field] = &[
         help: "the flush counts in the result",
     },
     Field {
+        key: "verify",
+        label: "Verify what was written",
+        kind: Kind::Check,
+        help: "writes: header + CRC32C per block, all read back after",
+    },
+    Field {
+        key: "verify_every",
+        label: "Also verify every N blocks",
+        kind: Kind::Text("only at the end"),
+        help: "with verify: read back during the run too",
+    },
+    Field {
         key: "interval",
         label: "Sample interval",
         kind: Kind::Text("1s"),
@@ -198,6 +210,11 @@ impl SpecForm {
         f.insert("cover_once", flag(spec.cover_once));
         f.insert("direct", flag(spec.direct));
         f.insert("end_fsync", flag(spec.end_fsync));
+        f.insert("verify", flag(spec.verify));
+        f.insert(
+            "verify_every",
+            spec.verify_every.map(|n| n.to_string()).unwrap_or_default(),
+        );
         f.insert("interval", duration_text(spec.interval_ms));
         f.insert("backend", spec.backend.as_str().to_string());
         f.insert("seed", spec.seed.to_string());
@@ -298,6 +315,14 @@ impl SpecForm {
         spec.cover_once = self.get("cover_once") == "true";
         spec.direct = self.get("direct") == "true";
         spec.end_fsync = self.get("end_fsync") == "true";
+        spec.verify = self.get("verify") == "true";
+        if let Some(t) = opt("verify_every") {
+            spec.verify_every = parse!(
+                "verify_every",
+                t.parse::<u64>()
+                    .map_err(|_| number("verify_every")("block count"))
+            );
+        }
         if let Some(v) = parse!("interval", parse_duration_ms(&text("interval"))) {
             spec.interval_ms = v;
         }
@@ -384,6 +409,12 @@ pub const PRESET_OPTIONS: &[Field] = &[
         help: "full-span, fill, sustain",
     },
     Field {
+        key: "verify",
+        label: "Verify the writes",
+        kind: Kind::Check,
+        help: "each write step read back and checked",
+    },
+    Field {
         key: "interval",
         label: "Sample interval",
         kind: Kind::Text("1s"),
@@ -429,6 +460,7 @@ pub fn preset_options(
     o.idle_ms = opt!("idle", |t: String| parse_duration_ms(&t));
     o.bs = opt!("bs", |t: String| parse_size(&t));
     o.interval_ms = opt!("interval", |t: String| parse_duration_ms(&t));
+    o.verify = (fields.get("verify").map(String::as_str) == Some("true")).then_some(true);
     if errs.is_empty() {
         Ok(o)
     } else {
@@ -490,6 +522,8 @@ mod tests {
             interval_ms: 250,
             backend: Backend::Sync,
             seed: 42,
+            verify: false,
+            verify_every: None,
         };
         let mut spec = spec;
         spec.iodepth = 1; // sync backend

@@ -42,6 +42,8 @@ pub struct PresetOptions {
     pub bs: Option<u64>,
     /// Sample interval of every step (ms, 100..60000; default 1000). Every preset takes it.
     pub interval_ms: Option<u64>,
+    /// Verify each pure-write step (`--verify`): every preset with a write step takes it.
+    pub verify: Option<bool>,
 }
 
 impl PresetOptions {
@@ -98,6 +100,7 @@ impl PresetOptions {
         add("buffer_ms", self.buffer_ms.map(|x| x.to_string()));
         add("bs", self.bs.map(|x| x.to_string()));
         add("interval", self.interval_ms.map(|x| format!("{x} ms")));
+        add("verify", self.verify.map(|x| x.to_string()));
         v
     }
 }

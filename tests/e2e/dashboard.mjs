@@ -4,7 +4,7 @@
 import { chromium } from 'playwright-core';
 import { readFileSync } from 'node:fs';
 
-const [base, op, viewer, shots] = process.argv.slice(2);
+const [base, op, viewer, shots, faulty] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -213,6 +213,51 @@ try {
   check(await page.locator('#cdm-grid tbody tr').count() === 4, 'the cdm grid does not have 4 tests');
   check(await page.locator('#steps tbody tr').count() === 8, 'the cdm run does not have 8 steps');
   await page.screenshot({ path: `${shots}/cdm.png`, fullPage: true });
+
+  step = 'a verified write from the form reads back PASS';
+  await page.click('#tab-new');
+  await page.selectOption('#preset', '');
+  await page.selectOption('#f-rw', 'write');
+  await page.fill('#f-bs', '1M');
+  await page.fill('#f-iodepth', '4');
+  await page.fill('#f-size', '32M');
+  await page.fill('#f-runtime', '');
+  await page.check('#f-verify');
+  await page.fill('#run-name', 'e2e verify');
+  await page.click('#start');
+  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: 'e2e verify' }).first().locator('button.open').click();
+  await page.locator('#verify .verdict', { hasText: 'PASS' }).waitFor(T);
+  check((await page.locator('#verify').textContent()).includes('32 blocks'), 'the read-back does not count 32 blocks');
+  await page.screenshot({ path: `${shots}/verify-pass.png`, fullPage: true });
+
+  if (faulty) {
+    step = 'a verified run on the faulty emulated drive shows FAIL with each bad block';
+    const r = await fetch(`${base}/api/v1/runs`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${op}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ target: faulty, name: 'e2e faulty drive',
+        spec: { rw: 'write', bs: 4096, iodepth: 4, loops: 2, verify: true } }),
+    });
+    check(r.status === 201, `the faulty run did not start: ${r.status} ${await r.text()}`);
+    const { id } = await r.json();
+    for (let i = 0; i < 300; i++) {
+      const run = await (await fetch(`${base}/api/v1/runs/${id}`, { headers: { Authorization: `Bearer ${op}` } })).json();
+      if (run.status !== 'running') break;
+      await page.waitForTimeout(200);
+    }
+    await historyRows(page);
+    await page.locator('#history tr', { hasText: 'e2e faulty drive' }).first().locator('button.open').click();
+    await page.locator('#verify .verdict', { hasText: 'FAIL' }).waitFor(T);
+    check(await page.locator('#verify .verify-bad tbody tr').count() === 5, 'the faulty drive does not list 5 bad blocks');
+    for (const kind of ['corrupt', 'misplaced', 'stale', 'unwritten']) {
+      check(await page.locator('#verify .verify-bad td', { hasText: kind }).count() >= 1, `no ${kind} block listed`);
+    }
+    await page.screenshot({ path: `${shots}/verify-fail.png`, fullPage: true });
+  } else {
+    console.log('SKIP dashboard verify-fail step: no faulty emulated drive (needs root and FUSE)');
+  }
 
   step = 'a wrong token gets a clear message';
   const w = await open('wrong-token', `${base}/`);

@@ -128,6 +128,19 @@ impl Server {
         Self::read(r.expect("GET"))
     }
 
+    /// A GET whose body is text (`/metrics`).
+    pub fn get_text(&self, path: &str, token: &str) -> (u16, String) {
+        let r = self
+            .http
+            .get(&self.url(path))
+            .header("Authorization", &format!("Bearer {token}"))
+            .call()
+            .expect("GET");
+        let status = r.status().as_u16();
+        let text = r.into_body().read_to_string().unwrap_or_default();
+        (status, text)
+    }
+
     /// A GET whose body is read as it arrives (large exports).
     pub fn get_stream(&self, path: &str, token: &str) -> (u16, impl std::io::Read) {
         let r = self

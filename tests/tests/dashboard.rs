@@ -5,6 +5,12 @@
 //! a failure leaves a screenshot in the printed folder.
 
 use std::path::Path;
+
+/// 32 MiB with a flipped bit, a lost write, a dropped write and a misplaced write (4 KiB
+/// pages 100, 200, 300 and 496 → 400): five bad blocks after two passes of 4 KiB writes.
+const FAULTY_DRIVE: &str = r#"{"capacity": 33554432, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
+    "faults": {"bit_flips": [409677], "lost_writes": [819200], "dropped_writes": [1228800],
+               "misplaced_writes": [[2031616, 1638400]]}}"#;
 use tests::server::{Server, OP, VIEW};
 use tests::*;
 
@@ -24,7 +30,16 @@ fn dashboard_end_to_end_in_headless_chromium() {
     }
     require_io_uring!();
     let data = disk_tempdir();
-    let server = Server::start(data.path(), &[]);
+    // A drive with one fault of each kind, for the verification view (root and FUSE).
+    let faulty = match Emulator::start(FAULTY_DRIVE) {
+        Ok(e) => Some(e),
+        Err(why) => {
+            eprintln!("SKIP dashboard verify-fail view: {why}");
+            None
+        }
+    };
+    let allow: Vec<&Path> = faulty.iter().map(|e| e.dir()).collect();
+    let server = Server::start(data.path(), &allow);
     let shots = tempfile::Builder::new()
         .prefix("diskscope-e2e-")
         .tempdir()
@@ -35,6 +50,7 @@ fn dashboard_end_to_end_in_headless_chromium() {
         .arg(format!("http://{}", server.addr))
         .args([OP, VIEW])
         .arg(&shots)
+        .args(faulty.iter().map(|e| e.disk()))
         .env("CHROMIUM", &chromium)
         .output()
         .expect("run node");

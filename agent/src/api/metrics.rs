@@ -56,6 +56,14 @@ pub async fn metrics(State(st): State<AppState>, _: Viewer) -> Result<impl IntoR
                 dir_lines(&mut out, "diskscope_run_bytes", run, &dirs, |d| d.cum_bytes as f64);
             }
         }
+        if let Some((run, v)) = manager.store().latest_verify()? {
+            gauge(&mut out, "diskscope_verify_bad_blocks", "bad blocks the newest verified run read back, by kind");
+            for kind in shared::analysis::verify::BadKind::ALL {
+                let _ = writeln!(out, "diskscope_verify_bad_blocks{{run=\"{run}\",kind=\"{}\"}} {}", kind.as_str(), v.bad.get(kind));
+            }
+            gauge(&mut out, "diskscope_verify_blocks_checked", "blocks the newest verified run read back");
+            let _ = writeln!(out, "diskscope_verify_blocks_checked{{run=\"{run}\"}} {}", v.blocks_checked);
+        }
         let counts = manager.store().count_by_state()?;
         gauge(&mut out, "diskscope_runs", "runs in the history, by status");
         for status in RunStatus::ALL {

@@ -227,6 +227,7 @@ impl RunArgs {
             buffer_ms: self.buffer_ms,
             bs: self.bs,
             interval_ms: self.interval_ms,
+            verify: self.verify.then_some(true),
         }
     }
 

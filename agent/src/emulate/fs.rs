@@ -2,6 +2,7 @@
 //! `hwmon/temp1_input` (the model's temperature in millidegrees, where the agent's
 //! temperature source looks for a file target).
 
+use super::media::Media;
 use super::model::Device;
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
@@ -23,15 +24,22 @@ const MIN_SLEEP: Duration = Duration::from_micros(200);
 
 pub struct EmulatedSsd {
     device: Mutex<Device>,
+    media: Mutex<Media>,
     created: SystemTime,
 }
 
 impl EmulatedSsd {
     pub fn new(device: Device) -> Self {
+        let media = Media::new(device.model.faults.clone(), device.model.capacity);
         EmulatedSsd {
             device: Mutex::new(device),
+            media: Mutex::new(media),
             created: SystemTime::now(),
         }
+    }
+
+    fn media(&self) -> std::sync::MutexGuard<'_, Media> {
+        self.media.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn device(&self) -> std::sync::MutexGuard<'_, Device> {
@@ -133,8 +141,15 @@ impl Filesystem for EmulatedSsd {
                 let cap = self.device().model.capacity;
                 let len = u64::from(size).min(cap.saturating_sub(offset));
                 let done = self.device().read(len, Instant::now());
-                wait_until(done);
-                reply.data(&vec![0u8; len as usize]);
+                let (data, extra) = {
+                    let m = self.media();
+                    (m.read(offset, len as usize), m.extra_latency(offset, len))
+                };
+                wait_until(done + extra);
+                match data {
+                    Ok(d) => reply.data(&d),
+                    Err(_) => reply.error(Errno::EIO),
+                }
             }
             TEMP => {
                 let text = self.temp_text();
@@ -169,8 +184,18 @@ impl Filesystem for EmulatedSsd {
         let done = self
             .device()
             .write(offset, data.len() as u64, Instant::now());
-        wait_until(done);
-        reply.written(data.len() as u32);
+        let (stored, extra) = {
+            let mut m = self.media();
+            (
+                m.write(offset, data),
+                m.extra_latency(offset, data.len() as u64),
+            )
+        };
+        wait_until(done + extra);
+        match stored {
+            Ok(()) => reply.written(data.len() as u32),
+            Err(_) => reply.error(Errno::EIO),
+        }
     }
 
     fn readdir(

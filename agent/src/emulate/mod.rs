@@ -5,6 +5,7 @@
 //! as a target.
 
 pub mod fs;
+pub mod media;
 pub mod model;
 
 use model::{Device, SsdModel};

@@ -23,7 +23,8 @@
 //! inode), so without this the daemon's own per-request cost would count as device idle
 //! time and the measured rate would fall short of the model.
 //!
-//! Data is not kept: writes are timed and discarded, reads return zeros.
+//! Data is kept only when the model's `faults` ask for it ([`super::media`]); otherwise
+//! writes are timed and discarded and reads return zeros.
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -51,6 +52,11 @@ pub struct SsdModel {
     pub noise: f64,
     pub gc_all_writes: bool,
     pub seed: u64,
+    /// The link's cap on every transfer, MB/s (0: none): a fast drive behind a slow link.
+    pub link_mbps: f64,
+    /// Kept data and seeded faults (bit flips, lost or misplaced writes, a wrapping fake
+    /// capacity, bad and slow regions): see [`super::media`].
+    pub faults: super::media::Faults,
 }
 
 impl Default for SsdModel {
@@ -78,6 +84,8 @@ impl Default for SsdModel {
             noise: 0.0,
             gc_all_writes: false,
             seed: 1,
+            link_mbps: 0.0,
+            faults: Default::default(),
         }
     }
 }
@@ -194,8 +202,14 @@ impl Device {
         done
     }
 
-    /// Time the device spends on one request of `len` bytes at `rate` MB/s.
+    /// Time the device spends on one request of `len` bytes at `rate` MB/s (at most the
+    /// link's).
     fn service(&self, len: u64, rate: f64) -> Duration {
+        let rate = if self.model.link_mbps > 0.0 {
+            rate.min(self.model.link_mbps)
+        } else {
+            rate
+        };
         Duration::from_secs_f64(self.model.per_io_us.max(0.0) / 1e6 + len as f64 / (rate * 1e6))
     }
 

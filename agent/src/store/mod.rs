@@ -486,6 +486,26 @@ impl Store {
             > 0)
     }
 
+    /// The newest run that read its writes back, with what the read-back found (metrics).
+    pub fn latest_verify(
+        &self,
+    ) -> Result<Option<(RunId, shared::analysis::verify::Verify)>, StoreError> {
+        let conn = self.conn();
+        let row: Option<(RunId, String)> = conn
+            .query_row(
+                "SELECT id, analysis_json FROM runs
+                 WHERE analysis_json LIKE '%\"verify\":%' ORDER BY id DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((id, json)) = row else {
+            return Ok(None);
+        };
+        let a: Analysis = serde_json::from_str(&json)?;
+        Ok(a.verify.map(|v| (id, v)))
+    }
+
     /// Counts of runs by state, for metrics.
     pub fn count_by_state(&self) -> Result<Vec<(String, u64)>, StoreError> {
         let conn = self.conn();

@@ -133,16 +133,23 @@ fn PresetSteps(
         let key = f.key;
         let id = format!("o-{key}");
         let err = move || options.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
-        let hint = match f.kind {
-            Kind::Text(h) => h,
-            _ => "",
+        let input = match f.kind {
+            Kind::Check => view! {
+                <input id=id.clone() type="checkbox"
+                    prop:checked=move || opt_fields.with(|m| m.get(key).is_some_and(|v| v == "true"))
+                    on:change=move |ev| opt_fields.update(|m| { m.insert(key, event_target_checked(&ev).to_string()); })/>
+            }.into_any(),
+            Kind::Text(_) | Kind::Select(_) => {
+                let hint = if let Kind::Text(h) = f.kind { h } else { "" };
+                view! {
+                    <input id=id.clone() type="text" placeholder=hint autocomplete="off"
+                        prop:value=move || opt_fields.with(|m| m.get(key).cloned().unwrap_or_default())
+                        on:input=move |ev| opt_fields.update(|m| { m.insert(key, event_target_value(&ev)); })/>
+                }.into_any()
+            }
         };
         view! {
-            <Field id=id.clone() label=f.label help=f.help error=Signal::derive(err)>
-                <input id=id type="text" placeholder=hint autocomplete="off"
-                    prop:value=move || opt_fields.with(|m| m.get(key).cloned().unwrap_or_default())
-                    on:input=move |ev| opt_fields.update(|m| { m.insert(key, event_target_value(&ev)); })/>
-            </Field>
+            <Field id=id label=f.label help=f.help error=Signal::derive(err)>{input}</Field>
         }
     };
     let n = p.steps.len();

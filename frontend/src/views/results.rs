@@ -100,6 +100,10 @@ pub fn RunResults(id: i64) -> impl IntoView {
             }
         })
     };
+    let verify_view = move || {
+        let v = run()?.analysis?.verify?;
+        Some(view! { <VerifyView v/> })
+    };
     let delete = Callback::new(move |()| {
         let t = c.token.get_value();
         leptos::task::spawn_local(async move {
@@ -127,6 +131,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
             </div>
             {move || if info.get().is_none() { Some(view! { <p class="status empty">"Loading…"</p> }) } else { None }}
             {head}
+            {verify_view}
             {analysis_view}
             <ZoomControls id from_s to_s zoom zoom_error status=zoom_status
                 on_apply=Callback::new(move |()| zoom_to_typed())
@@ -375,5 +380,56 @@ fn RunCharts(
                 {move || temp.get().map(|d| view! { <ChartView id=format!("run-{id}-temperature") data=Signal::derive(move || d.clone()) on_range/> })}
                 {move || position.get().map(|d| view! { <ChartView id=format!("run-{id}-position") data=Signal::derive(move || d.clone())/> })}
             </div>
+    }
+}
+
+/// The read-back of a verified run: PASS or FAIL first, then the counts by kind and the
+/// first bad blocks by offset.
+#[component]
+fn VerifyView(v: shared::analysis::verify::Verify) -> impl IntoView {
+    use shared::analysis::verify::BadKind;
+    let pass = v.passed();
+    let verdict = if pass { "PASS" } else { "FAIL" };
+    let class = if pass { "verify pass" } else { "verify fail" };
+    let counts = BadKind::ALL
+        .iter()
+        .map(|k| {
+            let n = v.bad.get(*k);
+            view! { <td class=format!("kind-{}", k.as_str())>{n}</td> }
+        })
+        .collect_view();
+    let rows = v
+        .first_bad
+        .iter()
+        .map(|b| {
+            let detail = match (b.written_for, b.found_generation, b.expected_generation) {
+                (Some(w), _, _) => format!("written for offset {w}"),
+                (_, Some(0), _) => "a block of another run".to_string(),
+                (_, Some(f), Some(e)) => format!("pass {f} found, pass {e} expected"),
+                _ => String::new(),
+            };
+            let step = b.step.map(|s| format!("step {}", s + 1)).unwrap_or_default();
+            view! {
+                <tr><td>{b.offset}</td><td>{b.kind.as_str()}</td><td>{detail}</td><td>{step}</td></tr>
+            }
+        })
+        .collect_view();
+    let listed = !v.first_bad.is_empty();
+    view! {
+        <section class=class id="verify">
+            <h3>"Verification: " <span class="verdict">{verdict}</span></h3>
+            <p>{v.summary_line()}</p>
+            <table class="verify-counts">
+                <thead><tr><th>"corrupt"</th><th>"misplaced"</th><th>"stale"</th><th>"unwritten"</th></tr></thead>
+                <tbody><tr>{counts}</tr></tbody>
+            </table>
+            <Show when=move || listed>
+                <table class="verify-bad">
+                    <caption>"First bad blocks"</caption>
+                    <thead><tr><th>"offset (bytes)"</th><th>"kind"</th><th>"detail"</th><th>"step"</th></tr></thead>
+                    <tbody>{rows.clone()}</tbody>
+                </table>
+            </Show>
+        </section>
     }
 }
