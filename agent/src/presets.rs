@@ -604,7 +604,7 @@ mod tests {
         let e = build("atto", &o, GIB, 512).unwrap_err().to_string();
         assert!(
             e.contains("does not use count = 3, bs = 4096")
-                && e.contains("takes: size, runtime, interval"),
+                && e.contains("takes: size, runtime, verify, interval"),
             "{e}"
         );
         let o = PresetOptions {

@@ -212,7 +212,8 @@ async fn bad_requests_name_the_bad_value() {
     assert_eq!(s, StatusCode::BAD_REQUEST, "{body}");
     let msg = body["message"].as_str().unwrap();
     assert!(
-        msg.contains("does not use count = 3") && msg.contains("takes: size, runtime, interval"),
+        msg.contains("does not use count = 3")
+            && msg.contains("takes: size, runtime, verify, interval"),
         "{body}"
     );
     let (s, body) = f

@@ -323,19 +323,7 @@ impl Sequence {
                 }
             }
         }
-        let verify = r.analysis.verify.clone().map(|mut v| {
-            for b in &mut v.first_bad {
-                b.step = Some(self.steps.len() as u32);
-            }
-            v
-        });
-        if let Some(v) = &verify {
-            let run = self.verify.get_or_insert_with(Default::default);
-            // Steps run one after another: their read-back times add up.
-            let seconds = run.seconds + v.seconds;
-            run.add(v);
-            run.seconds = seconds;
-        }
+        let verify = self.add_verify(&r);
         self.steps.push(StepReport {
             verify,
             io_path,
@@ -363,6 +351,20 @@ impl Sequence {
                 ..r
             });
         }
+    }
+
+    /// The step's read-back, its bad blocks naming the step, added to the run's.
+    fn add_verify(&mut self, r: &RunReport) -> Option<shared::analysis::verify::Verify> {
+        let mut v = r.analysis.verify.clone()?;
+        for b in &mut v.first_bad {
+            b.step = Some(self.steps.len() as u32);
+        }
+        let run = self.verify.get_or_insert_with(Default::default);
+        // Steps run one after another: their read-back times add up.
+        let seconds = run.seconds + v.seconds;
+        run.add(&v);
+        run.seconds = seconds;
+        Some(v)
     }
 
     fn finish(

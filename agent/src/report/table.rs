@@ -135,7 +135,14 @@ pub fn analysis(r: &RunReport) -> String {
             ));
         }
     }
-    let lines = r.analysis.summary_lines();
+    // The read-back first (the dashboard gives it a panel of its own).
+    let lines: Vec<String> = r
+        .analysis
+        .verify
+        .iter()
+        .map(|v| v.summary_line())
+        .chain(r.analysis.summary_lines())
+        .collect();
     if !lines.is_empty() {
         out.push_str("\nanalysis:\n");
     }

@@ -292,9 +292,6 @@ impl Analysis {
         use crate::units::format_bytes;
         let a = self;
         let mut lines = Vec::new();
-        if let Some(v) = &a.verify {
-            lines.push(v.summary_line());
-        }
         if let Some(c) = &a.cache_cliff {
             lines.push(match (c.detected, c.cache_bytes) {
                 (true, Some(b)) => format!(
