@@ -240,8 +240,9 @@ try {
       body: JSON.stringify({ target: faulty, name: 'e2e faulty drive',
         spec: { rw: 'write', bs: 4096, iodepth: 4, loops: 2, verify: true } }),
     });
-    check(r.status === 201, `the faulty run did not start: ${r.status} ${await r.text()}`);
-    const { id } = await r.json();
+    const started = await r.text();
+    check(r.status === 201, `the faulty run did not start: ${r.status} ${started}`);
+    const { id } = JSON.parse(started);
     for (let i = 0; i < 300; i++) {
       const run = await (await fetch(`${base}/api/v1/runs/${id}`, { headers: { Authorization: `Bearer ${op}` } })).json();
       if (run.status !== 'running') break;

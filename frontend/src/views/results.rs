@@ -101,8 +101,11 @@ pub fn RunResults(id: i64) -> impl IntoView {
         })
     };
     let verify_view = move || {
-        let v = run()?.analysis?.verify?;
-        Some(view! { <VerifyView v/> })
+        let r = run()?;
+        // A single workload runs as one step: only presets name the step of a bad block.
+        let steps = r.steps.len();
+        let v = r.analysis?.verify?;
+        Some(view! { <VerifyView v steps/> })
     };
     let delete = Callback::new(move |()| {
         let t = c.token.get_value();
@@ -386,7 +389,7 @@ fn RunCharts(
 /// The read-back of a verified run: PASS or FAIL first, then the counts by kind and the
 /// first bad blocks by offset.
 #[component]
-fn VerifyView(v: shared::analysis::verify::Verify) -> impl IntoView {
+fn VerifyView(v: shared::analysis::verify::Verify, steps: usize) -> impl IntoView {
     use shared::analysis::verify::BadKind;
     let pass = v.passed();
     let verdict = if pass { "PASS" } else { "FAIL" };
@@ -408,7 +411,11 @@ fn VerifyView(v: shared::analysis::verify::Verify) -> impl IntoView {
                 (_, Some(f), Some(e)) => format!("pass {f} found, pass {e} expected"),
                 _ => String::new(),
             };
-            let step = b.step.map(|s| format!("step {}", s + 1)).unwrap_or_default();
+            let step = b
+                .step
+                .filter(|_| steps > 1)
+                .map(|s| format!("step {}", s + 1))
+                .unwrap_or_default();
             view! {
                 <tr><td>{b.offset}</td><td>{b.kind.as_str()}</td><td>{detail}</td><td>{step}</td></tr>
             }
