@@ -69,6 +69,18 @@ pub fn read_report(path: &Path) -> shared::RunReport {
     serde_json::from_str(&text).expect("parse report")
 }
 
+/// `diskscope run -q --json FILE ARGS...`: its output and the report it wrote (which must
+/// exist, also when the run failed).
+pub fn run_with_report(args: &[&str]) -> (Output, shared::RunReport) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let mut all: Vec<&str> = vec!["run", "-q", "--json", json.to_str().expect("utf8")];
+    all.extend_from_slice(args);
+    let out = diskscope(&all);
+    assert!(json.exists(), "no report: {}", stderr(&out));
+    (out, read_report(&json))
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }

@@ -130,14 +130,9 @@ impl Server {
 
     /// A GET whose body is text (`/metrics`).
     pub fn get_text(&self, path: &str, token: &str) -> (u16, String) {
-        let r = self
-            .http
-            .get(&self.url(path))
-            .header("Authorization", &format!("Bearer {token}"))
-            .call()
-            .expect("GET");
-        let status = r.status().as_u16();
-        let text = r.into_body().read_to_string().unwrap_or_default();
+        let (status, mut body) = self.get_stream(path, token);
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut body, &mut text);
         (status, text)
     }
 

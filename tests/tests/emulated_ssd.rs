@@ -21,16 +21,6 @@ fn emulator(model: &str) -> Option<Emulator> {
     }
 }
 
-fn run(args: &[&str]) -> (std::process::Output, shared::RunReport) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("r.json");
-    let mut all: Vec<&str> = vec!["run", "-q", "--json", json.to_str().expect("utf8")];
-    all.extend_from_slice(args);
-    let out = diskscope(&all);
-    assert!(json.exists(), "no report: {}", stderr(&out));
-    (out, read_report(&json))
-}
-
 #[test]
 fn the_cache_size_and_post_cache_speed_are_found() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -42,7 +32,7 @@ fn the_cache_size_and_post_cache_speed_are_found() {
         return;
     };
     let disk = emu.disk();
-    let (out, r) = run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().unwrap(),
         "--rw",
@@ -92,7 +82,7 @@ fn cache_recovery_reports_the_cache_the_idle_time_gave_back() {
         return;
     };
     let disk = emu.disk();
-    let (out, r) = run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().unwrap(),
         "--preset",
@@ -162,7 +152,7 @@ fn the_block_size_sweep_names_the_saturation_size_the_model_has() {
         .find(|b| model(**b as f64) >= 0.9 * best)
         .expect("a saturation size");
     let disk = emu.disk();
-    let (out, r) = run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().unwrap(),
         "--preset",
@@ -194,7 +184,7 @@ fn a_thermal_sawtooth_is_classified_thermal_not_a_cache() {
         return;
     };
     let disk = emu.disk();
-    let (out, r) = run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().unwrap(),
         "--rw",
@@ -229,7 +219,7 @@ fn steady_state_is_attained_after_the_transient() {
         return;
     };
     let disk = emu.disk();
-    let (out, r) = run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().unwrap(),
         "--preset",
@@ -271,7 +261,7 @@ fn sustain_fails_above_the_native_speed_and_passes_below() {
     };
     let disk = emu.disk();
     let target = disk.to_str().unwrap();
-    let (ok, r) = run(&[
+    let (ok, r) = run_with_report(&[
         "--target",
         target,
         "--preset",
@@ -288,7 +278,7 @@ fn sustain_fails_above_the_native_speed_and_passes_below() {
         stderr(&ok)
     );
     assert_eq!(s.required_mbps, 60.0);
-    let (bad, r) = run(&[
+    let (bad, r) = run_with_report(&[
         "--target",
         target,
         "--preset",

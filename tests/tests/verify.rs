@@ -67,16 +67,6 @@ fn found(v: &Verify) -> Vec<(BadKind, u64)> {
     f
 }
 
-fn cli_run(args: &[&str]) -> (std::process::Output, shared::RunReport) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("r.json");
-    let mut all: Vec<&str> = vec!["run", "-q", "--json", json.to_str().expect("utf8")];
-    all.extend_from_slice(args);
-    let out = diskscope(&all);
-    assert!(json.exists(), "no report: {}", stderr(&out));
-    (out, read_report(&json))
-}
-
 #[test]
 fn the_cli_finds_every_fault_at_its_offset() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -87,7 +77,7 @@ fn the_cli_finds_every_fault_at_its_offset() {
         let Some(emu) = faulty_drive(bs) else { return };
         let disk = emu.disk();
         let bs_s = bs.to_string();
-        let (out, r) = cli_run(&[
+        let (out, r) = run_with_report(&[
             "--target",
             disk.to_str().expect("utf8"),
             "--rw",
@@ -147,7 +137,7 @@ fn interleaved_checks_find_faults_during_the_run() {
     require_io_uring!();
     let Some(emu) = faulty_drive(P) else { return };
     let disk = emu.disk();
-    let (out, r) = cli_run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().expect("utf8"),
         "--rw",
@@ -194,7 +184,7 @@ fn an_io_error_fails_the_run_at_its_offset_and_the_read_back_says_why_it_did_not
         Err(why) => return eprintln!("SKIP verify (bad region): {why}"),
     };
     let disk = emu.disk();
-    let (out, r) = cli_run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().expect("utf8"),
         "--rw",
@@ -210,7 +200,7 @@ fn an_io_error_fails_the_run_at_its_offset_and_the_read_back_says_why_it_did_not
     // The bad region lies past the span: the writes and the read-back pass.
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(r.analysis.verify.expect("verify").passed());
-    let (out, r) = cli_run(&[
+    let (out, r) = run_with_report(&[
         "--target",
         disk.to_str().expect("utf8"),
         "--rw",
@@ -318,7 +308,7 @@ fn a_verified_run_on_a_real_file_passes() {
     ] {
         let mut all = vec!["--target", t, "--verify"];
         all.extend_from_slice(args);
-        let (out, r) = cli_run(&all);
+        let (out, r) = run_with_report(&all);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         let v = r.analysis.verify.expect("verify");
         assert!(v.passed() && v.blocks_checked > 0, "{args:?}: {v:?}");
