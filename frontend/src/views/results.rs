@@ -100,13 +100,6 @@ pub fn RunResults(id: i64) -> impl IntoView {
             }
         })
     };
-    let verify_view = move || {
-        let r = run()?;
-        // A single workload runs as one step: only presets name the step of a bad block.
-        let steps = r.steps.len();
-        let v = r.analysis?.verify?;
-        Some(view! { <VerifyView v steps/> })
-    };
     let delete = Callback::new(move |()| {
         let t = c.token.get_value();
         leptos::task::spawn_local(async move {
@@ -134,7 +127,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
             </div>
             {move || if info.get().is_none() { Some(view! { <p class="status empty">"Loading…"</p> }) } else { None }}
             {head}
-            {verify_view}
+            {move || verify_panel(run())}
             {analysis_view}
             <ZoomControls id from_s to_s zoom zoom_error status=zoom_status
                 on_apply=Callback::new(move |()| zoom_to_typed())
@@ -386,8 +379,17 @@ fn RunCharts(
     }
 }
 
+/// The verification panel of a run that read its writes back.
+fn verify_panel(r: Option<RunInfo>) -> Option<impl IntoView> {
+    let r = r?;
+    let steps = r.steps.len();
+    let v = r.analysis?.verify?;
+    Some(view! { <VerifyView v steps/> })
+}
+
 /// The read-back of a verified run: PASS or FAIL first, then the counts by kind and the
-/// first bad blocks by offset.
+/// first bad blocks by offset (with their step for presets: a served single workload runs
+/// as one step, `steps` 1).
 #[component]
 fn VerifyView(v: shared::analysis::verify::Verify, steps: usize) -> impl IntoView {
     use shared::analysis::verify::BadKind;
