@@ -191,6 +191,16 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
         verify: r.analysis.verify.clone(),
         ..Analysis::default()
     };
+    if let Some(span) = o.fakecap_span {
+        let bs = r.steps.first().map_or(r.spec.bs, |s| s.spec.bs);
+        let failed_at = r.error.as_ref().and_then(|e| e.offset);
+        a.fakecap = Some(analysis::verify::fake_capacity(
+            a.verify.as_ref(),
+            span,
+            bs,
+            failed_at,
+        ));
+    }
     if r.samples.is_empty() {
         return a;
     }
@@ -516,6 +526,7 @@ mod tests {
             buffer_ms: 1000,
             first_last_window_s: 60.0,
             cache_recovery: false,
+            fakecap_span: None,
         };
         // Everything in memory.
         let mut all = Vec::new();

@@ -21,6 +21,8 @@ pub struct AnalysisOptions {
     pub first_last_window_s: f64,
     /// The run is write, idle, write: judge how much cache the idle gave back.
     pub cache_recovery: bool,
+    /// `fakecap`: the span written with unique blocks, whose read-back gives the capacity.
+    pub fakecap_span: Option<u64>,
 }
 
 impl AnalysisOptions {
@@ -36,6 +38,7 @@ impl AnalysisOptions {
             buffer_ms: 1000,
             first_last_window_s: 60.0,
             cache_recovery: false,
+            fakecap_span: None,
         }
     }
 }
@@ -145,6 +148,8 @@ const DEFS: &[Def] = &[
           takes: &["size", "runtime", "idle"], build: compress_probe, tune: None },
     Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size: bytes of each write)",
           takes: &["size", "idle"], build: cache_recovery, tune: Some(|_, a| a.cache_recovery = true) },
+    Def { name: "fakecap", description: "f3-style fake-capacity check: unique blocks written over the whole device (or a file over the free space, or size) and read back: the real usable capacity, first and last good offsets",
+          takes: &["bs", "size"], build: fakecap, tune: Some(|c, a| a.fakecap_span = Some(fakecap_span(c))) },
     Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::Read, MIB, 8), tune: None },
     Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s",
@@ -265,6 +270,7 @@ pub fn build(
         buffer_ms: o.buffer_ms.unwrap_or(1000),
         first_last_window_s: 60.0,
         cache_recovery: false,
+        fakecap_span: None,
     };
     if let Some(tune) = def.tune {
         tune(&c, &mut analysis);
@@ -397,6 +403,39 @@ fn full_span(c: &Ctx) -> Result<Vec<Step>, PresetError> {
             span(spec(RwMode::Read, bs, 8)),
         ),
     ])
+}
+
+/// The span `fakecap` writes: the target (a missing file is created over the free space,
+/// [`create_size`]), or `size`.
+fn fakecap_span(c: &Ctx) -> u64 {
+    c.fit(c.o.size.unwrap_or(c.target_size))
+}
+
+/// One sequential pass of verified writes: every block carries its own offset, so a drive
+/// that aliases addresses or drops what lies past its real capacity shows where.
+fn fakecap(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    if c.o.verify == Some(false) {
+        return Err(c.bad("verify = false: the check is the read-back".into()));
+    }
+    let bs = c.o.bs.unwrap_or(MIB);
+    let mut s = spanned(spec(RwMode::Write, bs, 4), fakecap_span(c));
+    s.verify = true;
+    Ok(vec![step("unique blocks written over the span", s)])
+}
+
+/// Bytes of the free space a `fakecap` file leaves to others: 1 % of it, at least 64 MiB.
+const FREE_SPACE_RESERVE: u64 = 64 * MIB;
+
+/// The size a missing file target of preset `name` is created at: `size`, or for
+/// `fakecap` the free space of the file's filesystem less a reserve (a full filesystem
+/// would fail other writers, the agent's own database among them).
+pub fn create_size(name: &str, o: &PresetOptions, path: &std::path::Path) -> Option<u64> {
+    if o.size.is_some() || name != "fakecap" || path.exists() {
+        return o.size;
+    }
+    let free = crate::target::free_space(path).ok()?;
+    let keep = (free / 100).max(FREE_SPACE_RESERVE);
+    Some(align_down(free.saturating_sub(keep), MIB)).filter(|s| *s < free)
 }
 
 const IOMETER_MS: u64 = 600_000;

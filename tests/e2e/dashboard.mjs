@@ -4,7 +4,7 @@
 import { chromium } from 'playwright-core';
 import { readFileSync } from 'node:fs';
 
-const [base, op, viewer, shots, faulty] = process.argv.slice(2);
+const [base, op, viewer, shots, faulty, counterfeit, damaged] = process.argv.slice(2);
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
@@ -33,6 +33,25 @@ async function historyRows(p) {
   await p.click('#tab-history');
   await p.locator('#history, .history .status.empty').first().waitFor(T);
   return p.locator('#history tbody tr');
+}
+
+/// Starts a run through the API, waits for its end and opens its results from the history.
+async function runToEnd(page, body) {
+  const r = await fetch(`${base}/api/v1/runs`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${op}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const started = await r.text();
+  check(r.status === 201, `run '${body.name}' did not start: ${r.status} ${started}`);
+  const { id } = JSON.parse(started);
+  for (let i = 0; i < 600; i++) {
+    const run = await (await fetch(`${base}/api/v1/runs/${id}`, { headers: { Authorization: `Bearer ${op}` } })).json();
+    if (run.status !== 'running') break;
+    await page.waitForTimeout(200);
+  }
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: body.name }).first().locator('button.open').click();
 }
 
 try {
@@ -234,22 +253,8 @@ try {
 
   if (faulty) {
     step = 'a verified run on the faulty emulated drive shows FAIL with each bad block';
-    const r = await fetch(`${base}/api/v1/runs`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${op}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ target: faulty, name: 'e2e faulty drive',
-        spec: { rw: 'write', bs: 4096, iodepth: 4, loops: 2, verify: true } }),
-    });
-    const started = await r.text();
-    check(r.status === 201, `the faulty run did not start: ${r.status} ${started}`);
-    const { id } = JSON.parse(started);
-    for (let i = 0; i < 300; i++) {
-      const run = await (await fetch(`${base}/api/v1/runs/${id}`, { headers: { Authorization: `Bearer ${op}` } })).json();
-      if (run.status !== 'running') break;
-      await page.waitForTimeout(200);
-    }
-    await historyRows(page);
-    await page.locator('#history tr', { hasText: 'e2e faulty drive' }).first().locator('button.open').click();
+    await runToEnd(page, { target: faulty, name: 'e2e faulty drive',
+      spec: { rw: 'write', bs: 4096, iodepth: 4, loops: 2, verify: true } });
     await page.locator('#verify .verdict', { hasText: 'FAIL' }).waitFor(T);
     check(await page.locator('#verify .verify-bad tbody tr').count() === 5, 'the faulty drive does not list 5 bad blocks');
     for (const kind of ['corrupt', 'misplaced', 'stale', 'unwritten']) {
@@ -258,6 +263,17 @@ try {
     await page.screenshot({ path: `${shots}/verify-fail.png`, fullPage: true });
   } else {
     console.log('SKIP dashboard verify-fail step: no faulty emulated drive (needs root and FUSE)');
+  }
+
+  if (counterfeit) {
+    step = 'fakecap on a counterfeit emulated drive shows FAKE with its real capacity';
+    await runToEnd(page, { target: counterfeit, name: 'e2e counterfeit', preset: 'fakecap' });
+    await page.locator('#fakecap .verdict', { hasText: 'FAKE' }).waitFor(T);
+    const usable = await page.locator('#fakecap .usable-bytes').textContent();
+    check(usable.trim() === '24 MiB', `the usable capacity reads ${usable}, not 24 MiB`);
+    await page.screenshot({ path: `${shots}/fakecap.png`, fullPage: true });
+  } else {
+    console.log('SKIP dashboard fakecap step: no counterfeit emulated drive (needs root and FUSE)');
   }
 
   step = 'a wrong token gets a clear message';

@@ -11,6 +11,9 @@ use std::path::Path;
 const FAULTY_DRIVE: &str = r#"{"capacity": 33554432, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
     "faults": {"bit_flips": [409677], "lost_writes": [819200], "dropped_writes": [1228800],
                "misplaced_writes": [[2031616, 1638400]]}}"#;
+/// Claims 64 MiB, holds 24 MiB: addresses wrap (the fakecap view).
+const COUNTERFEIT_DRIVE: &str = r#"{"capacity": 67108864, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
+    "faults": {"wrap_bytes": 25165824}}"#;
 use tests::server::{Server, OP, VIEW};
 use tests::*;
 
@@ -30,15 +33,20 @@ fn dashboard_end_to_end_in_headless_chromium() {
     }
     require_io_uring!();
     let data = disk_tempdir();
-    // A drive with one fault of each kind, for the verification view (root and FUSE).
-    let faulty = match Emulator::start(FAULTY_DRIVE) {
-        Ok(e) => Some(e),
+    // Emulated drives that fail on purpose (root and FUSE): one fault of each kind for the
+    // verification view, a counterfeit for the fakecap view.
+    let drives: Vec<Emulator> = match [FAULTY_DRIVE, COUNTERFEIT_DRIVE]
+        .iter()
+        .map(|m| Emulator::start(m))
+        .collect()
+    {
+        Ok(d) => d,
         Err(why) => {
-            eprintln!("SKIP dashboard verify-fail view: {why}");
-            None
+            eprintln!("SKIP dashboard verify-fail and fakecap views: {why}");
+            Vec::new()
         }
     };
-    let allow: Vec<&Path> = faulty.iter().map(|e| e.dir()).collect();
+    let allow: Vec<&Path> = drives.iter().map(|e| e.dir()).collect();
     let server = Server::start(data.path(), &allow);
     let shots = tempfile::Builder::new()
         .prefix("diskscope-e2e-")
@@ -50,7 +58,7 @@ fn dashboard_end_to_end_in_headless_chromium() {
         .arg(format!("http://{}", server.addr))
         .args([OP, VIEW])
         .arg(&shots)
-        .args(faulty.iter().map(|e| e.disk()))
+        .args(drives.iter().map(|e| e.disk()))
         .env("CHROMIUM", &chromium)
         .output()
         .expect("run node");

@@ -82,7 +82,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             }
             // A missing file is created at --size; an existing one is probed as it is (each
             // step then extends it for writes, or refuses a read beyond its end).
-            let create = options.size.filter(|_| !first.exists());
+            let create = presets::create_size(name, &options, first).filter(|_| !first.exists());
             let info = crate::target::TargetInfo::probe(first, create, false)?;
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
             let mut at = crate::target::Locator::path(first);

@@ -142,7 +142,8 @@ pub struct Tally {
 
 impl Tally {
     #[inline]
-    pub fn record(&mut self, bs: u64, verdict: Option<BadBlock>) {
+    pub fn record(&mut self, offset: u64, bs: u64, verdict: Option<BadBlock>) {
+        self.v.extent.saw(offset, verdict.as_ref());
         self.v.blocks_checked += 1;
         self.v.bytes_checked += bs;
         match verdict {
@@ -304,7 +305,7 @@ impl Verifier {
     pub fn checked(&mut self, buf: &[u8], offset: u64, index: u64, written: u64) {
         let verdict = Expect::for_index(index, written, self.blocks)
             .and_then(|e| check(buf, offset, self.nonce, e));
-        self.tally.record(buf.len() as u64, verdict);
+        self.tally.record(offset, buf.len() as u64, verdict);
         if self.check.as_ref().is_some_and(|c| c.recorded) {
             self.tally.v.interleaved_blocks += 1;
         }

@@ -135,12 +135,13 @@ pub fn analysis(r: &RunReport) -> String {
             ));
         }
     }
-    // The read-back first (the dashboard gives it a panel of its own).
+    // The capacity verdict and the read-back first (the dashboard gives them panels).
     let lines: Vec<String> = r
         .analysis
-        .verify
+        .fakecap
         .iter()
-        .map(|v| v.summary_line())
+        .map(|f| f.summary_line())
+        .chain(r.analysis.verify.iter().map(|v| v.summary_line()))
         .chain(r.analysis.summary_lines())
         .collect();
     if !lines.is_empty() {

@@ -309,7 +309,11 @@ impl Manager {
         // Create a missing file only with a size to create it at (the scratch file has one).
         Ok(match (&req.spec, &req.preset) {
             (Some(spec), None) => crate::workload::plan::wanted_target_size(spec),
-            (None, Some(_)) => req.options.as_ref().and_then(|o| o.size),
+            (None, Some(name)) => presets::create_size(
+                name,
+                &req.options.clone().unwrap_or_default(),
+                std::path::Path::new(&req.target),
+            ),
             _ => None,
         })
     }

@@ -350,6 +350,30 @@ pub fn created_file(f: &File, path: &Path, size: u64) -> Result<(), TargetError>
 }
 
 /// The file carries diskscope's "created" mark.
+/// Bytes an unprivileged writer can still allocate in the filesystem that holds `path` (a
+/// missing file: its directory).
+pub fn free_space(path: &Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(p) if !path.exists() => {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        }
+        _ => path,
+    };
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `c` is a NUL-terminated path and `st` a zeroed statvfs the call fills.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 fn is_marked_created(at: &Path) -> bool {
     let (Ok(p), Ok(name)) = (
         std::ffi::CString::new(at.as_os_str().as_encoded_bytes()),

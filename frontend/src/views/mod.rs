@@ -7,6 +7,7 @@ pub mod live;
 pub mod new_test;
 pub mod results;
 pub mod targets;
+pub mod trust;
 
 use crate::stream::LiveState;
 use leptos::prelude::*;

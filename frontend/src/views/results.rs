@@ -127,7 +127,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
             </div>
             {move || if info.get().is_none() { Some(view! { <p class="status empty">"Loading…"</p> }) } else { None }}
             {head}
-            {move || verify_panel(run())}
+            {move || super::trust::panels(run())}
             {analysis_view}
             <ZoomControls id from_s to_s zoom zoom_error status=zoom_status
                 on_apply=Callback::new(move |()| zoom_to_typed())
@@ -379,66 +379,3 @@ fn RunCharts(
     }
 }
 
-/// The verification panel of a run that read its writes back.
-fn verify_panel(r: Option<RunInfo>) -> Option<impl IntoView> {
-    let r = r?;
-    let steps = r.steps.len();
-    let v = r.analysis?.verify?;
-    Some(view! { <VerifyView v steps/> })
-}
-
-/// The read-back of a verified run: PASS or FAIL first, then the counts by kind and the
-/// first bad blocks by offset (with their step for presets: a served single workload runs
-/// as one step, `steps` 1).
-#[component]
-fn VerifyView(v: shared::analysis::verify::Verify, steps: usize) -> impl IntoView {
-    use shared::analysis::verify::BadKind;
-    let pass = v.passed();
-    let verdict = if pass { "PASS" } else { "FAIL" };
-    let class = if pass { "verify pass" } else { "verify fail" };
-    let counts = BadKind::ALL
-        .iter()
-        .map(|k| {
-            let n = v.bad.get(*k);
-            view! { <td class=format!("kind-{}", k.as_str())>{n}</td> }
-        })
-        .collect_view();
-    let rows = v
-        .first_bad
-        .iter()
-        .map(|b| {
-            let detail = match (b.written_for, b.found_generation, b.expected_generation) {
-                (Some(w), _, _) => format!("written for offset {w}"),
-                (_, Some(0), _) => "a block of another run".to_string(),
-                (_, Some(f), Some(e)) => format!("pass {f} found, pass {e} expected"),
-                _ => String::new(),
-            };
-            let step = b
-                .step
-                .filter(|_| steps > 1)
-                .map(|s| format!("step {}", s + 1))
-                .unwrap_or_default();
-            view! {
-                <tr><td>{b.offset}</td><td>{b.kind.as_str()}</td><td>{detail}</td><td>{step}</td></tr>
-            }
-        })
-        .collect_view();
-    let listed = !v.first_bad.is_empty();
-    view! {
-        <section class=class id="verify">
-            <h3>"Verification: " <span class="verdict">{verdict}</span></h3>
-            <p>{v.summary_line()}</p>
-            <table class="verify-counts">
-                <thead><tr><th>"corrupt"</th><th>"misplaced"</th><th>"stale"</th><th>"unwritten"</th></tr></thead>
-                <tbody><tr>{counts}</tr></tbody>
-            </table>
-            <Show when=move || listed>
-                <table class="verify-bad">
-                    <caption>"First bad blocks"</caption>
-                    <thead><tr><th>"offset (bytes)"</th><th>"kind"</th><th>"detail"</th><th>"step"</th></tr></thead>
-                    <tbody>{rows.clone()}</tbody>
-                </table>
-            </Show>
-        </section>
-    }
-}

@@ -58,6 +58,9 @@ pub struct Analysis {
     /// The read-back of a `verify` run: bad blocks by kind and offset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<verify::Verify>,
+    /// `fakecap`: the capacity the read-back of unique blocks found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fakecap: Option<verify::FakeCap>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.

@@ -119,6 +119,60 @@ pub struct Verify {
     /// Why some written blocks were not read back (the run failed or was stopped first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// Where the good and bad blocks lie: what a fake-capacity check reads its verdict from.
+    #[serde(default)]
+    pub extent: Extent,
+}
+
+/// The positions the read-back found good and bad, over all parts.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extent {
+    /// The lowest and highest offsets of a good block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_good: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_good: Option<u64>,
+    /// The lowest offset of a bad block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowest_bad: Option<u64>,
+    /// The smallest distance between a misplaced block's offset and the offset it was
+    /// written for: a drive that aliases addresses modulo its real capacity shows that
+    /// capacity here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<u64>,
+}
+
+fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+impl Extent {
+    /// Counts one block read back at `offset` (`bad`: what it was found to be).
+    #[inline]
+    pub fn saw(&mut self, offset: u64, bad: Option<&BadBlock>) {
+        match bad {
+            None => {
+                self.first_good = min_opt(self.first_good, Some(offset));
+                self.last_good = self.last_good.max(Some(offset));
+            }
+            Some(b) => {
+                self.lowest_bad = min_opt(self.lowest_bad, Some(offset));
+                if let Some(w) = b.written_for.filter(|w| *w != offset) {
+                    self.alias = min_opt(self.alias, Some(w.abs_diff(offset)));
+                }
+            }
+        }
+    }
+
+    fn add(&mut self, o: &Extent) {
+        self.first_good = min_opt(self.first_good, o.first_good);
+        self.last_good = self.last_good.max(o.last_good);
+        self.lowest_bad = min_opt(self.lowest_bad, o.lowest_bad);
+        self.alias = min_opt(self.alias, o.alias);
+    }
 }
 
 impl Verify {
@@ -156,6 +210,7 @@ impl Verify {
         if self.incomplete.is_none() {
             self.incomplete.clone_from(&o.incomplete);
         }
+        self.extent.add(&o.extent);
     }
 
     /// One line for the CLI summary and the dashboard.
@@ -196,9 +251,212 @@ impl Verify {
     }
 }
 
+/// The verdict of a fake-capacity check (`fakecap`): unique blocks written over a span
+/// and read back.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct FakeCap {
+    /// `found`: the span does not hold what it claims; `not_found`: every block read back
+    /// as written; `not_enough_data`: the read-back did not cover the span.
+    pub verdict: super::Verdict,
+    /// The bytes written (the claimed capacity, or the part of it tested).
+    pub span_bytes: u64,
+    /// Bytes that hold data: the alias distance of a drive that wraps, else the offset of the
+    /// first bad block (or of the failed write), else the whole span.
+    pub usable_bytes: u64,
+    /// Bytes of blocks that read back as written (a wrapping drive's high blocks read back
+    /// good, though they share the low blocks' cells).
+    pub good_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_good: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_good: Option<u64>,
+    /// Addresses repeat every this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_bytes: Option<u64>,
+    /// Where a write failed (ENOSPC, EIO): nothing past it could be written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_failed_at: Option<u64>,
+}
+
+/// Judges a fake-capacity check over `span` bytes written in `bs` blocks from its
+/// read-back (`None`: none ran) and the offset of a failed write.
+pub fn fake_capacity(
+    v: Option<&Verify>,
+    span: u64,
+    bs: u64,
+    write_failed_at: Option<u64>,
+) -> FakeCap {
+    let Some(v) = v else {
+        return FakeCap {
+            verdict: super::Verdict::NotEnoughData,
+            span_bytes: span,
+            usable_bytes: write_failed_at.unwrap_or(0).min(span),
+            write_failed_at,
+            ..FakeCap::default()
+        };
+    };
+    let e = v.extent;
+    // Bad blocks end the capacity only when no good block lies past them (scattered ones
+    // are damage, which the read-back's own result reports).
+    let trailing_bad = e.lowest_bad.filter(|b| e.last_good.is_none_or(|g| g < *b));
+    let usable = e
+        .alias
+        .or(trailing_bad)
+        .into_iter()
+        .chain(write_failed_at)
+        .fold(span, u64::min);
+    let verdict = if usable < span {
+        super::Verdict::Found
+    } else if v.incomplete.is_some() || v.bytes_checked < span {
+        super::Verdict::NotEnoughData
+    } else {
+        super::Verdict::NotFound
+    };
+    FakeCap {
+        verdict,
+        span_bytes: span,
+        usable_bytes: usable,
+        good_bytes: v.good_blocks.saturating_mul(bs),
+        first_good: e.first_good,
+        last_good: e.last_good,
+        alias_bytes: e.alias,
+        write_failed_at,
+    }
+}
+
+impl FakeCap {
+    /// One line for the CLI summary and the dashboard.
+    pub fn summary_line(&self) -> String {
+        use crate::units::format_bytes;
+        let good = match (self.first_good, self.last_good) {
+            (Some(a), Some(b)) => format!("good blocks from offset {a} to {b}"),
+            _ => "no good block".into(),
+        };
+        match self.verdict {
+            super::Verdict::NotFound if self.good_bytes >= self.span_bytes => format!(
+                "fakecap: GENUINE, all {} written read back as written",
+                format_bytes(self.span_bytes)
+            ),
+            super::Verdict::NotFound => format!(
+                "fakecap: GENUINE capacity of {}, but only {} read back as written (bad blocks within: see verify)",
+                format_bytes(self.span_bytes),
+                format_bytes(self.good_bytes)
+            ),
+            super::Verdict::NotEnoughData => format!(
+                "fakecap: UNKNOWN, the read-back did not cover the span of {} ({})",
+                format_bytes(self.span_bytes),
+                good
+            ),
+            super::Verdict::Found => {
+                let why = match (self.alias_bytes, self.write_failed_at) {
+                    (Some(a), _) => format!("addresses repeat every {}", format_bytes(a)),
+                    (None, Some(at)) => format!("writes fail from offset {at}"),
+                    (None, None) => "data is lost past it".into(),
+                };
+                format!(
+                    "fakecap: FAKE, {} usable of {} claimed ({why}); {} read back good, {good}",
+                    format_bytes(self.usable_bytes),
+                    format_bytes(self.span_bytes),
+                    format_bytes(self.good_bytes)
+                )
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_back(blocks: &[(u64, Option<BadBlock>)]) -> Verify {
+        let mut v = Verify::default();
+        for (off, b) in blocks {
+            v.extent.saw(*off, b.as_ref());
+            v.blocks_checked += 1;
+            v.bytes_checked += 10;
+            match b {
+                None => v.good_blocks += 1,
+                Some(b) => v.bad.bump(b.kind),
+            }
+        }
+        v
+    }
+
+    fn bad(kind: BadKind, written_for: Option<u64>) -> Option<BadBlock> {
+        Some(BadBlock {
+            offset: 0,
+            kind,
+            written_for,
+            found_generation: None,
+            expected_generation: None,
+            step: None,
+        })
+    }
+
+    #[test]
+    fn fake_capacity_from_aliases_vanishing_data_and_failed_writes() {
+        // 10 blocks of 10 bytes on a drive that wraps at 60: blocks 0..40 hold 60..100.
+        let wrap: Vec<_> = (0..10u64)
+            .map(|i| {
+                let off = i * 10;
+                (
+                    off,
+                    (off < 40)
+                        .then(|| bad(BadKind::Misplaced, Some(off + 60)))
+                        .flatten(),
+                )
+            })
+            .collect();
+        let f = fake_capacity(Some(&read_back(&wrap)), 100, 10, None);
+        assert_eq!(f.verdict, crate::analysis::Verdict::Found);
+        assert_eq!((f.usable_bytes, f.alias_bytes), (60, Some(60)));
+        assert_eq!(
+            (f.first_good, f.last_good, f.good_bytes),
+            (Some(40), Some(90), 60)
+        );
+        assert!(
+            f.summary_line().contains("addresses repeat every 60 B"),
+            "{}",
+            f.summary_line()
+        );
+        // Data past 70 reads back as zeros.
+        let vanish: Vec<_> = (0..10u64)
+            .map(|i| {
+                (
+                    i * 10,
+                    (i >= 7).then(|| bad(BadKind::Unwritten, None)).flatten(),
+                )
+            })
+            .collect();
+        let f = fake_capacity(Some(&read_back(&vanish)), 100, 10, None);
+        assert_eq!((f.usable_bytes, f.last_good), (70, Some(60)));
+        // Genuine, and a write that failed at 50.
+        let all: Vec<_> = (0..10u64).map(|i| (i * 10, None)).collect();
+        let f = fake_capacity(Some(&read_back(&all)), 100, 10, None);
+        assert_eq!(
+            (f.verdict, f.usable_bytes),
+            (crate::analysis::Verdict::NotFound, 100)
+        );
+        assert!(f.summary_line().starts_with("fakecap: GENUINE"));
+        // A scattered bad block is damage, not a smaller capacity.
+        let mut one = all.clone();
+        one[3].1 = bad(BadKind::Corrupt, None);
+        let f = fake_capacity(Some(&read_back(&one)), 100, 10, None);
+        assert_eq!(
+            (f.verdict, f.usable_bytes),
+            (crate::analysis::Verdict::NotFound, 100)
+        );
+        assert!(
+            f.summary_line().contains("only 90 B read back"),
+            "{}",
+            f.summary_line()
+        );
+        let f = fake_capacity(None, 100, 10, Some(50));
+        assert_eq!(
+            (f.verdict, f.usable_bytes),
+            (crate::analysis::Verdict::NotEnoughData, 50)
+        );
+    }
 
     #[test]
     fn parts_add_up_and_the_list_is_capped() {

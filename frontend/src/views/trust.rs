@@ -1,0 +1,116 @@
+//! The panels that say whether a run's data and numbers can be trusted: the fake-capacity
+//! verdict, the read-back of verified writes, and the error scan's map by position.
+
+use leptos::prelude::*;
+use shared::analysis::verify::FakeCap;
+use shared::analysis::Verdict;
+use shared::api::RunInfo;
+use shared::units::format_bytes;
+
+/// Every trust panel the run has, in reading order: capacity, read-back.
+pub fn panels(r: Option<RunInfo>) -> Option<impl IntoView> {
+    let r = r?;
+    let fakecap = r
+        .analysis
+        .as_ref()
+        .and_then(|a| a.fakecap.clone())
+        .map(|f| view! { <FakeCapView f/> });
+    Some(view! { {fakecap} {verify_panel(&r)} })
+}
+
+/// The fakecap verdict: GENUINE / FAKE in large type, a bar of the claimed span with the
+/// part that holds data, and the figures behind it.
+#[component]
+fn FakeCapView(f: FakeCap) -> impl IntoView {
+    let (word, class) = match f.verdict {
+        Verdict::NotFound => ("GENUINE", "fakecap verify pass"),
+        Verdict::Found => ("FAKE", "fakecap verify fail"),
+        Verdict::NotEnoughData => ("UNKNOWN", "fakecap verify"),
+    };
+    let share = |b: u64| 100.0 * b as f64 / f.span_bytes.max(1) as f64;
+    let usable_w = format!("width: {:.2}%", share(f.usable_bytes));
+    let offset = |o: Option<u64>| o.map_or("-".to_string(), |o| format!("{} ({o})", format_bytes(o)));
+    let alias = f.alias_bytes.map_or("-".to_string(), format_bytes);
+    view! {
+        <section class=class id="fakecap">
+            <h3>"Capacity: " <span class="verdict">{word}</span></h3>
+            <p>{f.summary_line()}</p>
+            <div class="capacity-bar" title="claimed span; the filled part holds data">
+                <div class="usable" style=usable_w></div>
+            </div>
+            <table class="fakecap-figures">
+                <tbody>
+                    <tr><th>"claimed (written)"</th><td>{format_bytes(f.span_bytes)}</td></tr>
+                    <tr><th>"usable"</th><td class="usable-bytes">{format_bytes(f.usable_bytes)}</td></tr>
+                    <tr><th>"read back good"</th><td>{format_bytes(f.good_bytes)}</td></tr>
+                    <tr><th>"first good offset"</th><td>{offset(f.first_good)}</td></tr>
+                    <tr><th>"last good offset"</th><td>{offset(f.last_good)}</td></tr>
+                    <tr><th>"addresses repeat every"</th><td>{alias}</td></tr>
+                </tbody>
+            </table>
+        </section>
+    }
+}
+
+/// The verification panel of a run that read its writes back.
+fn verify_panel(r: &RunInfo) -> Option<impl IntoView> {
+    let steps = r.steps.len();
+    let v = r.analysis.as_ref()?.verify.clone()?;
+    Some(view! { <VerifyView v steps/> })
+}
+
+/// The read-back of a verified run: PASS or FAIL first, then the counts by kind and the
+/// first bad blocks by offset (with their step for presets: a served single workload runs
+/// as one step, `steps` 1).
+#[component]
+fn VerifyView(v: shared::analysis::verify::Verify, steps: usize) -> impl IntoView {
+    use shared::analysis::verify::BadKind;
+    let pass = v.passed();
+    let verdict = if pass { "PASS" } else { "FAIL" };
+    let class = if pass { "verify pass" } else { "verify fail" };
+    let counts = BadKind::ALL
+        .iter()
+        .map(|k| {
+            let n = v.bad.get(*k);
+            view! { <td class=format!("kind-{}", k.as_str())>{n}</td> }
+        })
+        .collect_view();
+    let rows = v
+        .first_bad
+        .iter()
+        .map(|b| {
+            let detail = match (b.written_for, b.found_generation, b.expected_generation) {
+                (Some(w), _, _) => format!("written for offset {w}"),
+                (_, Some(0), _) => "a block of another run".to_string(),
+                (_, Some(f), Some(e)) => format!("pass {f} found, pass {e} expected"),
+                _ => String::new(),
+            };
+            let step = b
+                .step
+                .filter(|_| steps > 1)
+                .map(|s| format!("step {}", s + 1))
+                .unwrap_or_default();
+            view! {
+                <tr><td>{b.offset}</td><td>{b.kind.as_str()}</td><td>{detail}</td><td>{step}</td></tr>
+            }
+        })
+        .collect_view();
+    let listed = !v.first_bad.is_empty();
+    view! {
+        <section class=class id="verify">
+            <h3>"Verification: " <span class="verdict">{verdict}</span></h3>
+            <p>{v.summary_line()}</p>
+            <table class="verify-counts">
+                <thead><tr><th>"corrupt"</th><th>"misplaced"</th><th>"stale"</th><th>"unwritten"</th></tr></thead>
+                <tbody><tr>{counts}</tr></tbody>
+            </table>
+            <Show when=move || listed>
+                <table class="verify-bad">
+                    <caption>"First bad blocks"</caption>
+                    <thead><tr><th>"offset (bytes)"</th><th>"kind"</th><th>"detail"</th><th>"step"</th></tr></thead>
+                    <tbody>{rows.clone()}</tbody>
+                </table>
+            </Show>
+        </section>
+    }
+}
