@@ -189,6 +189,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     // The read-back's result is measured, not derived: it stays as the run found it.
     let mut a = Analysis {
         verify: r.analysis.verify.clone(),
+        scan: r.analysis.scan.clone(),
         ..Analysis::default()
     };
     if let Some(span) = o.fakecap_span {

@@ -150,6 +150,8 @@ const DEFS: &[Def] = &[
           takes: &["size", "idle"], build: cache_recovery, tune: Some(|_, a| a.cache_recovery = true) },
     Def { name: "fakecap", description: "f3-style fake-capacity check: unique blocks written over the whole device (or a file over the free space, or size) and read back: the real usable capacity, first and last good offsets",
           takes: &["bs", "size"], build: fakecap, tune: Some(|c, a| a.fakecap_span = Some(fakecap_span(c))) },
+    Def { name: "error-scan", description: "HD Tune-style error scan: sequential reads over the whole target (or size) that go on past I/O errors and slow I/Os, mapped by position; verify: write and verify first (destroys the data)",
+          takes: &["bs", "size"], build: error_scan, tune: None },
     Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::Read, MIB, 8), tune: None },
     Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s",
@@ -177,7 +179,11 @@ pub fn names() -> Vec<&'static str> {
 pub fn options_of(name: &str) -> Vec<String> {
     let def = find(name);
     let writes = def.is_some_and(|d| {
-        let o = PresetOptions::default();
+        // Asked to verify, as a preset whose write step only exists then would be.
+        let o = PresetOptions {
+            verify: Some(true),
+            ..PresetOptions::default()
+        };
         let c = Ctx {
             def: d,
             o: &o,
@@ -421,6 +427,24 @@ fn fakecap(c: &Ctx) -> Result<Vec<Step>, PresetError> {
     let mut s = spanned(spec(RwMode::Write, bs, 4), fakecap_span(c));
     s.verify = true;
     Ok(vec![step("unique blocks written over the span", s)])
+}
+
+/// A read pass over the span that maps every I/O and goes on past failures; with `verify`
+/// a verified write pass first (the universal option then checks it).
+fn error_scan(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let bs = c.o.bs.unwrap_or(MIB);
+    let span = c.fit(c.o.size.unwrap_or(c.target_size));
+    let scan = |rw| {
+        let mut s = spanned(spec(rw, bs, 4), span);
+        s.scan = true;
+        s
+    };
+    let mut steps = Vec::new();
+    if c.o.verify == Some(true) {
+        steps.push(step("write scan over the span", scan(RwMode::Write)));
+    }
+    steps.push(step("read scan over the span", scan(RwMode::Read)));
+    Ok(steps)
 }
 
 /// Bytes of the free space a `fakecap` file leaves to others: 1 % of it, at least 64 MiB.

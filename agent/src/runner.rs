@@ -39,6 +39,8 @@ pub struct RunOutcome {
     pub laid_out_bytes: u64,
     /// What the read-back of a `verify` run found (all jobs).
     pub verify: Option<Verify>,
+    /// The error scan's map (all jobs' cells added up).
+    pub scan: Option<shared::analysis::scan::ScanMap>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -194,6 +196,7 @@ struct Collector {
     /// Read every [`TEMP_EVERY`], for the timeline.
     temps: Decimated<shared::analysis::TempPoint>,
     verify: Option<Verify>,
+    scan: Option<shared::analysis::scan::ScanMap>,
 }
 
 impl Collector {
@@ -211,6 +214,7 @@ impl Collector {
             temp: None,
             temps: Decimated::default(),
             verify: None,
+            scan: None,
         }
     }
 
@@ -270,6 +274,10 @@ impl Collector {
                     self.error.get_or_insert(e);
                 }
             }
+            JobMsg::Mapped { map, .. } => match &mut self.scan {
+                Some(m) => m.add(&map),
+                None => self.scan = Some(map),
+            },
             JobMsg::Ready { .. } => {}
         }
         for mut s in self.merger.take_ready() {
@@ -310,6 +318,7 @@ impl Collector {
             ring_features: self.ring_features,
             laid_out_bytes,
             verify: self.verify,
+            scan: self.scan,
         }
     }
 }

@@ -145,6 +145,18 @@ pub const FIELDS: &[Field] = &[
         help: "with verify: read back during the run too",
     },
     Field {
+        key: "scan",
+        label: "Error scan (go on past failed I/Os, map by position)",
+        kind: Kind::Check,
+        help: "HD Tune: unreadable and slow regions on a grid",
+    },
+    Field {
+        key: "scan_slow",
+        label: "Slow I/O from",
+        kind: Kind::Text("200ms"),
+        help: "with error scan: I/Os this slow mark their cell",
+    },
+    Field {
         key: "interval",
         label: "Sample interval",
         kind: Kind::Text("1s"),
@@ -215,10 +227,24 @@ impl SpecForm {
             "verify_every",
             spec.verify_every.map(|n| n.to_string()).unwrap_or_default(),
         );
+        f.insert("scan", flag(spec.scan));
+        f.insert(
+            "scan_slow",
+            spec.scan_slow_ms.map(duration_text).unwrap_or_default(),
+        );
         f.insert("interval", duration_text(spec.interval_ms));
         f.insert("backend", spec.backend.as_str().to_string());
         f.insert("seed", spec.seed.to_string());
         SpecForm { fields: f }
+    }
+
+    /// The check boxes' fields.
+    fn checks_into(&self, spec: &mut WorkloadSpec) {
+        spec.cover_once = self.get("cover_once") == "true";
+        spec.direct = self.get("direct") == "true";
+        spec.end_fsync = self.get("end_fsync") == "true";
+        spec.verify = self.get("verify") == "true";
+        spec.scan = self.get("scan") == "true";
     }
 
     pub fn get(&self, key: &str) -> &str {
@@ -312,16 +338,16 @@ impl SpecForm {
         if let Some(v) = parse!("pattern", text("pattern").parse::<DataPattern>()) {
             spec.pattern = v;
         }
-        spec.cover_once = self.get("cover_once") == "true";
-        spec.direct = self.get("direct") == "true";
-        spec.end_fsync = self.get("end_fsync") == "true";
-        spec.verify = self.get("verify") == "true";
+        self.checks_into(&mut spec);
         if let Some(t) = opt("verify_every") {
             spec.verify_every = parse!(
                 "verify_every",
                 t.parse::<u64>()
                     .map_err(|_| number("verify_every")("block count"))
             );
+        }
+        if let Some(t) = opt("scan_slow") {
+            spec.scan_slow_ms = parse!("scan_slow", parse_duration_ms(&t));
         }
         if let Some(v) = parse!("interval", parse_duration_ms(&text("interval"))) {
             spec.interval_ms = v;
@@ -355,6 +381,7 @@ impl SpecForm {
 fn form_key(field: &str) -> &'static str {
     match field {
         "runtime_ms" => "runtime",
+        "scan_slow_ms" => "scan_slow",
         "ramp_ms" => "ramp",
         "interval_ms" => "interval",
         other => FIELDS
@@ -524,6 +551,8 @@ mod tests {
             seed: 42,
             verify: false,
             verify_every: None,
+            scan: false,
+            scan_slow_ms: None,
         };
         let mut spec = spec;
         spec.iodepth = 1; // sync backend
@@ -531,7 +560,21 @@ mod tests {
         assert_eq!(form.get("bs"), "1M");
         assert_eq!(form.get("rate"), "3200MB");
         assert_eq!(form.get("runtime"), "90s");
-        assert_eq!(form.to_spec(), Ok(spec));
+        assert_eq!(form.to_spec(), Ok(spec.clone()));
+        // An error scan with its slow threshold, and the threshold refused without it.
+        let scan = WorkloadSpec {
+            rw: RwMode::RandRead,
+            scan: true,
+            scan_slow_ms: Some(150),
+            ..spec.clone()
+        };
+        let mut f = SpecForm::from_spec(&scan);
+        assert_eq!(f.get("scan_slow"), "150ms");
+        assert_eq!(f.to_spec(), Ok(scan));
+        f.set("scan", "false".into());
+        assert!(f
+            .to_spec()
+            .is_err_and(|e| e["scan_slow"].contains("needs scan")));
         for f in FIELDS {
             assert!(form.fields.contains_key(f.key), "{} has no input", f.key);
         }

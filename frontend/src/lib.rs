@@ -15,6 +15,7 @@ pub mod format;
 pub mod grid;
 pub mod plot;
 pub mod progress;
+pub mod scanmap;
 pub mod session;
 pub mod stream;
 pub mod views;

@@ -277,7 +277,15 @@ pub struct WorkloadSpec {
     /// Also read back and check every N written blocks of a job during the run
     /// (`--verify-every N`; the reads count as reads in the samples).
     pub verify_every: Option<u64>,
+    /// Error scan: a failed I/O (EIO, short) is counted and mapped instead of ending the
+    /// run, and every I/O lands in a map of cells by position (`analysis.scan`).
+    pub scan: bool,
+    /// An I/O at least this slow is a slow one in the scan's map (default 200 ms).
+    pub scan_slow_ms: Option<u64>,
 }
+
+/// Most milliseconds an error scan's slow threshold can be.
+pub const MAX_SCAN_SLOW_MS: u64 = 600_000;
 
 impl Default for WorkloadSpec {
     fn default() -> Self {
@@ -303,6 +311,8 @@ impl Default for WorkloadSpec {
             seed: 0x0005_eedd_15c5_c09e,
             verify: false,
             verify_every: None,
+            scan: false,
+            scan_slow_ms: None,
         }
     }
 }
@@ -375,6 +385,7 @@ impl WorkloadSpec {
         self.check_span(&mut bad);
         self.check_timing(&mut bad);
         self.check_verify(&mut bad);
+        self.check_scan(&mut bad);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -484,6 +495,30 @@ impl WorkloadSpec {
                 "cover_once",
                 &self.cover_once,
                 format!("only applies to random modes, not {}", self.rw),
+            );
+        }
+    }
+
+    /// An error scan reads or writes (a mixed map would blur which failed);
+    /// `scan_slow_ms` needs `scan`.
+    fn check_scan(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        if let Some(ms) = self.scan_slow_ms {
+            if !self.scan {
+                bad("scan_slow_ms", &ms, "needs scan (--scan)".into());
+            } else if !(1..=MAX_SCAN_SLOW_MS).contains(&ms) {
+                bad(
+                    "scan_slow_ms",
+                    &ms,
+                    format!("must be 1..{MAX_SCAN_SLOW_MS} ms"),
+                );
+            }
+        }
+        if self.scan && self.rw.is_mixed() {
+            bad(
+                "scan",
+                &self.rw,
+                "an error scan reads or writes, not both: use read, randread, write or randwrite"
+                    .into(),
             );
         }
     }

@@ -276,6 +276,21 @@ try {
     console.log('SKIP dashboard fakecap step: no counterfeit emulated drive (needs root and FUSE)');
   }
 
+  if (damaged) {
+    step = 'an error scan of a damaged emulated drive maps its unreadable and slow regions';
+    await runToEnd(page, { target: damaged, name: 'e2e damaged', preset: 'error-scan', options: { bs: 65536 } });
+    await page.locator('section.scan .verdict', { hasText: 'ERRORS' }).waitFor(T);
+    const bad = await page.locator('.scan-grid .cell.error').count();
+    const slow = await page.locator('.scan-grid .cell.slow').count();
+    check(bad === 16 && slow === 8, `the map marks ${bad} failed and ${slow} slow cells, not 16 and 8`);
+    check(await page.locator('.scan-grid .cell').count() === 1024, 'the map does not have 1024 cells');
+    check(await page.locator('.scan-regions tr.region-unreadable td', { hasText: '8388608' }).count() === 1,
+      'the unreadable region at 8388608 is not listed');
+    await page.locator('section.scan').screenshot({ path: `${shots}/error-scan.png` });
+  } else {
+    console.log('SKIP dashboard error-scan step: no damaged emulated drive (needs root and FUSE)');
+  }
+
   step = 'a wrong token gets a clear message';
   const w = await open('wrong-token', `${base}/`);
   await w.evaluate(() => localStorage.clear());

@@ -14,6 +14,10 @@ const FAULTY_DRIVE: &str = r#"{"capacity": 33554432, "cache_bytes": 0, "native_m
 /// Claims 64 MiB, holds 24 MiB: addresses wrap (the fakecap view).
 const COUNTERFEIT_DRIVE: &str = r#"{"capacity": 67108864, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
     "faults": {"wrap_bytes": 25165824}}"#;
+/// 64 MiB with an EIO MiB at 8 MiB and a slow half MiB (+300 ms per I/O) at 32 MiB (the
+/// error scan's map).
+const DAMAGED_DRIVE: &str = r#"{"capacity": 67108864, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
+    "faults": {"keep_data": true, "bad_regions": [[8388608, 1048576]], "slow_regions": [[33554432, 524288, 300]]}}"#;
 use tests::server::{Server, OP, VIEW};
 use tests::*;
 
@@ -34,15 +38,15 @@ fn dashboard_end_to_end_in_headless_chromium() {
     require_io_uring!();
     let data = disk_tempdir();
     // Emulated drives that fail on purpose (root and FUSE): one fault of each kind for the
-    // verification view, a counterfeit for the fakecap view.
-    let drives: Vec<Emulator> = match [FAULTY_DRIVE, COUNTERFEIT_DRIVE]
+    // verification view, a counterfeit for the fakecap view, a damaged one for the error map.
+    let drives: Vec<Emulator> = match [FAULTY_DRIVE, COUNTERFEIT_DRIVE, DAMAGED_DRIVE]
         .iter()
         .map(|m| Emulator::start(m))
         .collect()
     {
         Ok(d) => d,
         Err(why) => {
-            eprintln!("SKIP dashboard verify-fail and fakecap views: {why}");
+            eprintln!("SKIP dashboard verify-fail, fakecap and error-scan views: {why}");
             Vec::new()
         }
     };

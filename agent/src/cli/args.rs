@@ -176,8 +176,16 @@ pub struct RunArgs {
     /// Also read back every N written blocks during the run (with --verify).
     #[arg(long, value_name = "N")]
     pub verify_every: Option<u64>,
+    /// Error scan: go on past failed I/Os (EIO, short) and map every I/O by position
+    /// (at most 1024 cells: time per I/O, errors, slow I/Os), as HD Tune's error scan.
+    #[arg(long)]
+    pub scan: bool,
+    /// With --scan: an I/O at least this slow counts as slow (default 200ms).
+    #[arg(long, value_parser = duration_ms)]
+    pub scan_slow: Option<u64>,
     /// Run a named sequence instead of one workload: cdm, cdm-peak, atto, orion-matrix,
-    /// full-span, iometer-mix, snia-steady, fill, sustain, compress-probe, cache-recovery
+    /// full-span, iometer-mix, snia-steady, fill, sustain, compress-probe, cache-recovery,
+    /// fakecap, error-scan
     /// (and the single tests quick, seq1m-q8-read, ...). --size, --runtime, --rate, --bs,
     /// --count, --streams, --idle and --buffer-ms tune it; `sustain` exits 1 when the target
     /// cannot hold the rate.
@@ -252,10 +260,12 @@ impl RunArgs {
         flag("backend", self.backend.map(|x| x.to_string()));
         flag("seed", self.seed.map(|x| x.to_string()));
         flag("verify-every", self.verify_every.map(|x| x.to_string()));
+        flag("scan-slow", self.scan_slow.map(|x| format!("{x}ms")));
         for (name, on) in [
             ("cover-once", self.cover_once),
             ("buffered", self.buffered),
             ("end-fsync", self.end_fsync),
+            ("scan", self.scan),
         ] {
             flag(name, on.then(String::new));
         }
@@ -286,6 +296,8 @@ impl RunArgs {
             seed: self.seed.unwrap_or(defaults.seed),
             verify: self.verify,
             verify_every: self.verify_every,
+            scan: self.scan,
+            scan_slow_ms: self.scan_slow,
         }
     }
 }

@@ -100,6 +100,13 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     // after a failure or a stop.
     print!("{}", table::summary(&report));
     print!("{}", table::analysis(&report));
+    Ok(exit_code(&report))
+}
+
+/// The exit code of a finished run, with the reason on stderr: bad blocks and failed I/Os
+/// of a scan fail it whatever else happened (a failed or stopped run's read-back of what it
+/// did write still counts), then a sustain miss, a stop, a failure.
+fn exit_code(report: &shared::RunReport) -> ExitCode {
     let sustain_failed = report.analysis.sustain.as_ref().is_some_and(|s| !s.pass);
     if let Some(v) = report.analysis.verify.as_ref().filter(|v| !v.passed()) {
         // Bad blocks fail the run whatever else happened (a failed or stopped run's
@@ -108,9 +115,16 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             "diskscope: verification found {} bad block(s): what was read back is not what was written",
             v.bad.total()
         );
-        return Ok(ExitCode::FAILURE);
+        return ExitCode::FAILURE;
     }
-    Ok(match report.status {
+    let failed_ios: u64 = report.analysis.scan.iter().map(|m| m.error_ios()).sum();
+    if failed_ios > 0 {
+        eprintln!(
+            "diskscope: the error scan found {failed_ios} failed I/O(s): see the unreadable regions above"
+        );
+        return ExitCode::FAILURE;
+    }
+    match report.status {
         RunStatus::Completed if sustain_failed => {
             eprintln!("diskscope: the target did not sustain the required rate");
             ExitCode::FAILURE
@@ -129,5 +143,5 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             eprintln!("diskscope: error: {msg} (results up to the failure were written)");
             ExitCode::FAILURE
         }
-    })
+    }
 }

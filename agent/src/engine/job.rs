@@ -20,6 +20,7 @@ use crate::workload::offsets::OffsetGen;
 use crate::workload::pattern::Filler;
 use crate::workload::rng::Rng;
 use crate::workload::{JobPlan, Plan};
+use shared::analysis::scan::ScanMap;
 use shared::analysis::verify::Verify;
 use shared::analysis::SlowIo;
 use shared::{Backend, RunError};
@@ -48,6 +49,11 @@ pub enum JobMsg {
         end_ns: u64,
         error: Option<RunError>,
         fsync_ns: Option<u64>,
+    },
+    /// Before `Done`, from a job that scans: its map of I/Os by position.
+    Mapped {
+        job: usize,
+        map: ScanMap,
     },
     /// After `Done`, from a job that verifies: what its read-back found, and the error that
     /// ended the read-back early.
@@ -279,6 +285,10 @@ struct JobLoop<'a, B: IoBackend> {
     verifier: Option<Verifier>,
     /// Read-back completions of the round, checked once the backend is free again.
     read_back: Vec<(u32, i32)>,
+    /// Error scan: every I/O by position; failed ones are mapped, not the job's error.
+    map: Option<ScanMap>,
+    /// The map's slow threshold (ns).
+    slow_ns: u64,
 }
 
 impl<'a, B: IoBackend> JobLoop<'a, B> {
@@ -330,6 +340,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 .verify
                 .then(|| Verifier::new(jp.span.blocks, jp.verify_every)),
             read_back: Vec::with_capacity(depth as usize),
+            map: jp.scan.map(|(layout, ns)| {
+                let dir = if jp.read_pct == 100 { "read" } else { "write" };
+                ScanMap::new(dir, layout, jp.span.bs, ns / 1_000_000)
+            }),
+            slow_ns: jp.scan.map_or(u64::MAX, |(_, ns)| ns),
         }
     }
 
@@ -518,25 +533,46 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let rel = now.saturating_sub(ramp).saturating_sub(self.cur.start_ns);
         let mut reaped = 0u64;
         let verifying = self.verifier.is_some();
-        let (slots, free, inflight, error, cur, read_back) = (
+        let (slow_ns, map_writes) = (self.slow_ns, self.jp.read_pct < 100);
+        let scanning = self.jp.scan.is_some();
+        let (slots, free, inflight, error, cur, read_back, map) = (
             &self.slots,
             &mut self.free,
             &mut self.inflight,
             &mut self.error,
             &mut self.cur,
             &mut self.read_back,
+            &mut self.map,
         );
         self.b.reap(|slot, res| {
             let s = slots[slot as usize];
             *inflight -= 1;
             free.push(slot);
             let dir = if s.is_write { Dir::Write } else { Dir::Read };
-            if res < 0 || res as u64 != bs {
+            let failed = res < 0 || res as u64 != bs;
+            if failed && !scanning {
                 error.get_or_insert_with(|| completion_error(dir, s.offset, res, bs));
                 return;
             }
+            // A scan goes on: a failed write or read is mapped, a failed read-back is an
+            // unreadable block.
             if verifying && !s.is_write {
                 read_back.push((slot, res));
+            }
+            if failed {
+                if let Some(m) = map.as_mut().filter(|_| s.is_write == map_writes) {
+                    m.error(s.offset, (res < 0).then_some(-res));
+                }
+                return;
+            }
+            if let Some(m) = map
+                .as_mut()
+                .filter(|_| recording && s.is_write == map_writes)
+            {
+                let i = m.layout.cell_of(s.offset);
+                if let Some(c) = m.cells.get_mut(i) {
+                    c.io(now - s.submit_ns, slow_ns);
+                }
             }
             if recording {
                 let lat = now - s.submit_ns;
@@ -560,8 +596,12 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             self.last_done = Some(now);
         }
         if let Some(v) = &mut self.verifier {
-            for (slot, _) in self.read_back.drain(..) {
+            for (slot, res) in self.read_back.drain(..) {
                 let s = self.slots[slot as usize];
+                if res < 0 || res as u64 != self.bs {
+                    v.unreadable(s.offset, self.bs);
+                    continue;
+                }
                 v.checked(
                     self.b.buffers().get_mut(slot as usize),
                     s.offset,
@@ -599,6 +639,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 job: self.job,
                 stats: last,
             });
+        }
+        if let Some(map) = self.map.take() {
+            let _ = self.tx.send(JobMsg::Mapped { job: self.job, map });
         }
         let error = self.error.take();
         let skip = if error.is_some() {

@@ -311,6 +311,22 @@ impl Verifier {
         }
     }
 
+    /// A block whose read-back failed (an error scan goes on past it).
+    pub fn unreadable(&mut self, offset: u64, bs: u64) {
+        let b = BadBlock {
+            offset,
+            kind: BadKind::Unreadable,
+            written_for: None,
+            found_generation: None,
+            expected_generation: None,
+            step: None,
+        };
+        self.tally.record(offset, bs, Some(b));
+        if self.check.as_ref().is_some_and(|c| c.recorded) {
+            self.tally.v.interleaved_blocks += 1;
+        }
+    }
+
     /// Ends the read-back once its last read completed (nothing of it in flight).
     pub fn end_check(&mut self) {
         if self.check.take().is_some() {

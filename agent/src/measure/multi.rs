@@ -96,6 +96,11 @@ pub fn run_multi(
             acc.add(v);
             Some(acc)
         });
+    // Each target's scan is its own map (the cells are positions on that target).
+    report.analysis.scan = reports
+        .iter()
+        .flat_map(|(r, _)| r.analysis.scan.iter().cloned())
+        .collect();
     report.analysis =
         crate::analyze::analyze(&report, &AnalysisOptions::for_spec(&report.spec), None);
     Ok(report)

@@ -159,6 +159,8 @@ struct Sequence {
     warnings: Vec<String>,
     /// The verified steps' read-backs, added up (bad blocks name their step).
     verify: Option<shared::analysis::verify::Verify>,
+    /// The error scans' maps, by step.
+    scan: Vec<shared::analysis::scan::ScanMap>,
 }
 
 impl Default for Sequence {
@@ -179,6 +181,7 @@ impl Default for Sequence {
             io_path: None,
             warnings: Vec::new(),
             verify: None,
+            scan: Vec::new(),
         }
     }
 }
@@ -324,6 +327,12 @@ impl Sequence {
             }
         }
         let verify = self.add_verify(&r);
+        let step = self.steps.len() as u32;
+        self.scan
+            .extend(r.analysis.scan.iter().cloned().map(|mut m| {
+                m.step = Some(step);
+                m
+            }));
         self.steps.push(StepReport {
             verify,
             io_path,
@@ -406,6 +415,7 @@ impl Sequence {
             .map_or(0, |p| p.worker_threads);
         report.environment.warnings.extend(self.warnings);
         report.analysis.verify = self.verify;
+        report.analysis.scan = self.scan;
         report.analysis = crate::analyze::analyze(&report, opts, self.spill.as_mut());
         if let Some(sp) = self.spill.as_mut() {
             if sp.flush().is_ok() {

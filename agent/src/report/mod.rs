@@ -55,6 +55,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         steps: Vec::new(),
         analysis: shared::analysis::Analysis {
             verify: outcome.verify,
+            scan: outcome.scan.into_iter().collect(),
             ..Default::default()
         },
         timeline: Some(outcome.timeline),

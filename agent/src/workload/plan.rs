@@ -38,6 +38,10 @@ pub struct JobPlan {
     /// end; `verify_every`: also every N writes (at most the job's span in blocks).
     pub verify: bool,
     pub verify_every: Option<u64>,
+    /// Error scan: the cells of the plan's whole span (the same for every job, so their
+    /// maps add up cell by cell) and the slow threshold in ns; failed I/Os are mapped, not
+    /// fatal.
+    pub scan: Option<(shared::analysis::scan::Layout, u64)>,
     /// Keeps the type constructible only here.
     _validated: (),
 }
@@ -88,6 +92,15 @@ impl Plan {
             };
             RateCap::new(ios / n as f64)
         });
+        let scan = spec.scan.then(|| {
+            let slow = spec
+                .scan_slow_ms
+                .unwrap_or(shared::analysis::scan::DEFAULT_SLOW_MS);
+            (
+                shared::analysis::scan::Layout::new(start, blocks * spec.bs, spec.bs),
+                slow * 1_000_000,
+            )
+        });
         let jobs = (0..spec.jobs)
             .map(|j| {
                 let j64 = u64::from(j);
@@ -120,6 +133,7 @@ impl Plan {
                     end_fsync: spec.end_fsync,
                     verify: spec.verify,
                     verify_every: spec.verify_every,
+                    scan,
                     _validated: (),
                 }
             })

@@ -378,4 +378,3 @@ fn RunCharts(
             </div>
     }
 }
-

@@ -2,12 +2,13 @@
 //! verdict, the read-back of verified writes, and the error scan's map by position.
 
 use leptos::prelude::*;
+use shared::analysis::scan::ScanMap;
 use shared::analysis::verify::FakeCap;
 use shared::analysis::Verdict;
 use shared::api::RunInfo;
 use shared::units::format_bytes;
 
-/// Every trust panel the run has, in reading order: capacity, read-back.
+/// Every trust panel the run has, in reading order: capacity, read-back, error maps.
 pub fn panels(r: Option<RunInfo>) -> Option<impl IntoView> {
     let r = r?;
     let fakecap = r
@@ -15,7 +16,92 @@ pub fn panels(r: Option<RunInfo>) -> Option<impl IntoView> {
         .as_ref()
         .and_then(|a| a.fakecap.clone())
         .map(|f| view! { <FakeCapView f/> });
-    Some(view! { {fakecap} {verify_panel(&r)} })
+    let steps: Vec<String> = r.steps.iter().map(|s| s.name.clone()).collect();
+    let maps = r
+        .analysis
+        .as_ref()
+        .map(|a| a.scan.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| {
+            let name = m.step.and_then(|i| steps.get(i as usize).cloned());
+            view! { <ScanMapView m name/> }
+        })
+        .collect_view();
+    Some(view! { {fakecap} {verify_panel(&r)} {maps} })
+}
+
+/// An error scan's map: a grid of cells by position (HD Tune), coloured by time per I/O,
+/// errors red; the scale, and the unreadable and slow regions in a table.
+#[component]
+fn ScanMapView(m: ScanMap, name: Option<String>) -> impl IntoView {
+    use crate::scanmap::{colour, look, scale};
+    use shared::analysis::scan::RegionKind;
+    let sc = scale(&m);
+    let cols = m.cells.len().clamp(1, 64);
+    let grid_style = format!("grid-template-columns: repeat({cols}, 1fr)");
+    let cells = (0..m.cells.len())
+        .map(|i| {
+            let l = look(&m, i, sc);
+            view! { <div class=l.class style=format!("background: {}", l.colour) title=l.title></div> }
+        })
+        .collect_view();
+    let regions = m.regions();
+    let failed = m.error_ios() > 0;
+    let (word, class) = if failed {
+        ("ERRORS", "scan verify fail")
+    } else if regions.is_empty() {
+        ("OK", "scan verify pass")
+    } else {
+        ("SLOW REGIONS", "scan verify")
+    };
+    let rows = regions
+        .iter()
+        .map(|r| {
+            let kind = match r.kind {
+                RegionKind::Unreadable => "unreadable",
+                RegionKind::Slow => "slow",
+            };
+            view! {
+                <tr class=format!("region-{kind}")>
+                    <td>{kind}</td><td>{r.start}</td><td>{r.start + r.len}</td>
+                    <td>{format_bytes(r.len)}</td><td>{r.ios}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let listed = !regions.is_empty();
+    let title = match name {
+        Some(n) => format!("Error scan, {n}: "),
+        None => format!("Error scan ({}): ", m.dir),
+    };
+    let legend = format!(
+        "background: linear-gradient(to right, {}, {}, {})",
+        colour(sc.0, sc.0, sc.1),
+        colour((sc.0 * sc.1).sqrt(), sc.0, sc.1),
+        colour(sc.1, sc.0, sc.1)
+    );
+    view! {
+        <section class=class data-dir=m.dir.clone()>
+            <h3>{title} <span class="verdict">{word}</span></h3>
+            <p>{m.summary_line()}</p>
+            <div class="scan-grid" style=grid_style>{cells}</div>
+            <div class="scan-legend">
+                <span>{format!("{:.2} ms", sc.0 / 1e3)}</span>
+                <span class="scale" style=legend></span>
+                <span>{format!("{} ms per I/O", m.slow_ms)}</span>
+                <span class="cell slow"></span><span>"slow"</span>
+                <span class="cell error"></span><span>"failed"</span>
+                <span class="cell unscanned"></span><span>"not scanned"</span>
+            </div>
+            <Show when=move || listed>
+                <table class="scan-regions">
+                    <thead><tr><th>"region"</th><th>"from (bytes)"</th><th>"to"</th><th>"size"</th><th>"I/Os"</th></tr></thead>
+                    <tbody>{rows.clone()}</tbody>
+                </table>
+            </Show>
+        </section>
+    }
 }
 
 /// The fakecap verdict: GENUINE / FAKE in large type, a bar of the claimed span with the
@@ -29,7 +115,8 @@ fn FakeCapView(f: FakeCap) -> impl IntoView {
     };
     let share = |b: u64| 100.0 * b as f64 / f.span_bytes.max(1) as f64;
     let usable_w = format!("width: {:.2}%", share(f.usable_bytes));
-    let offset = |o: Option<u64>| o.map_or("-".to_string(), |o| format!("{} ({o})", format_bytes(o)));
+    let offset =
+        |o: Option<u64>| o.map_or("-".to_string(), |o| format!("{} ({o})", format_bytes(o)));
     let alias = f.alias_bytes.map_or("-".to_string(), format_bytes);
     view! {
         <section class=class id="fakecap">
@@ -101,7 +188,7 @@ fn VerifyView(v: shared::analysis::verify::Verify, steps: usize) -> impl IntoVie
             <h3>"Verification: " <span class="verdict">{verdict}</span></h3>
             <p>{v.summary_line()}</p>
             <table class="verify-counts">
-                <thead><tr><th>"corrupt"</th><th>"misplaced"</th><th>"stale"</th><th>"unwritten"</th></tr></thead>
+                <thead><tr><th>"corrupt"</th><th>"misplaced"</th><th>"stale"</th><th>"unwritten"</th><th>"unreadable"</th></tr></thead>
                 <tbody><tr>{counts}</tr></tbody>
             </table>
             <Show when=move || listed>

@@ -7,6 +7,7 @@ mod cliff;
 mod fine;
 mod misc;
 mod recovery;
+pub mod scan;
 mod steady;
 mod sustain;
 mod thermal;
@@ -61,6 +62,9 @@ pub struct Analysis {
     /// `fakecap`: the capacity the read-back of unique blocks found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fakecap: Option<verify::FakeCap>,
+    /// Error scans (`scan`): the map by position of each scanned workload or step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scan: Vec<scan::ScanMap>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.

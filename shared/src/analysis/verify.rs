@@ -9,7 +9,9 @@
 //! - `misplaced`: a valid block written for another offset (the drive put it elsewhere, or
 //!   aliases offsets: fake capacity);
 //! - `stale`: a valid block for this offset, but from an older pass or another run (a lost
-//!   write: the drive acknowledged a write it did not keep).
+//!   write: the drive acknowledged a write it did not keep);
+//! - `unreadable`: the read failed (EIO); only an error scan (`scan`) goes on past it, any
+//!   other run ends on the error.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,14 +26,16 @@ pub enum BadKind {
     Misplaced,
     Stale,
     Unwritten,
+    Unreadable,
 }
 
 impl BadKind {
-    pub const ALL: [BadKind; 4] = [
+    pub const ALL: [BadKind; 5] = [
         BadKind::Corrupt,
         BadKind::Misplaced,
         BadKind::Stale,
         BadKind::Unwritten,
+        BadKind::Unreadable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -40,6 +44,7 @@ impl BadKind {
             BadKind::Misplaced => "misplaced",
             BadKind::Stale => "stale",
             BadKind::Unwritten => "unwritten",
+            BadKind::Unreadable => "unreadable",
         }
     }
 }
@@ -69,6 +74,8 @@ pub struct BadCounts {
     pub misplaced: u64,
     pub stale: u64,
     pub unwritten: u64,
+    #[serde(default)]
+    pub unreadable: u64,
 }
 
 impl BadCounts {
@@ -78,6 +85,7 @@ impl BadCounts {
             BadKind::Misplaced => self.misplaced,
             BadKind::Stale => self.stale,
             BadKind::Unwritten => self.unwritten,
+            BadKind::Unreadable => self.unreadable,
         }
     }
 
@@ -87,11 +95,12 @@ impl BadCounts {
             BadKind::Misplaced => self.misplaced += 1,
             BadKind::Stale => self.stale += 1,
             BadKind::Unwritten => self.unwritten += 1,
+            BadKind::Unreadable => self.unreadable += 1,
         }
     }
 
     pub fn total(&self) -> u64 {
-        self.corrupt + self.misplaced + self.stale + self.unwritten
+        self.corrupt + self.misplaced + self.stale + self.unwritten + self.unreadable
     }
 
     fn add(&mut self, o: &BadCounts) {
@@ -99,6 +108,7 @@ impl BadCounts {
         self.misplaced += o.misplaced;
         self.stale += o.stale;
         self.unwritten += o.unwritten;
+        self.unreadable += o.unreadable;
     }
 }
 
