@@ -176,6 +176,60 @@ fn fine<'a>(r: &'a RunReport, step: Option<&StepReport>) -> Option<Fine<'a>> {
     })
 }
 
+/// Every step's (or the run's) read and write figures, held against the path and the job
+/// threads' CPU.
+fn plausibility_of(r: &RunReport) -> analysis::plausible::Plausibility {
+    use analysis::plausible::Figure;
+    let mut figures = Vec::new();
+    let mut add = |label: String, spec: &shared::WorkloadSpec, s: &shared::RunSummary| {
+        for (dir, d) in [("read", &s.read), ("write", &s.write)] {
+            if d.ios > 0 {
+                figures.push(Figure {
+                    label: format!("{label}{dir}"),
+                    mb_s: d.mb_s,
+                    iops: d.iops,
+                    random: spec.rw.is_random(),
+                    bs: spec.bs,
+                });
+            }
+        }
+    };
+    // A served single workload is one step ("custom"): its figures are the run's.
+    if r.steps.len() <= 1 {
+        add(String::new(), &r.spec, &r.summary);
+    } else {
+        for st in &r.steps {
+            add(format!("step '{}' ", st.name), &st.spec, &st.summary);
+        }
+    }
+    let direct = r.spec.direct && r.steps.iter().all(|s| s.spec.direct);
+    analysis::plausible::plausibility(
+        r.environment.link.as_ref(),
+        r.environment.rotational,
+        direct,
+        &figures,
+        &r.samples,
+    )
+}
+
+/// Analyses `report` into its `analysis`, and adds what its figures flag about themselves
+/// (faster than the link or the device, limited by the load generator) to its warnings.
+pub fn finish(report: &mut RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) {
+    report.analysis = analyze(report, o, spill);
+    let flags = report
+        .analysis
+        .plausibility
+        .iter()
+        .flat_map(|p| &p.flags)
+        // A buffered run says so already (`report::build`).
+        .filter(|f| f.kind != analysis::plausible::FlagKind::PageCache);
+    for f in flags {
+        if !report.environment.warnings.contains(&f.message) {
+            report.environment.warnings.push(f.message.clone());
+        }
+    }
+}
+
 /// The analyses of `r`; `spill`, when given, holds every 10 ms bucket of the run (read
 /// only when the report's timeline is coarser).
 pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) -> Analysis {
@@ -202,6 +256,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
             failed_at,
         ));
     }
+    a.plausibility = Some(plausibility_of(r));
     if r.samples.is_empty() {
         return a;
     }

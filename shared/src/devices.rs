@@ -13,6 +13,58 @@ pub struct PcieLink {
     pub max_width: Option<u32>,
 }
 
+/// The link a device sits behind, and the most payload it can carry.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Link {
+    /// `pcie`, `sata`, `usb` or `emulated`.
+    pub kind: String,
+    /// As the user knows it: `PCIe 8.0 GT/s x4`, `SATA 6.0 Gbps`, `USB 5000 Mb/s`.
+    pub desc: String,
+    /// The link's payload ceiling in MB/s (10^6 bytes per second), after line encoding:
+    /// no transfer over it can be faster.
+    pub mb_s: f64,
+}
+
+impl Link {
+    /// A PCIe link from sysfs's `current_link_speed` (`8.0 GT/s PCIe`) and width: 8b/10b
+    /// encoding up to 5 GT/s, 128b/130b from 8 GT/s.
+    pub fn pcie(speed: &str, width: u32) -> Option<Link> {
+        let gt: f64 = speed.split_whitespace().next()?.parse().ok()?;
+        let enc = if gt < 8.0 { 0.8 } else { 128.0 / 130.0 };
+        (gt > 0.0 && width > 0).then(|| Link {
+            kind: "pcie".into(),
+            desc: format!("PCIe {gt:.1} GT/s x{width}"),
+            mb_s: gt * 1e3 * f64::from(width) * enc / 8.0,
+        })
+    }
+
+    /// A SATA link from `sata_spd` (`6.0 Gbps`; 8b/10b).
+    pub fn sata(spd: &str) -> Option<Link> {
+        let g: f64 = spd.split_whitespace().next()?.parse().ok()?;
+        (g > 0.0).then(|| Link {
+            kind: "sata".into(),
+            desc: format!("SATA {g:.1} Gbps"),
+            mb_s: g * 1e3 * 0.8 / 8.0,
+        })
+    }
+
+    /// A USB link from a USB device's `speed` in Mb/s (480, 5000, 10000, 20000): 8b/10b at
+    /// 5 Gb/s, 128b/132b above; USB 2's protocol carries about 35 MB/s of 60.
+    pub fn usb(mbit: &str) -> Option<Link> {
+        let m: f64 = mbit.trim().parse().ok()?;
+        let enc = match m {
+            m if m <= 480.0 => 0.6,
+            m if m <= 5000.0 => 0.8,
+            _ => 128.0 / 132.0,
+        };
+        (m > 0.0).then(|| Link {
+            kind: "usb".into(),
+            desc: format!("USB {m:.0} Mb/s"),
+            mb_s: m * enc / 8.0,
+        })
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct DeviceInfo {
     /// `/dev/nvme0n1`.
@@ -30,6 +82,9 @@ pub struct DeviceInfo {
     /// `nvme`, `sata/scsi`, `usb`, `virtio`, `loop`, `dm`, `md`, `mmc` or `unknown`.
     pub transport: String,
     pub pcie: Option<PcieLink>,
+    /// The link the device sits behind (PCIe, SATA, USB), when sysfs tells.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<Link>,
     pub partitions: Vec<String>,
     /// `name on mountpoint` for the device and its partitions.
     pub mounts: Vec<String>,
@@ -149,5 +204,22 @@ mod tests {
         );
         assert_eq!(c[1], "thermal throttling (T1) engaged 3 time(s)");
         assert_eq!(c[2], "temperature 41 °C before, 68 °C after");
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::Link;
+
+    #[test]
+    fn link_ceilings_follow_the_encoding() {
+        let l = Link::pcie("8.0 GT/s PCIe", 4).expect("pcie");
+        assert!((l.mb_s - 3938.5).abs() < 1.0, "{l:?}");
+        assert_eq!(l.desc, "PCIe 8.0 GT/s x4");
+        assert_eq!(Link::pcie("2.5 GT/s PCIe", 1).map(|l| l.mb_s), Some(250.0));
+        assert_eq!(Link::sata("6.0 Gbps").map(|l| l.mb_s), Some(600.0));
+        assert_eq!(Link::usb("5000").map(|l| l.mb_s), Some(500.0));
+        assert_eq!(Link::usb("480").map(|l| l.mb_s), Some(36.0));
+        assert!(Link::sata("<unknown>").is_none());
     }
 }

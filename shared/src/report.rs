@@ -93,6 +93,13 @@ pub struct Environment {
     /// For a file target: its filesystem, free space and whether O_DIRECT works there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filesystem: Option<crate::devices::FsInfo>,
+    /// The link between host and medium (the device's PCIe, SATA or USB link; the
+    /// emulated drive's `link_mb_s`), which no figure of the run can exceed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::devices::Link>,
+    /// The device spins (a rotating disk; virtual devices' claims are not taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
     /// What backed the I/O buffers and what the kernel did with the I/Os, measured during
     /// the run (for a preset: over all its steps).
     #[serde(default, skip_serializing_if = "Option::is_none")]

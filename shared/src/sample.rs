@@ -98,6 +98,10 @@ pub struct Sample {
     /// Per target, for a run over several targets at once (this sample is their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartSample>,
+    /// The busiest job thread's CPU time over the window, in percent: near 100 the load
+    /// generator, not the target, sets the pace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_cpu_pct: Option<f64>,
 }
 
 /// One target's share of an interval in a multi-target run.
@@ -131,6 +135,12 @@ impl Sample {
         self.offset_hi = self.offset_hi.max(next.offset_hi);
         self.temp_c = match (self.temp_c, next.temp_c) {
             (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.job_cpu_pct = match (self.job_cpu_pct, next.job_cpu_pct) {
+            (Some(a), Some(b)) if t_self + t_next > 0.0 => {
+                Some((a * t_self + b * t_next) / (t_self + t_next))
+            }
             (a, b) => a.or(b),
         };
         // Rates times their window are amounts: the joined rate is their time-weighted mean.

@@ -272,6 +272,14 @@ try {
     const usable = await page.locator('#fakecap .usable-bytes').textContent();
     check(usable.trim() === '24 MiB', `the usable capacity reads ${usable}, not 24 MiB`);
     await page.screenshot({ path: `${shots}/fakecap.png`, fullPage: true });
+
+    step = 'a buffered re-read behind a 300 MB/s link is flagged faster than the link';
+    await runToEnd(page, { target: counterfeit, name: 'e2e cached read',
+      spec: { rw: 'read', bs: 1048576, size: 16777216, loops: 10, direct: false } });
+    await page.locator('#warnings li', { hasText: 'faster than the link' }).waitFor(T);
+    check((await page.locator('#plausibility').textContent()).includes("of the link's 300 MB/s"),
+      'the plausibility line does not name the link');
+    await page.screenshot({ path: `${shots}/plausibility.png` });
   } else {
     console.log('SKIP dashboard fakecap step: no counterfeit emulated drive (needs root and FUSE)');
   }

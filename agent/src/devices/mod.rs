@@ -110,13 +110,38 @@ pub fn filesystem(target: &crate::target::TargetInfo) -> Option<shared::devices:
 pub struct Snapshot {
     device: Option<DeviceInfo>,
     filesystem: Option<shared::devices::FsInfo>,
+    link: Option<shared::devices::Link>,
+}
+
+/// The file beside a file target in which the emulated drive (`diskscope emulate`) publishes
+/// its link's MB/s, as it publishes its temperature in `hwmon/temp1_input`.
+pub const EMULATED_LINK_FILE: &str = "link_mb_s";
+
+/// The emulated link beside a file target, if any.
+fn emulated_link(target: &crate::target::TargetInfo) -> Option<shared::devices::Link> {
+    if target.kind != crate::target::TargetKind::File {
+        return None;
+    }
+    let text = std::fs::read_to_string(target.path.parent()?.join(EMULATED_LINK_FILE)).ok()?;
+    let mb_s: f64 = text.trim().parse().ok()?;
+    (mb_s > 0.0).then(|| shared::devices::Link {
+        kind: "emulated".into(),
+        desc: "emulated link".into(),
+        mb_s,
+    })
 }
 
 impl Snapshot {
     pub fn take(target: &crate::target::TargetInfo) -> Snapshot {
+        let device = under(target);
+        let link = device
+            .as_ref()
+            .and_then(|d| d.link.clone())
+            .or_else(|| emulated_link(target));
         Snapshot {
-            device: under(target),
+            device,
             filesystem: filesystem(target),
+            link,
         }
     }
 
@@ -134,6 +159,12 @@ impl Snapshot {
             }
             env.device_after = after;
         }
+        env.link = self.link;
+        env.rotational = self
+            .device
+            .as_ref()
+            .filter(|d| matches!(d.transport.as_str(), "sata/scsi" | "usb" | "nvme"))
+            .map(|d| d.rotational);
         env.device_before = self.device;
         env.filesystem = self.filesystem;
     }

@@ -2,7 +2,7 @@
 //! a parameter, so fixture trees (an NVMe drive, a SATA drive, a USB bridge, loop and dm
 //! devices) test it without the hardware.
 
-use shared::devices::{DeviceInfo, PcieLink};
+use shared::devices::{DeviceInfo, Link, PcieLink};
 use std::path::Path;
 
 fn read(p: &Path) -> Option<String> {
@@ -109,6 +109,7 @@ fn describe(block: &Path, name: &str, mountinfo: &str, swaps: &[String]) -> Opti
             (link != PcieLink::default()).then_some(link)
         })
         .flatten();
+    let link = link(transport, &real, pcie.as_ref());
     let partitions: Vec<String> = names_in(&dir)
         .into_iter()
         .filter(|p| dir.join(p).join("partition").exists())
@@ -162,6 +163,7 @@ fn describe(block: &Path, name: &str, mountinfo: &str, swaps: &[String]) -> Opti
         rotational: read(&dir.join("queue/rotational")).as_deref() == Some("1"),
         transport: transport.to_string(),
         pcie,
+        link,
         partitions,
         mounts,
         holders: held.iter().map(|(_, h)| h.clone()).collect(),
@@ -169,6 +171,29 @@ fn describe(block: &Path, name: &str, mountinfo: &str, swaps: &[String]) -> Opti
         in_use,
         health: None,
     })
+}
+
+/// The link in front of a device: its PCIe link (NVMe), the SATA link of the `ataN` port it
+/// hangs off (`ataN/linkN/ata_link/linkN/sata_spd`), or the USB device above it (the
+/// nearest ancestor with `speed` and `idVendor`).
+fn link(transport: &str, real: &Path, pcie: Option<&PcieLink>) -> Option<Link> {
+    if let Some(p) = pcie {
+        return Link::pcie(p.current_speed.as_deref()?, p.current_width?);
+    }
+    let mut up = real.ancestors();
+    match transport {
+        "usb" => up
+            .find(|a| a.join("speed").exists() && a.join("idVendor").exists())
+            .and_then(|a| Link::usb(&read(&a.join("speed"))?)),
+        "sata/scsi" => up
+            .find_map(|a| {
+                let n = a.file_name()?.to_str()?.strip_prefix("ata")?;
+                n.parse::<u32>().ok()?;
+                read(&a.join(format!("link{n}/ata_link/link{n}/sata_spd")))
+            })
+            .and_then(|spd| Link::sata(&spd)),
+        _ => None,
+    }
 }
 
 /// The swap devices listed in /proc/swaps text.
@@ -295,6 +320,9 @@ mod tests {
                 ("sda1/holders/md0/.keep", ""),
             ],
         );
+        let ata = f.root.path().join("devices/pci0000:00/0000:00:17.0/ata1");
+        std::fs::create_dir_all(ata.join("link1/ata_link/link1")).expect("mkdir");
+        std::fs::write(ata.join("link1/ata_link/link1/sata_spd"), "6.0 Gbps\n").expect("write");
         // USB bridge.
         f.device(
             "sdb",
@@ -306,6 +334,13 @@ mod tests {
                 ("device/model", "RTL9210B-CG"),
             ],
         );
+        let usb = f
+            .root
+            .path()
+            .join("devices/pci0000:00/0000:00:14.0/usb2/2-1");
+        for (k, v) in [("speed", "5000"), ("idVendor", "0bda")] {
+            std::fs::write(usb.join(k), format!("{v}\n")).expect("write");
+        }
         f.device(
             "loop3",
             "virtual/block/loop3",
@@ -384,6 +419,12 @@ mod tests {
         assert_eq!(sata.in_use, ["sda1 is held by md0"]);
 
         assert_eq!(by("sdb").transport, "usb");
+        let mb_s = |n: &str| by(n).link.as_ref().map(|l| (l.kind.clone(), l.mb_s));
+        assert_eq!(mb_s("sda"), Some(("sata".into(), 600.0)));
+        assert_eq!(mb_s("sdb"), Some(("usb".into(), 500.0)));
+        let nv = mb_s("nvme0n1").expect("pcie link");
+        assert!((nv.1 - 7876.9).abs() < 1.0, "{nv:?}");
+        assert_eq!(mb_s("loop3"), None);
         let lp = by("loop3");
         assert_eq!(
             (lp.transport.as_str(), lp.logical_block_size),

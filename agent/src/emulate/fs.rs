@@ -17,6 +17,8 @@ const ROOT: INodeNo = INodeNo::ROOT;
 const DISK: INodeNo = INodeNo(2);
 const HWMON: INodeNo = INodeNo(3);
 const TEMP: INodeNo = INodeNo(4);
+/// `link_mb_s`: the model's link cap, present when it has one.
+const LINK: INodeNo = INodeNo(5);
 const TTL: Duration = Duration::from_secs(1);
 /// Below this, a request returns at once and the device clock carries the debt (sleeping
 /// costs more than it is worth); the average rate stays exact.
@@ -51,6 +53,7 @@ impl EmulatedSsd {
             ROOT | HWMON => (FileType::Directory, 0, 0o755),
             DISK => (FileType::RegularFile, self.device().model.capacity, 0o644),
             TEMP => (FileType::RegularFile, 4096, 0o444),
+            LINK if self.device().model.link_mbps > 0.0 => (FileType::RegularFile, 4096, 0o444),
             _ => return None,
         };
         Some(FileAttr {
@@ -96,6 +99,7 @@ impl Filesystem for EmulatedSsd {
             (ROOT, Some("disk.img")) => DISK,
             (ROOT, Some("hwmon")) => HWMON,
             (HWMON, Some("temp1_input")) => TEMP,
+            (ROOT, Some(crate::devices::EMULATED_LINK_FILE)) => LINK,
             _ => return reply.error(Errno::ENOENT),
         };
         match self.attr(ino) {
@@ -111,8 +115,14 @@ impl Filesystem for EmulatedSsd {
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         match ino {
+            // A buffered open goes through the host's page cache, as on any filesystem: what
+            // it reads again comes from RAM, faster than the drive's link (what plausibility
+            // flags must catch).
+            DISK if flags.0 & libc::O_DIRECT == 0 => {
+                reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE)
+            }
             // Every I/O reaches the model (no page cache in between), and writes may be in
             // flight together (the kernel otherwise serializes direct writes per file, and
             // the daemon's overhead would add to every I/O's time).
@@ -120,7 +130,7 @@ impl Filesystem for EmulatedSsd {
                 FileHandle(0),
                 FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES,
             ),
-            TEMP => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            TEMP | LINK => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
             _ => reply.error(Errno::EISDIR),
         }
     }
@@ -151,8 +161,12 @@ impl Filesystem for EmulatedSsd {
                     Err(_) => reply.error(Errno::EIO),
                 }
             }
-            TEMP => {
-                let text = self.temp_text();
+            TEMP | LINK => {
+                let text = if ino == TEMP {
+                    self.temp_text()
+                } else {
+                    format!("{}\n", self.device().model.link_mbps)
+                };
                 let b = text.as_bytes();
                 let start = (offset as usize).min(b.len());
                 let end = (start + size as usize).min(b.len());
@@ -212,6 +226,11 @@ impl Filesystem for EmulatedSsd {
                 (ROOT, FileType::Directory, ".."),
                 (DISK, FileType::RegularFile, "disk.img"),
                 (HWMON, FileType::Directory, "hwmon"),
+                (
+                    LINK,
+                    FileType::RegularFile,
+                    crate::devices::EMULATED_LINK_FILE,
+                ),
             ],
             HWMON => &[
                 (HWMON, FileType::Directory, "."),

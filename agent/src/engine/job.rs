@@ -289,6 +289,8 @@ struct JobLoop<'a, B: IoBackend> {
     map: Option<ScanMap>,
     /// The map's slow threshold (ns).
     slow_ns: u64,
+    /// The job thread's CPU time at the start of the current interval.
+    cpu_mark: Option<u64>,
 }
 
 impl<'a, B: IoBackend> JobLoop<'a, B> {
@@ -345,7 +347,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 ScanMap::new(dir, layout, jp.span.bs, ns / 1_000_000)
             }),
             slow_ns: jp.scan.map_or(u64::MAX, |(_, ns)| ns),
+            cpu_mark: None,
         }
+    }
+
+    /// The thread's CPU time since the last call (once per interval: one vDSO or syscall
+    /// clock read), `None` when the clock cannot be read.
+    fn cpu_since_mark(&mut self) -> Option<u64> {
+        let now = thread_cpu_ns()?;
+        let used = now.saturating_sub(self.cpu_mark.unwrap_or(now));
+        self.cpu_mark = Some(now);
+        Some(used)
     }
 
     #[inline]
@@ -359,7 +371,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         while now >= self.boundary {
             let start = self.boundary - ramp;
             let next = IntervalStats::new(self.cur.index + 1, start, start + interval);
-            let done = std::mem::replace(&mut self.cur, next);
+            let mut done = std::mem::replace(&mut self.cur, next);
+            done.cpu_ns = self.cpu_since_mark();
             let _ = self.tx.send(JobMsg::Interval {
                 job: self.job,
                 stats: done,
@@ -383,6 +396,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         loop {
             if !self.recording && self.now >= self.shared.ramp_ns {
                 self.recording = true;
+                self.cpu_mark = thread_cpu_ns();
                 self.remaining = self.jp.ios;
             }
             self.stopping = self.stopping
@@ -635,6 +649,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             let last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
             let mut last = last;
             last.end_ns = end_ns.max(last.start_ns);
+            last.cpu_ns = self.cpu_since_mark();
             let _ = self.tx.send(JobMsg::Interval {
                 job: self.job,
                 stats: last,
@@ -710,6 +725,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             error: self.error,
         });
     }
+}
+
+/// CPU time of the calling thread (ns).
+fn thread_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 fn submit_error(e: &std::io::Error) -> RunError {

@@ -78,8 +78,8 @@ pub fn run(
     let mut fine = outcome.fine.take();
     let mut report = report::build(&plan, outcome, started);
     snapshot.finish(&mut report.environment, report.summary.write.bytes);
-    report.analysis = crate::analyze::analyze(
-        &report,
+    crate::analyze::finish(
+        &mut report,
         &AnalysisOptions::for_spec(plan.spec()),
         fine.as_mut(),
     );
@@ -89,11 +89,4 @@ pub fn run(
         }
     }
     Ok(report)
-}
-
-fn with_snapshot(mut r: RunReport, s: Option<crate::devices::Snapshot>) -> RunReport {
-    if let Some(s) = s {
-        s.finish(&mut r.environment, r.summary.write.bytes);
-    }
-    r
 }

@@ -101,8 +101,8 @@ pub fn run_multi(
         .iter()
         .flat_map(|(r, _)| r.analysis.scan.iter().cloned())
         .collect();
-    report.analysis =
-        crate::analyze::analyze(&report, &AnalysisOptions::for_spec(&report.spec), None);
+    let opts = AnalysisOptions::for_spec(&report.spec);
+    crate::analyze::finish(&mut report, &opts, None);
     Ok(report)
 }
 

@@ -2,7 +2,7 @@
 //! are sampled as idle intervals, each step gets its summary, and the run is bounded like a
 //! single one (`stats::series`, `stats::fine`).
 
-use super::{plan_on, with_snapshot, MeasureError};
+use super::{plan_on, MeasureError};
 use crate::presets::AnalysisOptions;
 use crate::report;
 use crate::runner::{self, Observer};
@@ -100,7 +100,7 @@ pub fn run_steps(
             rounds.push(report.summary.read.iops + report.summary.write.iops);
             seq.add_step(&step.name, round, index, report, fine, &mut first);
             if !go_on {
-                return Ok(with_snapshot(seq.finish(first, opts, observer), snapshot));
+                return Ok(seq.finish(first, opts, observer, snapshot));
             }
             match step.until_steady {
                 Some(max) if (rounds.len() as u32) < max => {
@@ -115,7 +115,7 @@ pub fn run_steps(
             break;
         }
     }
-    Ok(with_snapshot(seq.finish(first, opts, observer), snapshot))
+    Ok(seq.finish(first, opts, observer, snapshot))
 }
 
 /// Passes a step's samples on with the run's `seq`, time and byte counts.
@@ -327,12 +327,7 @@ impl Sequence {
             }
         }
         let verify = self.add_verify(&r);
-        let step = self.steps.len() as u32;
-        self.scan
-            .extend(r.analysis.scan.iter().cloned().map(|mut m| {
-                m.step = Some(step);
-                m
-            }));
+        self.add_scan(&r);
         self.steps.push(StepReport {
             verify,
             io_path,
@@ -362,6 +357,16 @@ impl Sequence {
         }
     }
 
+    /// The step's error-scan map, naming the step.
+    fn add_scan(&mut self, r: &RunReport) {
+        let step = self.steps.len() as u32;
+        self.scan
+            .extend(r.analysis.scan.iter().cloned().map(|mut m| {
+                m.step = Some(step);
+                m
+            }));
+    }
+
     /// The step's read-back, its bad blocks naming the step, added to the run's.
     fn add_verify(&mut self, r: &RunReport) -> Option<shared::analysis::verify::Verify> {
         let mut v = r.analysis.verify.clone()?;
@@ -381,6 +386,7 @@ impl Sequence {
         first: Option<RunReport>,
         opts: &AnalysisOptions,
         observer: &mut dyn Observer,
+        snapshot: Option<crate::devices::Snapshot>,
     ) -> RunReport {
         let mut report = first.unwrap_or_else(|| RunReport {
             protocol_version: shared::PROTOCOL_VERSION,
@@ -416,7 +422,11 @@ impl Sequence {
         report.environment.warnings.extend(self.warnings);
         report.analysis.verify = self.verify;
         report.analysis.scan = self.scan;
-        report.analysis = crate::analyze::analyze(&report, opts, self.spill.as_mut());
+        // The device before and after, and the link the analyses hold the figures against.
+        if let Some(snap) = snapshot {
+            snap.finish(&mut report.environment, report.summary.write.bytes);
+        }
+        crate::analyze::finish(&mut report, opts, self.spill.as_mut());
         if let Some(sp) = self.spill.as_mut() {
             if sp.flush().is_ok() {
                 observer.exact_timeline(sp);
@@ -477,7 +487,7 @@ mod tests {
             assert!(r.samples.len() < intervals as usize || intervals < 64);
             seq.add_step(&format!("step {index}"), None, index, r, None, &mut first);
         }
-        let report = seq.finish(first, &AnalysisOptions::default(), &mut Quiet);
+        let report = seq.finish(first, &AnalysisOptions::default(), &mut Quiet, None);
         assert_eq!(report.summary.samples, 5030);
         assert_eq!(report.steps[0].samples, 5000);
         assert_eq!(report.steps[1].first_seq, 5000);

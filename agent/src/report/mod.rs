@@ -41,6 +41,8 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         device_before: None,
         device_after: None,
         filesystem: None,
+        link: None,
+        rotational: None,
         io_path: Some(outcome.io_path),
     };
     RunReport {

@@ -143,6 +143,7 @@ pub fn analysis(r: &RunReport) -> String {
         .map(|f| f.summary_line())
         .chain(r.analysis.verify.iter().map(|v| v.summary_line()))
         .chain(r.analysis.scan.iter().map(|m| m.summary_line()))
+        .chain(r.analysis.plausibility.iter().map(|p| p.summary_line()))
         .chain(r.analysis.summary_lines())
         .collect();
     if !lines.is_empty() {

@@ -37,6 +37,8 @@ pub struct IntervalStats {
     pub offset_hi: u64,
     /// Bytes per 10 ms, completion gaps, slow I/Os.
     pub fine: FineStats,
+    /// CPU time the job thread used in the window (merged: the busiest job's).
+    pub cpu_ns: Option<u64>,
 }
 
 impl IntervalStats {
@@ -49,6 +51,7 @@ impl IntervalStats {
             write: DirCounters::default(),
             offset_lo: u64::MAX,
             offset_hi: 0,
+            cpu_ns: None,
             // Sized for the window now, so recording a completion never allocates (only
             // I/Os drained past the end of the job's last interval can grow it).
             fine: FineStats {

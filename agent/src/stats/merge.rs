@@ -100,6 +100,7 @@ impl Merger {
                 acc.start_ns = acc.start_ns.min(stats.start_ns);
                 acc.end_ns = acc.end_ns.max(stats.end_ns);
                 acc.fine.merge(&stats.fine);
+                acc.cpu_ns = acc.cpu_ns.max(stats.cpu_ns);
             }
             None => {
                 self.pending.insert(stats.index, stats);
@@ -153,6 +154,10 @@ impl Merger {
             temp_c: None,
             step: 0,
             parts: Vec::new(),
+            job_cpu_pct: s
+                .cpu_ns
+                .filter(|_| window > 0)
+                .map(|c| (c as f64 / window as f64 * 100.0).min(100.0)),
         };
         self.next_seq += 1;
         sample

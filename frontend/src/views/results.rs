@@ -159,6 +159,9 @@ fn RunHead(r: RunInfo) -> impl IntoView {
         </p>
         {r.error.clone().map(|e| view! { <p class="banner error" role="alert">{e.message}</p> })}
         {r.environment.clone().map(|env| view! { <EnvironmentLine env/> })}
+        {r.analysis.as_ref().and_then(|a| a.plausibility.clone()).map(|p| view! {
+            <p class="meta environment" id="plausibility">{p.summary_line()}</p>
+        })}
         {(!r.targets.is_empty()).then(|| view! { <TargetsTable targets=r.targets.clone()/> })}
         <SummaryTable rows/>
     }

@@ -6,6 +6,7 @@
 mod cliff;
 mod fine;
 mod misc;
+pub mod plausible;
 mod recovery;
 pub mod scan;
 mod steady;
@@ -65,6 +66,9 @@ pub struct Analysis {
     /// Error scans (`scan`): the map by position of each scanned workload or step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scan: Vec<scan::ScanMap>,
+    /// The figures held against the link, the device and the load generator's CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plausibility: Option<plausible::Plausibility>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.
