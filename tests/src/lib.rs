@@ -396,6 +396,13 @@ impl Emulator {
         Err("the emulated SSD did not appear within 5 s".into())
     }
 
+    /// [`Emulator::start`], or `None` after saying on stderr that `what` is skipped and why.
+    pub fn start_or_skip(model: &str, what: &str) -> Option<Emulator> {
+        Emulator::start(model)
+            .map_err(|why| eprintln!("SKIP {what}: {why}"))
+            .ok()
+    }
+
     pub fn disk(&self) -> PathBuf {
         self.dir.path().join("disk.img")
     }

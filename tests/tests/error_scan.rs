@@ -24,9 +24,7 @@ fn damaged() -> Option<Emulator> {
         SLOW.0,
         SLOW.1
     );
-    Emulator::start(&model)
-        .map_err(|why| eprintln!("SKIP error scan (emulated damage): {why}"))
-        .ok()
+    Emulator::start_or_skip(&model, "error scan (emulated damage)")
 }
 
 /// With 64 KiB I/Os: 1024 cells of 64 KiB; 16 failed I/Os over the bad MiB, 8 slow ones

@@ -17,9 +17,7 @@ fn counterfeit() -> Option<Emulator> {
         r#"{{"capacity": {CLAIMED}, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
             "faults": {{"wrap_bytes": {REAL}}}}}"#
     );
-    Emulator::start(&model)
-        .map_err(|why| eprintln!("SKIP fakecap (emulated counterfeit): {why}"))
-        .ok()
+    Emulator::start_or_skip(&model, "fakecap (emulated counterfeit)")
 }
 
 /// A drive that wraps at REAL: the low CLAIMED - REAL bytes hold blocks written for higher

@@ -12,11 +12,10 @@ use tests::*;
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn behind_a_slow_link() -> Option<Emulator> {
-    Emulator::start(
+    Emulator::start_or_skip(
         r#"{"capacity": 67108864, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000, "link_mbps": 300}"#,
+        "plausibility (emulated link)",
     )
-    .map_err(|why| eprintln!("SKIP plausibility (emulated link): {why}"))
-    .ok()
 }
 
 fn kinds(r: &shared::RunReport) -> Vec<FlagKind> {

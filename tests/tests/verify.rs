@@ -34,13 +34,7 @@ fn faulty_drive(unit: u64) -> Option<Emulator> {
         from = MOVED_FROM * P,
         to = MOVED_TO * P,
     );
-    match Emulator::start(&model) {
-        Ok(e) => Some(e),
-        Err(why) => {
-            eprintln!("SKIP verify (emulated faults): {why}");
-            None
-        }
-    }
+    Emulator::start_or_skip(&model, "verify (emulated faults)")
 }
 
 /// What the read-back must say of blocks of `bs` bytes: (kind, block offset) for each fault.
