@@ -212,6 +212,25 @@ fn plausibility_of(r: &RunReport) -> analysis::plausible::Plausibility {
     )
 }
 
+/// The statistics of a repeated run over its passes (`StepReport::pass`): per step when a
+/// pass has several (a preset), else for the workload.
+fn repeat_of(r: &RunReport) -> Option<analysis::repeat::Repeat> {
+    let passes = r.steps.iter().filter_map(|s| s.pass).max()?;
+    let per_pass = r.steps.iter().filter(|s| s.pass == Some(1)).count();
+    let mut by_pass = vec![Vec::new(); passes as usize];
+    for st in &r.steps {
+        let Some(p) = st.pass else { continue };
+        let step = (per_pass > 1).then(|| st.name.clone());
+        by_pass[p as usize - 1].extend(
+            analysis::repeat::pass_metrics(&st.summary)
+                .into_iter()
+                .map(|(name, v)| (step.clone(), name, v)),
+        );
+    }
+    by_pass.retain(|p| !p.is_empty());
+    Some(analysis::repeat::repeat_stats(&by_pass))
+}
+
 /// Analyses `report` into its `analysis`, and adds what its figures flag about themselves
 /// (faster than the link or the device, limited by the load generator) to its warnings.
 pub fn finish(report: &mut RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) {
@@ -223,9 +242,25 @@ pub fn finish(report: &mut RunReport, o: &AnalysisOptions, spill: Option<&mut Sp
         .flat_map(|p| &p.flags)
         // A buffered run says so already (`report::build`).
         .filter(|f| f.kind != analysis::plausible::FlagKind::PageCache);
-    for f in flags {
-        if !report.environment.warnings.contains(&f.message) {
-            report.environment.warnings.push(f.message.clone());
+    let mut warnings: Vec<String> = flags.map(|f| f.message.clone()).collect();
+    if let Some(rep) = &report.analysis.repeat {
+        let noisy: Vec<String> = rep
+            .noisy()
+            .map(|m| format!("{} {:.1} %", m.label(), m.stat.cv_pct))
+            .collect();
+        if !noisy.is_empty() {
+            warnings.push(format!(
+                "repeat: {} of {} figures vary by more than {} % between passes (CV): {}; a difference between runs smaller than that is noise",
+                noisy.len(),
+                rep.metrics.len(),
+                analysis::repeat::CV_WARN_PCT,
+                noisy.iter().take(6).cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    for w in warnings {
+        if !report.environment.warnings.contains(&w) {
+            report.environment.warnings.push(w);
         }
     }
 }
@@ -257,6 +292,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
         ));
     }
     a.plausibility = Some(plausibility_of(r));
+    a.repeat = repeat_of(r);
     if r.samples.is_empty() {
         return a;
     }

@@ -220,6 +220,7 @@ fn step(name: impl Into<String>, spec: WorkloadSpec) -> Step {
         spec,
         pause_before_ms: 0,
         until_steady: None,
+        pass: None,
     }
 }
 

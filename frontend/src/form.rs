@@ -377,6 +377,21 @@ impl SpecForm {
     }
 }
 
+/// The New-test form's "Repeat" field: empty is one pass; else 1..=1000 passes.
+pub fn parse_repeat(text: &str) -> Result<Option<u32>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    match t.parse::<u32>() {
+        Ok(n) if (1..=shared::steps::MAX_REPEAT).contains(&n) => Ok(Some(n)),
+        _ => Err(format!(
+            "repeat = {t}: give a number of passes, 1..{}",
+            shared::steps::MAX_REPEAT
+        )),
+    }
+}
+
 /// The form field that shows a validator error on spec field `field`.
 fn form_key(field: &str) -> &'static str {
     match field {
@@ -526,6 +541,14 @@ pub fn zoom_range(from: &str, to: &str, interval_ms: u64) -> Result<(u64, u64), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeat_takes_a_number_of_passes() {
+        assert_eq!(parse_repeat(" "), Ok(None));
+        assert_eq!(parse_repeat("5"), Ok(Some(5)));
+        assert!(parse_repeat("0").is_err_and(|e| e.starts_with("repeat = 0")));
+        assert!(parse_repeat("five").is_err());
+    }
 
     #[test]
     fn a_spec_survives_the_form_round_trip() {

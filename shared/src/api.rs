@@ -51,6 +51,13 @@ pub struct CreateRun {
     /// here (the dashboard asks the user to type it).
     #[serde(default)]
     pub confirm: Option<String>,
+    /// Run the workload or preset this many times as one run, with statistics per metric
+    /// (`analysis.repeat`); 1..=1000.
+    #[serde(default)]
+    pub repeat: Option<u32>,
+    /// Idle time before each pass after the first.
+    #[serde(default)]
+    pub repeat_idle_ms: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -18,6 +18,40 @@ pub struct Step {
     /// Repeat the step as rounds until the PTS steady-state rule holds, at most this many.
     #[serde(default)]
     pub until_steady: Option<u32>,
+    /// The pass (from 1) of a repeated run (`repeat`) this step belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<u32>,
+}
+
+/// A step's name with its pass, as the CLI and the dashboard list it.
+pub fn step_label(name: &str, pass: Option<u32>) -> String {
+    match pass {
+        Some(p) => format!("{name} (pass {p})"),
+        None => name.to_string(),
+    }
+}
+
+/// Most passes a repeated run can have.
+pub const MAX_REPEAT: u32 = 1000;
+
+/// `steps` repeated `n` times as passes 1..=n (one pass: unchanged), `idle_ms` of idle
+/// before every pass after the first.
+pub fn repeat_steps(steps: Vec<Step>, n: u32, idle_ms: u64) -> Vec<Step> {
+    if n <= 1 {
+        return steps;
+    }
+    let mut out = Vec::with_capacity(steps.len() * n as usize);
+    for pass in 1..=n {
+        for (i, s) in steps.iter().enumerate() {
+            let mut s = s.clone();
+            s.pass = Some(pass);
+            if i == 0 && pass > 1 {
+                s.pause_before_ms = s.pause_before_ms.max(idle_ms);
+            }
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// Knobs a preset takes (CLI flags, `"options"` in the API); each preset documents which.
@@ -127,6 +161,9 @@ pub struct StepReport {
     /// The step's read-back (write steps of a `verify` run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::analysis::verify::Verify>,
+    /// The pass of a repeated run (`Step::pass`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<u32>,
 }
 
 /// CrystalDiskMark's name for a test: `SEQ1M Q8T1`, `RND4K Q32T1`.

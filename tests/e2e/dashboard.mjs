@@ -299,6 +299,37 @@ try {
     console.log('SKIP dashboard error-scan step: no damaged emulated drive (needs root and FUSE)');
   }
 
+  step = 'two repeated runs from the form: statistics per metric, and compare says whether they differ';
+  for (const [name, depth] of [['e2e repeat A', '1'], ['e2e repeat B', '16']]) {
+    await page.click('#tab-new');
+    await page.selectOption('#preset', '');
+    await page.uncheck('#f-verify');
+    await page.selectOption('#f-rw', 'randread');
+    await page.fill('#f-bs', '4k');
+    await page.fill('#f-iodepth', depth);
+    await page.fill('#f-size', '32M');
+    await page.fill('#f-runtime', '300ms');
+    await page.fill('#repeat', 'x');
+    await page.locator('#repeat-error', { hasText: 'repeat = x' }).waitFor(T);
+    await page.fill('#repeat', '3');
+    await page.fill('#run-name', name);
+    await page.click('#start');
+    await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
+  }
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: 'e2e repeat B' }).first().locator('button.open').click();
+  await page.locator('#repeat h3', { hasText: 'Repeated 3 times' }).waitFor(T);
+  check(await page.locator('#repeat .repeat-stats tbody tr').count() === 4, 'the repeated run does not list 4 metrics');
+  check(await page.locator('#steps tbody tr', { hasText: '(pass 3)' }).count() === 1, 'the passes are not the steps');
+  await page.screenshot({ path: `${shots}/repeat.png`, fullPage: true });
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: 'e2e repeat A' }).first().locator('input.pick').check();
+  await page.locator('#history tr', { hasText: 'e2e repeat B' }).first().locator('input.pick').check();
+  await page.locator('#significance tbody tr').first().waitFor(T);
+  const verdict = await page.locator('#significance tbody tr', { hasText: 'read IOPS' }).locator('td').last().textContent();
+  check(/95 % CI \d+\.\d\d-\d+\.\d\d/.test(verdict), `the compare verdict reads "${verdict}"`);
+  await page.locator('#compare').screenshot({ path: `${shots}/compare-repeat.png` });
+
   step = 'a wrong token gets a clear message';
   const w = await open('wrong-token', `${base}/`);
   await w.evaluate(() => localStorage.clear());

@@ -148,6 +148,7 @@ impl From<ServiceError> for ApiError {
             ServiceError::SpecOrPreset(_)
             | ServiceError::PresetWithAlso(_)
             | ServiceError::NoSteps(_)
+            | ServiceError::BadRepeat(_)
             | ServiceError::Measure(MeasureError::NoTargets)
             | ServiceError::Preset(_)
             | ServiceError::Repeated(_)

@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one workload against a file or block device.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// The default benchmark (sequential 1 MiB and random 4 KiB, read and write) on a
     /// scratch file in the data directory.
     Quick(QuickArgs),
@@ -31,6 +31,17 @@ pub enum Command {
     /// List the block devices: model, serial, firmware, size, transport, PCIe link,
     /// partitions, mounts, holders, whether writes would be refused, health and temperature.
     Devices(DevicesArgs),
+    /// Compare two runs' JSON reports (--json): B over A per metric; with --repeat runs, the
+    /// ratio of means with a 95 % confidence interval.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline run's report.
+    pub a: PathBuf,
+    /// The run compared with it.
+    pub b: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -197,9 +208,14 @@ pub struct RunArgs {
     /// Parallel streams for sustain (the rate is shared among them).
     #[arg(long)]
     pub streams: Option<u32>,
-    /// Idle time between steps (cdm: 1s; cache-recovery: 30s).
+    /// Idle time between steps (cdm: 1s; cache-recovery: 30s), and between the passes of
+    /// --repeat.
     #[arg(long, value_parser = duration_ms)]
     pub idle: Option<u64>,
+    /// Run the workload or preset N times as one run, with mean, standard deviation, CV and
+    /// a 95 % confidence interval per metric (1..1000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
     /// The RAM buffer a sustain run may rely on, as time at the rate (default 1000).
     #[arg(long)]
     pub buffer_ms: Option<u64>,

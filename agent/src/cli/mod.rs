@@ -3,6 +3,7 @@
 //! into a [`shared::WorkloadSpec`], and reports errors as one line naming the bad value.
 
 mod args;
+mod compare;
 mod devices;
 mod emulate;
 mod outputs;
@@ -42,6 +43,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Serve(args) => serve::run(&args),
         Command::Emulate(args) => emulate::run(&args, cancel),
         Command::Devices(args) => devices::run(&args),
+        Command::Compare(args) => compare::run(&args),
     };
     finish(result)
 }

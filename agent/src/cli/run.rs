@@ -28,6 +28,9 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     let mut term: Option<Terminal> = None;
     let report = match &args.preset {
         None if args.target.len() > 1 => {
+            if let Some(n) = args.repeat.filter(|n| *n > 1) {
+                anyhow::bail!("--repeat {n}: repeated runs are on one target; give --target once");
+            }
             if let Some(p) = &args.timeline {
                 anyhow::bail!(
                     "--timeline {}: a run over several targets keeps no 10 ms timeline; give one --target",
@@ -48,7 +51,36 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             out.finish(&report)?;
             report
         }
+        None if args.repeat.is_some_and(|n| n > 1) => {
+            let spec = args.spec();
+            let step = shared::Step {
+                name: shared::steps::test_label(&spec),
+                spec: spec.clone(),
+                pause_before_ms: 0,
+                until_steady: None,
+                pass: None,
+            };
+            let steps = shared::steps::repeat_steps(
+                vec![step],
+                args.repeat.unwrap_or(1),
+                args.idle.unwrap_or(0),
+            );
+            let opts = presets::AnalysisOptions::for_spec(&spec);
+            run_sequence(
+                args,
+                &steps,
+                &opts,
+                &crate::target::Locator::path(first),
+                cancel,
+                &mut term,
+            )?
+        }
         None => {
+            if let Some(ms) = args.idle {
+                anyhow::bail!(
+                    "--idle {ms}ms: a single workload pauses only between the passes of --repeat N"
+                );
+            }
             let plan = measure::plan(&args.spec(), first)?;
             let term = term.insert(Terminal::new(&plan, args.quiet));
             let mut out = Outputs::for_args(term, args)?;
@@ -87,13 +119,12 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
             let mut at = crate::target::Locator::path(first);
             at.created = info.created;
-            let plans = measure::plan_steps(&built.steps, &at)?;
-            let names = built.steps.iter().map(|s| s.name.clone()).collect();
-            let term = term.insert(Terminal::for_steps(names, args.quiet));
-            let mut out = Outputs::for_args(term, args)?;
-            let report = measure::run_steps(plans, &built.analysis, cancel, &mut out)?;
-            out.finish(&report)?;
-            report
+            let steps = shared::steps::repeat_steps(
+                built.steps,
+                args.repeat.unwrap_or(1),
+                options.idle_ms.unwrap_or(0),
+            );
+            run_sequence(args, &steps, &built.analysis, &at, cancel, &mut term)?
         }
     };
     // Outputs were written first (`Outputs::finish`): whatever was measured is kept, also
@@ -101,6 +132,27 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     print!("{}", table::summary(&report));
     print!("{}", table::analysis(&report));
     Ok(exit_code(&report))
+}
+
+/// Runs `steps` as one run on `at`, with the terminal lines and output files of `args`.
+fn run_sequence(
+    args: &RunArgs,
+    steps: &[shared::Step],
+    opts: &presets::AnalysisOptions,
+    at: &crate::target::Locator,
+    cancel: Arc<AtomicBool>,
+    term: &mut Option<Terminal>,
+) -> anyhow::Result<shared::RunReport> {
+    let plans = measure::plan_steps(steps, at)?;
+    let names = steps
+        .iter()
+        .map(|s| shared::steps::step_label(&s.name, s.pass))
+        .collect();
+    let term = term.insert(Terminal::for_steps(names, args.quiet));
+    let mut out = Outputs::for_args(term, args)?;
+    let report = measure::run_steps(plans, opts, cancel, &mut out)?;
+    out.finish(&report)?;
+    Ok(report)
 }
 
 /// The exit code of a finished run, with the reason on stderr: bad blocks and failed I/Os

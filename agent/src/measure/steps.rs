@@ -98,7 +98,7 @@ pub fn run_steps(
             let report = report::build(&plan, outcome, started);
             let go_on = report.status == RunStatus::Completed;
             rounds.push(report.summary.read.iops + report.summary.write.iops);
-            seq.add_step(&step.name, round, index, report, fine, &mut first);
+            seq.add_step(&step, round, index, report, fine, &mut first);
             if !go_on {
                 return Ok(seq.finish(first, opts, observer, snapshot));
             }
@@ -247,7 +247,7 @@ impl Sequence {
 
     fn add_step(
         &mut self,
-        name: &str,
+        step: &Step,
         round: Option<u32>,
         index: u32,
         r: RunReport,
@@ -255,8 +255,8 @@ impl Sequence {
         first: &mut Option<RunReport>,
     ) {
         let name = match round {
-            Some(r) => format!("{name} {r}"),
-            None => name.to_string(),
+            Some(r) => format!("{} {r}", step.name),
+            None => step.name.clone(),
         };
         let first_seq = self.next_seq;
         let start_ns = self.t_ns;
@@ -340,6 +340,7 @@ impl Sequence {
             first_seq,
             samples: n,
             round,
+            pass: step.pass,
         });
         self.status = Some(r.status);
         if r.error.is_some() {
@@ -485,7 +486,14 @@ mod tests {
             };
             r.summary.write.bytes = intervals << 20;
             assert!(r.samples.len() < intervals as usize || intervals < 64);
-            seq.add_step(&format!("step {index}"), None, index, r, None, &mut first);
+            let step = Step {
+                name: format!("step {index}"),
+                spec: WorkloadSpec::default(),
+                pause_before_ms: 0,
+                until_steady: None,
+                pass: None,
+            };
+            seq.add_step(&step, None, index, r, None, &mut first);
         }
         let report = seq.finish(first, &AnalysisOptions::default(), &mut Quiet, None);
         assert_eq!(report.summary.samples, 5030);

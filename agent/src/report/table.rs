@@ -113,7 +113,7 @@ pub fn analysis(r: &RunReport) -> String {
             let d = &s.summary;
             out.push_str(&format!(
                 "  {:<36} {:>9.1} MB/s {:>10.0} IOPS  p99 {}\n",
-                s.name,
+                shared::steps::step_label(&s.name, s.pass),
                 d.read.mb_s + d.write.mb_s,
                 d.read.iops + d.write.iops,
                 format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))
@@ -151,6 +151,12 @@ pub fn analysis(r: &RunReport) -> String {
     }
     for l in lines {
         out.push_str(&format!("  {l}\n"));
+    }
+    if let Some(rep) = &r.analysis.repeat {
+        out.push('\n');
+        for l in rep.lines() {
+            out.push_str(&format!("{l}\n"));
+        }
     }
     out
 }

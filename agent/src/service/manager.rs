@@ -60,6 +60,8 @@ pub enum ServiceError {
     PresetWithAlso(String),
     #[error("preset {0} has no step this target can run")]
     NoSteps(String),
+    #[error("{0}")]
+    BadRepeat(String),
     #[error(transparent)]
     Preset(#[from] PresetError),
     #[error("run {0} not found")]
@@ -212,6 +214,9 @@ impl Manager {
         let mut active = self.active();
         check_free(&active, &target, &also)?;
         let (steps, analysis, keep_steps) = steps_of(req, &target)?;
+        let repeat = req.repeat.unwrap_or(1);
+        let steps = shared::steps::repeat_steps(steps, repeat, req.repeat_idle_ms.unwrap_or(0));
+        let keep_steps = keep_steps || repeat > 1;
         let plans = measure::plan_steps(&steps, &target)?;
         let Some(first) = plans.first() else {
             return Err(ServiceError::NoSteps(
@@ -305,6 +310,26 @@ impl Manager {
             if !req.also.is_empty() {
                 return Err(ServiceError::PresetWithAlso(name.clone()));
             }
+        }
+        match (req.repeat, req.repeat_idle_ms) {
+            (Some(n), _) if !(1..=shared::steps::MAX_REPEAT).contains(&n) => {
+                return Err(ServiceError::BadRepeat(format!(
+                    "repeat = {n}: must be 1..{}",
+                    shared::steps::MAX_REPEAT
+                )));
+            }
+            (Some(n), _) if n > 1 && !req.also.is_empty() => {
+                return Err(ServiceError::BadRepeat(format!(
+                    "repeat = {n}: repeated runs are on one target: drop \"also\""
+                )));
+            }
+            (_, Some(ms)) if ms > shared::spec::MAX_DURATION_MS => {
+                return Err(ServiceError::BadRepeat(format!(
+                    "repeat_idle_ms = {ms}: at most {}",
+                    shared::spec::MAX_DURATION_MS
+                )));
+            }
+            _ => {}
         }
         // Create a missing file only with a size to create it at (the scratch file has one).
         Ok(match (&req.spec, &req.preset) {
@@ -529,6 +554,7 @@ fn steps_of(
                 spec: spec.clone(),
                 pause_before_ms: 0,
                 until_steady: None,
+                pass: None,
             };
             Ok((vec![step], AnalysisOptions::for_spec(spec), false))
         }

@@ -46,6 +46,8 @@ pub fn LiveView() -> impl IntoView {
                     confirm: None,
                     options: None,
                     also: Vec::new(),
+                    repeat: None,
+                    repeat_idle_ms: None,
                 };
                 crate::api::start(&t, &req).await
             }

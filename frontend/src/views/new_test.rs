@@ -20,6 +20,8 @@ pub fn NewTest() -> impl IntoView {
     let find = move |n: &str| find_preset(presets, n);
     let target = RwSignal::new(String::new());
     let name = RwSignal::new(String::new());
+    let repeat = RwSignal::new(String::new());
+    let repeat_n = Memo::new(move |_| repeat.with(|r| crate::form::parse_repeat(r)));
     let confirm = RwSignal::new(String::new());
     let sending = RwSignal::new(false);
     // Default target: the scratch file, once the list is in.
@@ -77,7 +79,10 @@ pub fn NewTest() -> impl IntoView {
         let Ok(opts) = options.get_untracked() else {
             return;
         };
-        let req = request(
+        let Ok(passes) = repeat_n.get_untracked() else {
+            return;
+        };
+        let mut req = request(
             &target.get_untracked(),
             preset.get_untracked(),
             spec,
@@ -85,6 +90,7 @@ pub fn NewTest() -> impl IntoView {
             &name.get_untracked(),
             needs_confirm().then(|| confirm.get_untracked()),
         );
+        req.repeat = passes;
         let t = c.token.get_value();
         sending.set(true);
         leptos::task::spawn_local(async move {
@@ -102,7 +108,7 @@ pub fn NewTest() -> impl IntoView {
             <form id="new-test" on:submit=submit>
                 <div class="row">
                     <PresetPicker presets preset form/>
-                    <TargetAndName target name/>
+                    <TargetAndName target name repeat repeat_n/>
                 </div>
                 {move || sequence().map(|p| view! { <PresetSteps p options opt_fields/> })}
                 <Show when=move || sequence().is_none()>
@@ -206,7 +212,12 @@ fn SpecFields(
 
 /// Where the test runs (the agent's targets offered) and an optional name for the run.
 #[component]
-fn TargetAndName(target: RwSignal<String>, name: RwSignal<String>) -> impl IntoView {
+fn TargetAndName(
+    target: RwSignal<String>,
+    name: RwSignal<String>,
+    repeat: RwSignal<String>,
+    repeat_n: Memo<Result<Option<u32>, String>>,
+) -> impl IntoView {
     let c = ctx();
     view! {
         <div class="field">
@@ -221,6 +232,12 @@ fn TargetAndName(target: RwSignal<String>, name: RwSignal<String>) -> impl IntoV
         <div class="field">
             <label for="run-name">"Name (optional)"</label>
             <input id="run-name" type="text" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev))/>
+        </div>
+        <div class="field">
+            <label for="repeat">"Repeat (passes, with statistics)"</label>
+            <input id="repeat" type="text" inputmode="numeric" placeholder="1"
+                prop:value=move || repeat.get() on:input=move |ev| repeat.set(event_target_value(&ev))/>
+            {move || repeat_n.get().err().map(|e| view! { <span class="error" id="repeat-error">{e}</span> })}
         </div>
     }
 }
@@ -246,6 +263,8 @@ fn request(
         preset,
         name: Some(name.to_string()).filter(|n| !n.trim().is_empty()),
         confirm: confirm.map(|c| c.trim().to_string()),
+        repeat: None,
+        repeat_idle_ms: None,
     }
 }
 

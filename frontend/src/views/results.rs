@@ -271,7 +271,7 @@ fn StepsView(id: i64, steps: Vec<shared::StepReport>) -> impl IntoView {
                 let d = &s.summary;
                 view! {
                     <tr>
-                        <td>{s.name.clone()}</td>
+                        <td>{shared::steps::step_label(&s.name, s.pass)}</td>
                         <td class="num">{format!("{:.1}", d.read.mb_s + d.write.mb_s)}</td>
                         <td class="num">{format!("{:.0}", d.read.iops + d.write.iops)}</td>
                         <td class="num">{format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))}</td>

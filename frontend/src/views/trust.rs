@@ -1,5 +1,6 @@
 //! The panels that say whether a run's data and numbers can be trusted: the fake-capacity
-//! verdict, the read-back of verified writes, and the error scan's map by position.
+//! verdict, the read-back of verified writes, the error scan's map by position, and the
+//! spread of a repeated run's passes.
 
 use leptos::prelude::*;
 use shared::analysis::scan::ScanMap;
@@ -28,7 +29,12 @@ pub fn panels(r: Option<RunInfo>) -> Option<impl IntoView> {
             view! { <ScanMapView m name/> }
         })
         .collect_view();
-    Some(view! { {fakecap} {verify_panel(&r)} {maps} })
+    let repeat = r
+        .analysis
+        .as_ref()
+        .and_then(|a| a.repeat.clone())
+        .map(|r| view! { <RepeatView r/> });
+    Some(view! { {repeat} {fakecap} {verify_panel(&r)} {maps} })
 }
 
 /// An error scan's map: a grid of cells by position (HD Tune), coloured by time per I/O,
@@ -198,6 +204,42 @@ fn VerifyView(v: shared::analysis::verify::Verify, steps: usize) -> impl IntoVie
                     <tbody>{rows.clone()}</tbody>
                 </table>
             </Show>
+        </section>
+    }
+}
+
+/// A repeated run's statistics: per metric (and step) mean ± sd, CV, the 95 % interval of
+/// the mean, min and max; a CV over 5 % is marked noisy.
+#[component]
+pub fn RepeatView(r: shared::analysis::repeat::Repeat) -> impl IntoView {
+    use shared::analysis::repeat::CV_WARN_PCT;
+    let rows = r
+        .metrics
+        .iter()
+        .map(|m| {
+            let s = &m.stat;
+            let class = if s.cv_pct > CV_WARN_PCT { "noisy" } else { "" };
+            view! {
+                <tr class=class>
+                    <td>{m.label()}</td>
+                    <td class="num">{format!("{:.1}", s.mean)}</td>
+                    <td class="num">{format!("{:.1}", s.sd)}</td>
+                    <td class="num cv">{format!("{:.1} %", s.cv_pct)}</td>
+                    <td class="num">{format!("{:.1} – {:.1}", s.ci_lo, s.ci_hi)}</td>
+                    <td class="num">{format!("{:.1}", s.min)}</td>
+                    <td class="num">{format!("{:.1}", s.max)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <section class="repeat" id="repeat">
+            <h3>{format!("Repeated {} times", r.passes)}</h3>
+            <table class="repeat-stats">
+                <thead><tr><th>"metric"</th><th class="num">"mean"</th><th class="num">"sd"</th><th class="num">"CV"</th>
+                    <th class="num">"95 % CI of the mean"</th><th class="num">"min"</th><th class="num">"max"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
         </section>
     }
 }

@@ -8,6 +8,7 @@ mod fine;
 mod misc;
 pub mod plausible;
 mod recovery;
+pub mod repeat;
 pub mod scan;
 mod steady;
 mod sustain;
@@ -69,6 +70,9 @@ pub struct Analysis {
     /// The figures held against the link, the device and the load generator's CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plausibility: Option<plausible::Plausibility>,
+    /// A repeated run (`repeat`): each metric's spread over the passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<repeat::Repeat>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.
