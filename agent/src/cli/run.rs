@@ -51,30 +51,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             out.finish(&report)?;
             report
         }
-        None if args.repeat.is_some_and(|n| n > 1) => {
-            let spec = args.spec();
-            let step = shared::Step {
-                name: shared::steps::test_label(&spec),
-                spec: spec.clone(),
-                pause_before_ms: 0,
-                until_steady: None,
-                pass: None,
-            };
-            let steps = shared::steps::repeat_steps(
-                vec![step],
-                args.repeat.unwrap_or(1),
-                args.idle.unwrap_or(0),
-            );
-            let opts = presets::AnalysisOptions::for_spec(&spec);
-            run_sequence(
-                args,
-                &steps,
-                &opts,
-                &crate::target::Locator::path(first),
-                cancel,
-                &mut term,
-            )?
-        }
+        None if args.repeat.is_some_and(|n| n > 1) => repeated(args, first, cancel, &mut term)?,
         None => {
             if let Some(ms) = args.idle {
                 anyhow::bail!(
@@ -132,6 +109,28 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     print!("{}", table::summary(&report));
     print!("{}", table::analysis(&report));
     Ok(exit_code(&report))
+}
+
+/// One workload `--repeat N` times: its passes as the steps of one run.
+fn repeated(
+    args: &RunArgs,
+    target: &std::path::Path,
+    cancel: Arc<AtomicBool>,
+    term: &mut Option<Terminal>,
+) -> anyhow::Result<shared::RunReport> {
+    let spec = args.spec();
+    let step = shared::Step {
+        name: shared::steps::test_label(&spec),
+        spec: spec.clone(),
+        pause_before_ms: 0,
+        until_steady: None,
+        pass: None,
+    };
+    let steps =
+        shared::steps::repeat_steps(vec![step], args.repeat.unwrap_or(1), args.idle.unwrap_or(0));
+    let opts = presets::AnalysisOptions::for_spec(&spec);
+    let at = crate::target::Locator::path(target);
+    run_sequence(args, &steps, &opts, &at, cancel, term)
 }
 
 /// Runs `steps` as one run on `at`, with the terminal lines and output files of `args`.

@@ -211,6 +211,44 @@ fn HistoryRow(r: RunInfo, picked: RwSignal<Vec<i64>>, on_delete: Callback<i64>) 
     }
 }
 
+/// Runs repeated on both sides: is the difference real? (the ratio of means with its 95 %
+/// interval, as `diskscope compare` prints it)
+#[component]
+fn Significance(infos: RwSignal<Vec<RunInfo>>) -> impl IntoView {
+    move || {
+        infos.with(|list| {
+            let rep = |i: &RunInfo| i.analysis.as_ref().and_then(|a| a.repeat.clone());
+            let a = list.first().and_then(rep)?;
+            let rows: Vec<_> = list
+                .iter()
+                .skip(1)
+                .filter_map(|b| Some((b.id, rep(b)?)))
+                .flat_map(|(idb, rb)| {
+                    shared::analysis::repeat::compare(&a, &rb)
+                        .into_iter()
+                        .map(move |r| (idb, r))
+                })
+                .collect();
+            (!rows.is_empty()).then(|| view! {
+                <h3>"Is the difference real? (repeated runs, 95 % confidence)"</h3>
+                <table id="significance">
+                    <thead><tr><th>"run"</th><th>"metric"</th><th class="num">"A mean"</th><th class="num">"B mean"</th><th>"verdict"</th></tr></thead>
+                    <tbody>{rows.into_iter().map(|(idb, r)| {
+                        let class = if r.ci.as_ref().is_some_and(|c| c.significant) { "significant" } else { "noise" };
+                        view! {
+                            <tr class=class>
+                                <td>{format!("run {idb}")}</td><td>{r.label.clone()}</td>
+                                <td class="num">{format!("{:.1}", r.a)}</td><td class="num">{format!("{:.1}", r.b)}</td>
+                                <td>{r.sentence()}</td>
+                            </tr>
+                        }
+                    }).collect_view()}</tbody>
+                </table>
+            })
+        })
+    }
+}
+
 /// The picked runs side by side.
 #[component]
 fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
@@ -264,40 +302,6 @@ fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     };
-    // Runs repeated on both sides: is the difference real? (the ratio of means with its 95 %
-    // interval, as `diskscope compare` prints it)
-    let significance = move || {
-        infos.with(|list| {
-            let rep = |i: &RunInfo| i.analysis.as_ref().and_then(|a| a.repeat.clone());
-            let a = list.first().and_then(rep)?;
-            let rows: Vec<_> = list
-                .iter()
-                .skip(1)
-                .filter_map(|b| Some((b.id, rep(b)?)))
-                .flat_map(|(idb, rb)| {
-                    shared::analysis::repeat::compare(&a, &rb)
-                        .into_iter()
-                        .map(move |r| (idb, r))
-                })
-                .collect();
-            (!rows.is_empty()).then(|| view! {
-                <h3>"Is the difference real? (repeated runs, 95 % confidence)"</h3>
-                <table id="significance">
-                    <thead><tr><th>"run"</th><th>"metric"</th><th class="num">"A mean"</th><th class="num">"B mean"</th><th>"verdict"</th></tr></thead>
-                    <tbody>{rows.into_iter().map(|(idb, r)| {
-                        let class = if r.ci.as_ref().is_some_and(|c| c.significant) { "significant" } else { "noise" };
-                        view! {
-                            <tr class=class>
-                                <td>{format!("run {idb}")}</td><td>{r.label.clone()}</td>
-                                <td class="num">{format!("{:.1}", r.a)}</td><td class="num">{format!("{:.1}", r.b)}</td>
-                                <td>{r.sentence()}</td>
-                            </tr>
-                        }
-                    }).collect_view()}</tbody>
-                </table>
-            })
-        })
-    };
     let grid = Memo::new(move |_| infos.with(|l| crate::grid::grid(l)));
     let sweep = Memo::new(move |_| infos.with(|l| crate::grid::block_size_sweep(l)));
     let mb = |x: &Sample| x.total_mb_s();
@@ -315,7 +319,7 @@ fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
                     <thead><tr><th>"B / A"</th><th>"metric"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"ratio"</th></tr></thead>
                     <tbody>{table}</tbody>
                 </table>
-                {significance}
+                <Significance infos/>
                 {move || grid.get().map(|rows| view! {
                     <h3>"As a CrystalDiskMark grid (best of the picked runs, MB/s)"</h3>
                     <table id="cdm-grid" class="cdm">
