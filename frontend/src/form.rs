@@ -145,6 +145,18 @@ pub const FIELDS: &[Field] = &[
         help: "with verify: read back during the run too",
     },
     Field {
+        key: "random_distribution",
+        label: "Random distribution",
+        kind: Kind::Text("uniform"),
+        help: "random modes: zipf:1.2, pareto:0.8 (80/20), normal:5",
+    },
+    Field {
+        key: "seq_pct",
+        label: "Sequential share (%)",
+        kind: Kind::Text("0"),
+        help: "random modes: I/Os that continue after the previous one",
+    },
+    Field {
         key: "scan",
         label: "Error scan (go on past failed I/Os, map by position)",
         kind: Kind::Check,
@@ -227,6 +239,8 @@ impl SpecForm {
             "verify_every",
             spec.verify_every.map(|n| n.to_string()).unwrap_or_default(),
         );
+        f.insert("random_distribution", spec.random_distribution.to_string());
+        f.insert("seq_pct", spec.seq_pct.to_string());
         f.insert("scan", flag(spec.scan));
         f.insert(
             "scan_slow",
@@ -345,6 +359,22 @@ impl SpecForm {
                 t.parse::<u64>()
                     .map_err(|_| number("verify_every")("block count"))
             );
+        }
+        if let Some(t) = opt("random_distribution") {
+            if let Some(d) = parse!(
+                "random_distribution",
+                t.parse::<shared::access::Distribution>()
+            ) {
+                spec.random_distribution = d;
+            }
+        }
+        if let Some(t) = opt("seq_pct") {
+            if let Some(v) = parse!(
+                "seq_pct",
+                t.parse::<u8>().map_err(|_| number("seq_pct")("percentage"))
+            ) {
+                spec.seq_pct = v;
+            }
         }
         if let Some(t) = opt("scan_slow") {
             spec.scan_slow_ms = parse!("scan_slow", parse_duration_ms(&t));
@@ -576,6 +606,8 @@ mod tests {
             verify_every: None,
             scan: false,
             scan_slow_ms: None,
+            random_distribution: shared::access::Distribution::Uniform,
+            seq_pct: 0,
         };
         let mut spec = spec;
         spec.iodepth = 1; // sync backend
@@ -589,6 +621,9 @@ mod tests {
             rw: RwMode::RandRead,
             scan: true,
             scan_slow_ms: Some(150),
+            cover_once: false,
+            random_distribution: shared::access::Distribution::Zipf(1.2),
+            seq_pct: 20,
             ..spec.clone()
         };
         let mut f = SpecForm::from_spec(&scan);

@@ -7,6 +7,7 @@
 //! tokio, no `std::fs` and no threads: the browser validates a spec with the same code as the
 //! agent.
 
+pub mod access;
 pub mod analysis;
 pub mod api;
 pub mod devices;

@@ -282,6 +282,11 @@ pub struct WorkloadSpec {
     pub scan: bool,
     /// An I/O at least this slow is a slow one in the scan's map (default 200 ms).
     pub scan_slow_ms: Option<u64>,
+    /// How random offsets are drawn: uniform (default), zipf:THETA, pareto:H, normal:SIGMA.
+    pub random_distribution: crate::access::Distribution,
+    /// Random modes: this percentage of I/Os continue where the previous one ended (a
+    /// sequential run inside a random workload); the rest are drawn.
+    pub seq_pct: u8,
 }
 
 /// Most milliseconds an error scan's slow threshold can be.
@@ -313,6 +318,8 @@ impl Default for WorkloadSpec {
             verify_every: None,
             scan: false,
             scan_slow_ms: None,
+            random_distribution: crate::access::Distribution::Uniform,
+            seq_pct: 0,
         }
     }
 }
@@ -386,6 +393,7 @@ impl WorkloadSpec {
         self.check_timing(&mut bad);
         self.check_verify(&mut bad);
         self.check_scan(&mut bad);
+        self.check_access(&mut bad);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -496,6 +504,44 @@ impl WorkloadSpec {
                 &self.cover_once,
                 format!("only applies to random modes, not {}", self.rw),
             );
+        }
+    }
+
+    /// A skewed distribution or a sequential share applies to random offsets drawn freely
+    /// (not to a cover-once permutation, which a verified random write also uses).
+    fn check_access(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        use crate::access::Distribution;
+        let skewed = self.random_distribution != Distribution::Uniform;
+        if let Err(why) = self.random_distribution.check() {
+            bad("random_distribution", &self.random_distribution, why);
+        }
+        if self.seq_pct > 100 {
+            bad("seq_pct", &self.seq_pct, "must be 0..100".into());
+        }
+        for (field, value, on) in [
+            (
+                "random_distribution",
+                self.random_distribution.to_string(),
+                skewed,
+            ),
+            ("seq_pct", self.seq_pct.to_string(), self.seq_pct > 0),
+        ] {
+            if !on {
+                continue;
+            }
+            if !self.rw.is_random() {
+                bad(
+                    field,
+                    &value,
+                    format!("only applies to random modes, not {}", self.rw),
+                );
+            } else if self.cover_once || self.verify {
+                bad(
+                    field,
+                    &value,
+                    "cover-once (and verify) visit every block once per pass: there is nothing to skew".into(),
+                );
+            }
         }
     }
 
@@ -652,6 +698,37 @@ mod tests {
         check(|s| s.offset = 100, Some(("offset", "offset = 100")));
         check(|s| s.size = Some(100), Some(("size", "at least one block")));
         check(|s| s.loops = 0, Some(("loops", "loops = 0")));
+        use crate::access::Distribution;
+        check(
+            |s| s.random_distribution = Distribution::Zipf(1.2),
+            Some((
+                "random_distribution",
+                "zipf:1.2: only applies to random modes",
+            )),
+        );
+        check(
+            |s| {
+                s.rw = RwMode::RandRead;
+                s.random_distribution = Distribution::Pareto(0.8);
+                s.seq_pct = 30;
+            },
+            None,
+        );
+        check(
+            |s| {
+                s.rw = RwMode::RandRead;
+                s.seq_pct = 101;
+            },
+            Some(("seq_pct", "seq_pct = 101: must be 0..100")),
+        );
+        check(
+            |s| {
+                s.rw = RwMode::RandWrite;
+                s.verify = true;
+                s.random_distribution = Distribution::Normal(5.0);
+            },
+            Some(("random_distribution", "nothing to skew")),
+        );
         check(
             |s| s.interval_ms = 50,
             Some((

@@ -187,6 +187,14 @@ pub struct RunArgs {
     /// Also read back every N written blocks during the run (with --verify).
     #[arg(long, value_name = "N")]
     pub verify_every: Option<u64>,
+    /// How random offsets are drawn: uniform (default), zipf:THETA (e.g. zipf:1.2),
+    /// pareto:H (pareto:0.8: 80 % of the I/Os on the first 20 % of the span), normal:SIGMA
+    /// (percent of the span around its middle).
+    #[arg(long, value_name = "DIST")]
+    pub random_distribution: Option<shared::access::Distribution>,
+    /// Random modes: this percentage of I/Os continue after the previous block (0..100).
+    #[arg(long, value_name = "PCT")]
+    pub seq_pct: Option<u8>,
     /// Error scan: go on past failed I/Os (EIO, short) and map every I/O by position
     /// (at most 1024 cells: time per I/O, errors, slow I/Os), as HD Tune's error scan.
     #[arg(long)]
@@ -277,6 +285,11 @@ impl RunArgs {
         flag("seed", self.seed.map(|x| x.to_string()));
         flag("verify-every", self.verify_every.map(|x| x.to_string()));
         flag("scan-slow", self.scan_slow.map(|x| format!("{x}ms")));
+        flag(
+            "random-distribution",
+            self.random_distribution.map(|x| x.to_string()),
+        );
+        flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
         for (name, on) in [
             ("cover-once", self.cover_once),
             ("buffered", self.buffered),
@@ -314,6 +327,8 @@ impl RunArgs {
             verify_every: self.verify_every,
             scan: self.scan,
             scan_slow_ms: self.scan_slow,
+            random_distribution: self.random_distribution.unwrap_or_default(),
+            seq_pct: self.seq_pct.unwrap_or(0),
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Offset generators: sequential, uniform random, and random cover-once.
+//! Offset generators: sequential, uniform random, skewed random (zipf, pareto, normal), and
+//! random cover-once; a random generator can continue sequentially for a share of its I/Os.
 //!
 //! Cover-once walks a bijection of `0..2^k` (k the smallest with 2^k ≥ blocks) built from
 //! xor-shift and odd-multiplier rounds masked to k bits, skipping values ≥ blocks (cycle
@@ -7,6 +8,7 @@
 //! what fio's random map or LFSR gives, at a few nanoseconds per offset and no memory.
 
 use super::rng::Rng;
+use shared::access::Distribution;
 
 /// A span of whole blocks on the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,10 +20,12 @@ pub struct Span {
     pub bs: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Order {
     Sequential,
     Uniform,
+    /// Random with a skewed distribution (never `Uniform`).
+    Skewed(Distribution),
     CoverOnce,
 }
 
@@ -29,6 +33,9 @@ pub enum Order {
 pub struct OffsetGen {
     span: Span,
     kind: Kind,
+    /// Random kinds: the percentage of I/Os that continue after the previous block.
+    seq_pct: u64,
+    prev: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -38,6 +45,10 @@ enum Kind {
     },
     Uniform {
         rng: Rng,
+    },
+    Skewed {
+        rng: Rng,
+        sampler: Sampler,
     },
     CoverOnce {
         perm: Permutation,
@@ -51,6 +62,10 @@ impl OffsetGen {
         let kind = match order {
             Order::Sequential => Kind::Sequential { next: 0 },
             Order::Uniform => Kind::Uniform { rng },
+            Order::Skewed(d) => Kind::Skewed {
+                rng,
+                sampler: Sampler::new(d, span.blocks),
+            },
             Order::CoverOnce => {
                 let mut rng = rng;
                 Kind::CoverOnce {
@@ -60,7 +75,18 @@ impl OffsetGen {
                 }
             }
         };
-        OffsetGen { span, kind }
+        OffsetGen {
+            span,
+            kind,
+            seq_pct: 0,
+            prev: 0,
+        }
+    }
+
+    /// Random kinds continue after the previous block for `pct` percent of their I/Os.
+    pub fn with_seq_pct(mut self, pct: u8) -> Self {
+        self.seq_pct = u64::from(pct.min(100));
+        self
     }
 
     /// Byte offset of the next I/O.
@@ -72,7 +98,20 @@ impl OffsetGen {
                 *next = if b + 1 == self.span.blocks { 0 } else { b + 1 };
                 b
             }
-            Kind::Uniform { rng } => rng.below(self.span.blocks),
+            Kind::Uniform { rng } => {
+                if self.seq_pct > 0 && rng.below(100) < self.seq_pct {
+                    (self.prev + 1) % self.span.blocks
+                } else {
+                    rng.below(self.span.blocks)
+                }
+            }
+            Kind::Skewed { rng, sampler } => {
+                if self.seq_pct > 0 && rng.below(100) < self.seq_pct {
+                    (self.prev + 1) % self.span.blocks
+                } else {
+                    sampler.block(rng)
+                }
+            }
             Kind::CoverOnce { perm, counter, rng } => loop {
                 if *counter > perm.mask {
                     *perm = Permutation::new(self.span.blocks, rng);
@@ -85,7 +124,142 @@ impl OffsetGen {
                 }
             },
         };
+        self.prev = block;
         self.span.start + block * self.span.bs
+    }
+}
+
+/// Draws block numbers of a skewed distribution in O(1) per draw, with no table (any
+/// span size).
+#[derive(Clone, Debug)]
+enum Sampler {
+    Zipf(Zipf),
+    /// block = blocks × (1 − u^pow), pow = ln h / ln(1 − h).
+    Pareto {
+        blocks: u64,
+        pow: f64,
+    },
+    /// Around the middle, `sd` blocks of standard deviation.
+    Normal {
+        blocks: u64,
+        sd: f64,
+    },
+}
+
+impl Sampler {
+    fn new(d: Distribution, blocks: u64) -> Sampler {
+        let blocks = blocks.max(1);
+        match d {
+            Distribution::Zipf(theta) => Sampler::Zipf(Zipf::new(blocks, theta)),
+            Distribution::Pareto(h) => Sampler::Pareto {
+                blocks,
+                pow: h.ln() / (1.0 - h).ln(),
+            },
+            Distribution::Normal(pct) => Sampler::Normal {
+                blocks,
+                sd: blocks as f64 * pct / 100.0,
+            },
+            // (never built for uniform; a flat zipf is uniform)
+            Distribution::Uniform => Sampler::Zipf(Zipf::new(blocks, 1e-9)),
+        }
+    }
+
+    #[inline]
+    fn block(&self, rng: &mut Rng) -> u64 {
+        match self {
+            Sampler::Zipf(z) => z.sample(rng) - 1,
+            Sampler::Pareto { blocks, pow } => {
+                let x = *blocks as f64 * (1.0 - unit(rng).powf(*pow));
+                (x as u64).min(blocks - 1)
+            }
+            Sampler::Normal { blocks, sd } => loop {
+                // Box–Muller; draws outside the span are drawn again.
+                let (u1, u2) = (1.0 - unit(rng), unit(rng));
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let x = *blocks as f64 / 2.0 + z * sd;
+                if x >= 0.0 && x < *blocks as f64 {
+                    break x as u64;
+                }
+            },
+        }
+    }
+}
+
+/// A uniform draw in [0, 1).
+#[inline]
+fn unit(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// Zipf over ranks 1..=n with exponent s by rejection-inversion (Hörmann and Derflinger,
+/// 1996, as Apache Commons RNG implements it): a constant number of draws per sample on
+/// average, for any n and any s > 0.
+#[derive(Clone, Debug)]
+struct Zipf {
+    n: u64,
+    s: f64,
+    h_x1: f64,
+    h_n: f64,
+    cut: f64,
+}
+
+impl Zipf {
+    fn new(n: u64, s: f64) -> Zipf {
+        let h_x1 = h_integral(1.5, s) - 1.0;
+        let h_n = h_integral(n as f64 + 0.5, s);
+        let cut = 2.0 - h_integral_inverse(h_integral(2.5, s) - h(2.0, s), s);
+        Zipf {
+            n,
+            s,
+            h_x1,
+            h_n,
+            cut,
+        }
+    }
+
+    #[inline]
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            let u = self.h_n + unit(rng) * (self.h_x1 - self.h_n);
+            let x = h_integral_inverse(u, self.s);
+            let k = ((x + 0.5) as u64).clamp(1, self.n);
+            let kf = k as f64;
+            if kf - x <= self.cut || u >= h_integral(kf + 0.5, self.s) - h(kf, self.s) {
+                return k;
+            }
+        }
+    }
+}
+
+fn h(x: f64, s: f64) -> f64 {
+    (-s * x.ln()).exp()
+}
+
+fn h_integral(x: f64, s: f64) -> f64 {
+    let l = x.ln();
+    helper2((1.0 - s) * l) * l
+}
+
+fn h_integral_inverse(x: f64, s: f64) -> f64 {
+    let t = (x * (1.0 - s)).max(-1.0);
+    (helper1(t) * x).exp()
+}
+
+/// ln(1 + x) / x, exact near 0.
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.ln_1p() / x
+    } else {
+        1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x))
+    }
+}
+
+/// (e^x − 1) / x, exact near 0.
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 {
+        x.exp_m1() / x
+    } else {
+        1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x))
     }
 }
 
@@ -130,6 +304,89 @@ impl Permutation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Block numbers of `n` draws over `blocks` blocks.
+    fn draws(order: Order, blocks: u64, seq_pct: u8, n: usize) -> Vec<u64> {
+        let mut g = OffsetGen::new(span(blocks), order, Rng::new(11, 0)).with_seq_pct(seq_pct);
+        (0..n).map(|_| (g.next_offset() - 8192) / 4096).collect()
+    }
+
+    #[test]
+    fn zipf_draws_follow_the_power_law() {
+        let (blocks, n, theta) = (1000u64, 400_000, 1.2f64);
+        let mut hits = vec![0u64; blocks as usize];
+        for b in draws(Order::Skewed(Distribution::Zipf(theta)), blocks, 0, n) {
+            hits[b as usize] += 1;
+        }
+        let norm: f64 = (1..=blocks).map(|k| (k as f64).powf(-theta)).sum();
+        // The first 20 blocks hold most of the mass: each within 3 % of its expected share
+        // (or 4 standard errors), and the whole span's top and tail too.
+        for k in 0..20usize {
+            let p = ((k + 1) as f64).powf(-theta) / norm;
+            let want = p * n as f64;
+            let tol = (0.03 * want).max(4.0 * want.sqrt());
+            assert!(
+                (hits[k] as f64 - want).abs() < tol,
+                "block {k}: {} vs {want:.0}",
+                hits[k]
+            );
+        }
+        let tail: u64 = hits[500..].iter().sum();
+        let p_tail: f64 = (501..=blocks).map(|k| (k as f64).powf(-theta)).sum::<f64>() / norm;
+        let want = p_tail * n as f64;
+        assert!(
+            (tail as f64 - want).abs() < 0.05 * want,
+            "tail {tail} vs {want:.0}"
+        );
+    }
+
+    #[test]
+    fn pareto_gives_h_of_the_ios_to_the_first_one_minus_h_of_the_span() {
+        for h in [0.8, 0.9, 0.6] {
+            let blocks = 100_000u64;
+            let d = draws(Order::Skewed(Distribution::Pareto(h)), blocks, 0, 200_000);
+            let hot = d
+                .iter()
+                .filter(|b| (**b as f64) < (1.0 - h) * blocks as f64)
+                .count();
+            let share = hot as f64 / d.len() as f64;
+            assert!((share - h).abs() < 0.01, "h {h}: {share}");
+            assert!(d.iter().all(|b| *b < blocks));
+        }
+    }
+
+    #[test]
+    fn normal_draws_centre_on_the_middle_with_the_asked_spread() {
+        let blocks = 100_000u64;
+        let d = draws(Order::Skewed(Distribution::Normal(5.0)), blocks, 0, 200_000);
+        let sd = 0.05 * blocks as f64;
+        let mid = blocks as f64 / 2.0;
+        let within = |k: f64| {
+            d.iter()
+                .filter(|b| ((**b as f64) - mid).abs() < k * sd)
+                .count() as f64
+                / d.len() as f64
+        };
+        assert!((within(1.0) - 0.6827).abs() < 0.01, "{}", within(1.0));
+        assert!((within(2.0) - 0.9545).abs() < 0.01, "{}", within(2.0));
+    }
+
+    #[test]
+    fn a_sequential_share_continues_after_the_previous_block() {
+        for (order, pct) in [
+            (Order::Uniform, 70u8),
+            (Order::Skewed(Distribution::Zipf(0.8)), 30),
+        ] {
+            let blocks = 1 << 20;
+            let d = draws(order, blocks, pct, 100_000);
+            let seq = d.windows(2).filter(|w| w[1] == (w[0] + 1) % blocks).count();
+            let share = seq as f64 / (d.len() - 1) as f64;
+            assert!(
+                (share - f64::from(pct) / 100.0).abs() < 0.01,
+                "{order:?}: {share}"
+            );
+        }
+    }
 
     fn span(blocks: u64) -> Span {
         Span {

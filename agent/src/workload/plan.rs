@@ -42,6 +42,8 @@ pub struct JobPlan {
     /// maps add up cell by cell) and the slow threshold in ns; failed I/Os are mapped, not
     /// fatal.
     pub scan: Option<(shared::analysis::scan::Layout, u64)>,
+    /// Random modes: the share of I/Os (percent) that continue after the previous block.
+    pub seq_pct: u8,
     /// Keeps the type constructible only here.
     _validated: (),
 }
@@ -74,10 +76,11 @@ impl Plan {
                 ),
             )]);
         }
-        let order = match (spec.rw.is_random(), cover_once) {
-            (false, _) => Order::Sequential,
-            (true, false) => Order::Uniform,
-            (true, true) => Order::CoverOnce,
+        let order = match (spec.rw.is_random(), cover_once, spec.random_distribution) {
+            (false, _, _) => Order::Sequential,
+            (true, true, _) => Order::CoverOnce,
+            (true, false, shared::access::Distribution::Uniform) => Order::Uniform,
+            (true, false, d) => Order::Skewed(d),
         };
         let n = u64::from(spec.jobs);
         let total_ios = match (spec.io_size, spec.is_time_based()) {
@@ -134,6 +137,7 @@ impl Plan {
                     verify: spec.verify,
                     verify_every: spec.verify_every,
                     scan,
+                    seq_pct: spec.seq_pct,
                     _validated: (),
                 }
             })
