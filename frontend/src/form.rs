@@ -252,6 +252,38 @@ impl SpecForm {
         SpecForm { fields: f }
     }
 
+    /// The random-offset and error-scan fields.
+    fn access_into(&self, spec: &mut WorkloadSpec, errs: &mut BTreeMap<&'static str, String>) {
+        let opt = |k: &str| Some(self.get(k).trim().to_string()).filter(|t| !t.is_empty());
+        if let Some(t) = opt("random_distribution") {
+            match t.parse() {
+                Ok(d) => spec.random_distribution = d,
+                Err(e) => {
+                    errs.insert("random_distribution", e);
+                }
+            }
+        }
+        if let Some(t) = opt("seq_pct") {
+            match t.parse::<u8>() {
+                Ok(v) => spec.seq_pct = v,
+                Err(_) => {
+                    errs.insert(
+                        "seq_pct",
+                        format!("invalid percentage '{t}': expected a whole number"),
+                    );
+                }
+            }
+        }
+        if let Some(t) = opt("scan_slow") {
+            match parse_duration_ms(&t) {
+                Ok(v) => spec.scan_slow_ms = Some(v),
+                Err(e) => {
+                    errs.insert("scan_slow", e.to_string());
+                }
+            }
+        }
+    }
+
     /// The check boxes' fields.
     fn checks_into(&self, spec: &mut WorkloadSpec) {
         spec.cover_once = self.get("cover_once") == "true";
@@ -360,25 +392,7 @@ impl SpecForm {
                     .map_err(|_| number("verify_every")("block count"))
             );
         }
-        if let Some(t) = opt("random_distribution") {
-            if let Some(d) = parse!(
-                "random_distribution",
-                t.parse::<shared::access::Distribution>()
-            ) {
-                spec.random_distribution = d;
-            }
-        }
-        if let Some(t) = opt("seq_pct") {
-            if let Some(v) = parse!(
-                "seq_pct",
-                t.parse::<u8>().map_err(|_| number("seq_pct")("percentage"))
-            ) {
-                spec.seq_pct = v;
-            }
-        }
-        if let Some(t) = opt("scan_slow") {
-            spec.scan_slow_ms = parse!("scan_slow", parse_duration_ms(&t));
-        }
+        self.access_into(&mut spec, &mut errs);
         if let Some(v) = parse!("interval", parse_duration_ms(&text("interval"))) {
             spec.interval_ms = v;
         }

@@ -321,14 +321,13 @@ mod tests {
         let norm: f64 = (1..=blocks).map(|k| (k as f64).powf(-theta)).sum();
         // The first 20 blocks hold most of the mass: each within 3 % of its expected share
         // (or 4 standard errors), and the whole span's top and tail too.
-        for k in 0..20usize {
+        for (k, got) in hits.iter().take(20).enumerate() {
             let p = ((k + 1) as f64).powf(-theta) / norm;
             let want = p * n as f64;
             let tol = (0.03 * want).max(4.0 * want.sqrt());
             assert!(
-                (hits[k] as f64 - want).abs() < tol,
-                "block {k}: {} vs {want:.0}",
-                hits[k]
+                (*got as f64 - want).abs() < tol,
+                "block {k}: {got} vs {want:.0}"
             );
         }
         let tail: u64 = hits[500..].iter().sum();
