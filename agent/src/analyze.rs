@@ -293,6 +293,16 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     }
     a.plausibility = Some(plausibility_of(r));
     a.repeat = repeat_of(r);
+    a.fill_level = analysis::fill::fill_levels(&r.steps);
+    if let Some(limit) = o.p99_target_us {
+        let limit = limit as f64;
+        let rounds = r
+            .steps
+            .iter()
+            .map(|s| analysis::latency::Round::of(&s.spec, &s.summary, limit))
+            .collect();
+        a.latency_target = Some(analysis::latency::LatencyTarget::new(limit, rounds));
+    }
     if r.samples.is_empty() {
         return a;
     }
@@ -619,6 +629,7 @@ mod tests {
             first_last_window_s: 60.0,
             cache_recovery: false,
             fakecap_span: None,
+            p99_target_us: None,
         };
         // Everything in memory.
         let mut all = Vec::new();

@@ -23,6 +23,8 @@ pub struct AnalysisOptions {
     pub cache_recovery: bool,
     /// `fakecap`: the span written with unique blocks, whose read-back gives the capacity.
     pub fakecap_span: Option<u64>,
+    /// `latency-target`: the p99 limit its rounds are judged against (µs).
+    pub p99_target_us: Option<u64>,
 }
 
 impl AnalysisOptions {
@@ -39,6 +41,7 @@ impl AnalysisOptions {
             first_last_window_s: 60.0,
             cache_recovery: false,
             fakecap_span: None,
+            p99_target_us: None,
         }
     }
 }
@@ -148,6 +151,10 @@ const DEFS: &[Def] = &[
           takes: &["size", "runtime", "idle"], build: compress_probe, tune: None },
     Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size: bytes of each write)",
           takes: &["size", "idle"], build: cache_recovery, tune: Some(|_, a| a.cache_recovery = true) },
+    Def { name: "latency-target", description: "the highest 4K random read IOPS whose p99 stays under p99 (default 1 ms): queue depth doubles from 1, then the rate steps down at the first depth that breaks the limit; 5 s per round",
+          takes: &["p99_us", "runtime", "size", "bs"], build: latency_target, tune: Some(|c, a| a.p99_target_us = Some(p99_limit(c))) },
+    Def { name: "fill-level", description: "the same 4K random read and write QD32 at 0, 25, 50, 75 and 90 % of the target (or size) filled with 4 MiB writes between them: speed against fill level (reads of the filled part, writes to the free part)",
+          takes: &["size", "runtime"], build: fill_level, tune: None },
     Def { name: "fakecap", description: "f3-style fake-capacity check: unique blocks written over the whole device (or a file over the free space, or size) and read back: the real usable capacity, first and last good offsets",
           takes: &["bs", "size"], build: fakecap, tune: Some(|c, a| a.fakecap_span = Some(fakecap_span(c))) },
     Def { name: "error-scan", description: "HD Tune-style error scan: sequential reads over the whole target (or size) that go on past I/O errors and slow I/Os, mapped by position; verify: write and verify first (destroys the data)",
@@ -221,6 +228,7 @@ fn step(name: impl Into<String>, spec: WorkloadSpec) -> Step {
         pause_before_ms: 0,
         until_steady: None,
         pass: None,
+        p99_target_us: None,
     }
 }
 
@@ -278,6 +286,7 @@ pub fn build(
         first_last_window_s: 60.0,
         cache_recovery: false,
         fakecap_span: None,
+        p99_target_us: None,
     };
     if let Some(tune) = def.tune {
         tune(&c, &mut analysis);
@@ -410,6 +419,64 @@ fn full_span(c: &Ctx) -> Result<Vec<Step>, PresetError> {
             span(spec(RwMode::Read, bs, 8)),
         ),
     ])
+}
+
+/// The p99 limit of `latency-target` (µs).
+fn p99_limit(c: &Ctx) -> u64 {
+    c.o.p99_us.unwrap_or(1000)
+}
+
+/// One search step: its rounds follow from the p99 each one measured (`measure::steps`).
+fn latency_target(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let bs = c.o.bs.unwrap_or(4096);
+    let s = timed(
+        spanned(spec(RwMode::RandRead, bs, 1), c.size_or(GIB)),
+        c.runtime_or(5_000),
+    );
+    let mut st = step(shared::analysis::latency::Round::name(1, None), s);
+    st.p99_target_us = Some(p99_limit(c));
+    Ok(vec![st])
+}
+
+/// The fill levels of `fill-level`, percent of the span.
+const FILL_LEVELS: [u64; 5] = [0, 25, 50, 75, 90];
+
+/// Fill, test, fill further: before each level the span up to it is written with 4 MiB
+/// blocks; then 4K random reads over the filled part (none at 0 %: there is nothing to
+/// read, and reading a new file's holes would lay the whole of it out first) and 4K random
+/// writes over the free part.
+fn fill_level(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let unit = 4 * MIB;
+    let span = c.size_or(c.target_size);
+    if span < 20 * unit {
+        return Err(c.bad(format!(
+            "size = {span}: fill levels need at least 80 MiB (20 fill writes of 4 MiB)"
+        )));
+    }
+    let runtime = c.runtime_or(5_000);
+    let mut steps = Vec::new();
+    let mut filled = 0;
+    for pct in FILL_LEVELS {
+        let to = span / 100 * pct / unit * unit;
+        if to > filled {
+            let mut f = spanned(spec(RwMode::Write, unit, 4), to - filled);
+            f.offset = filled;
+            steps.push(step(format!("fill to {pct} %"), f));
+            filled = to;
+        }
+        let name = |dir| shared::analysis::fill::step_name(pct as u32, dir);
+        if filled > 0 {
+            let r = timed(spanned(spec(RwMode::RandRead, 4096, 32), filled), runtime);
+            steps.push(step(name("read"), r));
+        }
+        let mut w = timed(
+            spanned(spec(RwMode::RandWrite, 4096, 32), span - filled),
+            runtime,
+        );
+        w.offset = filled;
+        steps.push(step(name("write"), w));
+    }
+    Ok(steps)
 }
 
 /// The span `fakecap` writes: the target (a missing file is created over the free space,

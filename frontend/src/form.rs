@@ -495,6 +495,12 @@ pub const PRESET_OPTIONS: &[Field] = &[
         help: "full-span, fill, sustain",
     },
     Field {
+        key: "p99_us",
+        label: "p99 limit",
+        kind: Kind::Text("1ms"),
+        help: "latency-target: e.g. 500us, 1ms",
+    },
+    Field {
         key: "verify",
         label: "Verify the writes",
         kind: Kind::Check,
@@ -547,6 +553,7 @@ pub fn preset_options(
     o.bs = opt!("bs", |t: String| parse_size(&t));
     o.interval_ms = opt!("interval", |t: String| parse_duration_ms(&t));
     o.verify = (fields.get("verify").map(String::as_str) == Some("true")).then_some(true);
+    o.p99_us = opt!("p99_us", |t: String| shared::units::parse_latency_us(&t));
     if errs.is_empty() {
         Ok(o)
     } else {

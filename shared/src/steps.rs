@@ -21,6 +21,11 @@ pub struct Step {
     /// The pass (from 1) of a repeated run (`repeat`) this step belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<u32>,
+    /// Search rounds (`latency-target`): after each round the next queue depth and rate
+    /// follow from the p99 so far ([`crate::analysis::latency::next_round`]), each round a
+    /// step of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_target_us: Option<u64>,
 }
 
 /// A step's name with its pass, as the CLI and the dashboard list it.
@@ -78,6 +83,8 @@ pub struct PresetOptions {
     pub interval_ms: Option<u64>,
     /// Verify each pure-write step (`--verify`): every preset with a write step takes it.
     pub verify: Option<bool>,
+    /// The p99 latency limit of `latency-target`, in µs.
+    pub p99_us: Option<u64>,
 }
 
 impl PresetOptions {
@@ -97,6 +104,9 @@ impl PresetOptions {
                     "must be at most 30 days (2592000000 ms)",
                 ));
             }
+        }
+        if let Some(v) = self.p99_us.filter(|&v| v == 0 || v > 60_000_000) {
+            errs.push(crate::SpecError::new("p99_us", v, "must be 1 µs..60 s"));
         }
         if let Some(v) = self.size.filter(|&v| v > MAX_BYTES) {
             errs.push(crate::SpecError::new("size", v, "must be at most 1 EiB"));
@@ -135,6 +145,7 @@ impl PresetOptions {
         add("bs", self.bs.map(|x| x.to_string()));
         add("interval", self.interval_ms.map(|x| format!("{x} ms")));
         add("verify", self.verify.map(|x| x.to_string()));
+        add("p99_us", self.p99_us.map(|x| x.to_string()));
         v
     }
 }

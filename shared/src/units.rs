@@ -99,6 +99,27 @@ pub fn parse_duration_ms(input: &str) -> Result<u64, ParseError> {
 
 /// A size as one would type it: `4K`, `1M`, `3G`, `512B` (binary multiples, parseable by
 /// [`parse_size`]).
+/// A latency as people write it: `500us` (or `µs`), `1ms`, `1.5ms`, `2s`; microseconds.
+pub fn parse_latency_us(input: &str) -> Result<u64, String> {
+    let t = input.trim();
+    let err = || format!("invalid latency '{input}': expected e.g. 500us, 1ms, 1.5ms or 2s");
+    let (num, scale) = if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e6)
+    } else {
+        return Err(err());
+    };
+    let v: f64 = num.trim().parse().map_err(|_| err())?;
+    let us = v * scale;
+    if !(1.0..=60e6).contains(&us) {
+        return Err(format!("invalid latency '{input}': must be 1 µs..60 s"));
+    }
+    Ok(us.round() as u64)
+}
+
 pub fn size_short(bytes: u64) -> String {
     for (shift, unit) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
         if bytes != 0 && bytes.is_multiple_of(1 << shift) {

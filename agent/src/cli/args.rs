@@ -220,6 +220,9 @@ pub struct RunArgs {
     /// --repeat.
     #[arg(long, value_parser = duration_ms)]
     pub idle: Option<u64>,
+    /// latency-target: the p99 latency to stay under, e.g. 500us or 1ms.
+    #[arg(long, value_parser = shared::units::parse_latency_us, value_name = "LATENCY")]
+    pub p99: Option<u64>,
     /// Run the workload or preset N times as one run, with mean, standard deviation, CV and
     /// a 95 % confidence interval per metric (1..1000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -260,6 +263,7 @@ impl RunArgs {
             bs: self.bs,
             interval_ms: self.interval_ms,
             verify: self.verify.then_some(true),
+            p99_us: self.p99,
         }
     }
 

@@ -83,7 +83,9 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
                         .iter()
                         .map(|o| format!(
                             "--{}",
-                            o.replace('_', "-").replace("interval", "interval-ms")
+                            o.replace('_', "-")
+                                .replace("interval", "interval-ms")
+                                .replace("p99-us", "p99")
                         ))
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -125,6 +127,7 @@ fn repeated(
         pause_before_ms: 0,
         until_steady: None,
         pass: None,
+        p99_target_us: None,
     };
     let steps =
         shared::steps::repeat_steps(vec![step], args.repeat.unwrap_or(1), args.idle.unwrap_or(0));

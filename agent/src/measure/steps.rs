@@ -50,6 +50,16 @@ pub fn plan_steps(steps: &[Step], target: &Locator) -> Result<Vec<StepPlan>, Mea
         .collect()
 }
 
+/// The plan of a latency search's next round: the same workload at queue depth `qd` and
+/// the rate cap `rate` (IOPS), checked as any plan.
+fn next_round_plan(plan: &Plan, qd: u32, rate: Option<u64>) -> Result<Plan, MeasureError> {
+    let mut spec = plan.spec().clone();
+    spec.iodepth = qd;
+    spec.rate = rate.map(shared::Rate::Iops);
+    crate::budget::check(&spec, 1).map_err(|e| MeasureError::Spec(vec![e]))?;
+    Plan::new(&spec, plan.target().clone()).map_err(MeasureError::Spec)
+}
+
 /// Runs the steps one after the other on the same target as one run: samples continue
 /// their `seq` and time across steps (pauses are sampled as idle intervals), each step gets
 /// its summary, and the analyses run over the whole. Stops at the first step that is
@@ -80,9 +90,12 @@ pub fn run_steps(
         {
             break;
         }
-        let plan = Arc::new(plan);
+        let mut plan = Arc::new(plan);
         // IOPS of each round so far (a step repeated until steady state).
         let mut rounds: Vec<f64> = Vec::new();
+        // A latency search's rounds, and the step each next round runs as.
+        let mut search = Vec::new();
+        let mut this = step.clone();
         loop {
             let mut outcome = runner::run(
                 &plan,
@@ -98,9 +111,24 @@ pub fn run_steps(
             let report = report::build(&plan, outcome, started);
             let go_on = report.status == RunStatus::Completed;
             rounds.push(report.summary.read.iops + report.summary.write.iops);
-            seq.add_step(&step, round, index, report, fine, &mut first);
+            if let Some(limit) = step.p99_target_us {
+                search.push(shared::analysis::latency::Round::of(
+                    &report.spec,
+                    &report.summary,
+                    limit as f64,
+                ));
+            }
+            seq.add_step(&this, round, index, report, fine, &mut first);
             if !go_on {
                 return Ok(seq.finish(first, opts, observer, snapshot));
+            }
+            if step.p99_target_us.is_some() {
+                let Some((qd, rate)) = shared::analysis::latency::next_round(&search) else {
+                    break;
+                };
+                plan = Arc::new(next_round_plan(&plan, qd, rate)?);
+                this.name = shared::analysis::latency::Round::name(qd, rate);
+                continue;
             }
             match step.until_steady {
                 Some(max) if (rounds.len() as u32) < max => {
@@ -492,6 +520,7 @@ mod tests {
                 pause_before_ms: 0,
                 until_steady: None,
                 pass: None,
+                p99_target_us: None,
             };
             seq.add_step(&step, None, index, r, None, &mut first);
         }

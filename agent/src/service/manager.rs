@@ -555,6 +555,7 @@ fn steps_of(
                 pause_before_ms: 0,
                 until_steady: None,
                 pass: None,
+                p99_target_us: None,
             };
             Ok((vec![step], AnalysisOptions::for_spec(spec), false))
         }

@@ -4,7 +4,9 @@
 //! CLI summary) and the dashboard (markers) compute the same thing.
 
 mod cliff;
+pub mod fill;
 mod fine;
+pub mod latency;
 mod misc;
 pub mod plausible;
 mod recovery;
@@ -73,6 +75,12 @@ pub struct Analysis {
     /// A repeated run (`repeat`): each metric's spread over the passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<repeat::Repeat>,
+    /// `fill-level`: speed against fill level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_level: Option<fill::FillLevel>,
+    /// `latency-target`: the highest IOPS under the p99 limit, and the rounds of the search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<latency::LatencyTarget>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.
@@ -307,6 +315,12 @@ impl Analysis {
         use crate::units::format_bytes;
         let a = self;
         let mut lines = Vec::new();
+        if let Some(f) = &a.fill_level {
+            lines.push(f.summary_line());
+        }
+        if let Some(t) = &a.latency_target {
+            lines.push(t.summary_line());
+        }
         if let Some(c) = &a.cache_cliff {
             lines.push(match (c.detected, c.cache_bytes) {
                 (true, Some(b)) => format!(
