@@ -311,16 +311,21 @@ pub struct TempPoint {
 
 impl Analysis {
     /// One line per finding, for the CLI summary and the dashboard (same words in both).
+    /// The results of the presets that have their own (fill level, latency target).
+    fn preset_lines(&self) -> Vec<String> {
+        let fill = self.fill_level.as_ref().map(fill::FillLevel::summary_line);
+        let lat = self
+            .latency_target
+            .as_ref()
+            .map(latency::LatencyTarget::summary_line);
+        fill.into_iter().chain(lat).collect()
+    }
+
     pub fn summary_lines(&self) -> Vec<String> {
         use crate::units::format_bytes;
         let a = self;
         let mut lines = Vec::new();
-        if let Some(f) = &a.fill_level {
-            lines.push(f.summary_line());
-        }
-        if let Some(t) = &a.latency_target {
-            lines.push(t.summary_line());
-        }
+        lines.extend(a.preset_lines());
         if let Some(c) = &a.cache_cliff {
             lines.push(match (c.detected, c.cache_bytes) {
                 (true, Some(b)) => format!(
