@@ -167,6 +167,17 @@ impl Server {
         Self::read(r.expect("POST"))
     }
 
+    /// The path of the agent's scratch target, as `GET /api/v1/targets` lists it.
+    pub fn scratch_target(&self) -> String {
+        let (_, targets) = self.get("/api/v1/targets", OP);
+        targets
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["scratch"] == true))
+            .and_then(|t| t["path"].as_str())
+            .unwrap_or_else(|| panic!("no scratch target in {targets}"))
+            .to_string()
+    }
+
     /// Starts a run and returns its id (panics with the API's answer otherwise).
     pub fn start_run(&self, body: &Value) -> i64 {
         let (status, v) = self.post("/api/v1/runs", OP, body);

@@ -3,7 +3,7 @@
 //! part at each level; speed against fill level in `analysis.fill_level`.
 
 use serde_json::json;
-use tests::server::{Server, OP};
+use tests::server::Server;
 use tests::*;
 
 const MIB: u64 = 1 << 20;
@@ -111,13 +111,7 @@ fn the_api_runs_it_too() {
     require_io_uring!();
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[]);
-    let (_, targets): (u16, serde_json::Value) = server.get("/api/v1/targets", OP);
-    let scratch = targets
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["scratch"] == true))
-        .and_then(|t| t["path"].as_str())
-        .expect("scratch target")
-        .to_string();
+    let scratch = server.scratch_target();
     let id = server.start_run(&json!({"target": scratch, "preset": "fill-level",
         "options": {"size": 100 * MIB, "runtime_ms": 200}}));
     let run = server.wait_status_within(id, "completed", std::time::Duration::from_secs(120));

@@ -188,13 +188,7 @@ fn the_api_repeats_and_refuses_a_bad_count() {
     require_io_uring!();
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[]);
-    let (_, targets): (u16, serde_json::Value) = server.get("/api/v1/targets", OP);
-    let scratch = targets
-        .as_array()
-        .and_then(|t| t.iter().find(|t| t["scratch"] == true))
-        .and_then(|t| t["path"].as_str())
-        .expect("scratch target")
-        .to_string();
+    let scratch = server.scratch_target();
     let spec =
         json!({"rw": "randread", "bs": 4096, "iodepth": 4, "runtime_ms": 300, "size": 16777216});
     let id = server
