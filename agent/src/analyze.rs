@@ -373,6 +373,12 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     a.block_size = block_size(&r.steps);
     a.compressibility = compressibility(&r.steps);
     a.stalls = Some(stalls_of(r, exact.as_mut()));
+    // An error scan maps where the target is slow, not when: a slow region would read as a
+    // cache running full or a throttle.
+    if !a.scan.is_empty() {
+        a.cache_cliff = None;
+        a.thermal = None;
+    }
     a
 }
 

@@ -98,8 +98,9 @@ pub struct Sample {
     /// Per target, for a run over several targets at once (this sample is their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartSample>,
-    /// The busiest job thread's CPU time over the window, in percent: near 100 the load
-    /// generator, not the target, sets the pace.
+    /// The busiest job thread's busy time over the window (on CPU or waiting for one, from
+    /// schedstat), in percent: near 100 it never waited on the target, so the load generator
+    /// (or the CPU it shares), not the target, set the pace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_cpu_pct: Option<f64>,
 }

@@ -352,8 +352,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
     }
 
-    /// The thread's CPU time since the last call (once per interval: one vDSO or syscall
-    /// clock read), `None` when the clock cannot be read.
+    /// The thread's busy time (on CPU or waiting for one) since the last call, read once per
+    /// interval; `None` when it cannot be read.
     fn cpu_since_mark(&mut self) -> Option<u64> {
         let now = thread_cpu_ns()?;
         let used = now.saturating_sub(self.cpu_mark.unwrap_or(now));
@@ -728,8 +728,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     }
 }
 
-/// CPU time of the calling thread (ns).
+/// Time the calling thread ran or waited to run (ns): the first two fields of
+/// `/proc/thread-self/schedstat` (CPU time, run-queue wait), so a job thread that never
+/// blocks counts as busy also when other threads keep it off the CPU; its CPU time alone
+/// where schedstat is missing.
 fn thread_cpu_ns() -> Option<u64> {
+    if let Ok(s) = std::fs::read_to_string("/proc/thread-self/schedstat") {
+        let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
+        if let (Some(Some(run)), Some(Some(wait))) = (f.next(), f.next()) {
+            return Some(run + wait);
+        }
+    }
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

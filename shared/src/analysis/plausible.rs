@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// A figure above the link by more than this share is flagged (sysfs rounds link speeds).
 const LINK_SLACK: f64 = 1.02;
-/// The busiest job thread on CPU this share of the time (percent) or more: the load
+/// The busiest job thread busy (on CPU or waiting for one) this share of the time (percent) or more: the load
 /// generator limits the run.
 pub const CPU_LIMIT_PCT: f64 = 90.0;
 /// More than a rotating disk delivers: sequential MB/s off the platters, random IOPS.
@@ -72,7 +72,7 @@ impl Plausibility {
         }
         if let Some(c) = self.job_cpu_pct {
             parts.push(format!(
-                "busiest job thread on CPU {c:.0} % (headroom {:.0} %)",
+                "busiest job thread busy {c:.0} % (headroom {:.0} %)",
                 self.headroom_pct.unwrap_or(0.0)
             ));
         }
@@ -160,7 +160,7 @@ pub fn plausibility(
         flags.push(Flag {
             kind: FlagKind::LoadGenerator,
             message: format!(
-                "limited by the load generator: the busiest job thread was on CPU {c:.0} % of the time (headroom {:.0} %): more jobs or larger blocks would show whether the target is faster",
+                "limited by the load generator: the busiest job thread was on CPU (or waiting for one) {c:.0} % of the time (headroom {:.0} %): more jobs, larger blocks or a less loaded machine would show whether the target is faster",
                 100.0 - c
             ),
         });
