@@ -330,6 +330,20 @@ try {
   check(/95 % CI \d+\.\d\d-\d+\.\d\d/.test(verdict), `the compare verdict reads "${verdict}"`);
   await page.locator('#compare').screenshot({ path: `${shots}/compare-repeat.png` });
 
+  step = 'fill-level and latency-target results show their own tables';
+  const scratch = (await (await fetch(`${base}/api/v1/targets`, { headers: { Authorization: `Bearer ${op}` } })).json())
+    .find((t) => t.scratch).path;
+  await runToEnd(page, { target: scratch, name: 'e2e fill level', preset: 'fill-level',
+    options: { size: 104857600, runtime_ms: 200 } });
+  await page.locator('#fill-level tbody tr').nth(4).waitFor(T);
+  check(await page.locator('#fill-level tbody tr').count() === 5, 'the fill-level table does not have 5 levels');
+  await page.locator('#fill-level').screenshot({ path: `${shots}/fill-level.png` });
+  await runToEnd(page, { target: scratch, name: 'e2e latency target', preset: 'latency-target',
+    options: { p99_us: 1000, runtime_ms: 200, size: 16777216 } });
+  await page.locator('#latency-target tbody tr').first().waitFor(T);
+  check((await page.locator('#latency-target h3').textContent()).includes('p99 under 1000 µs'), 'no latency-target heading');
+  await page.locator('#latency-target').screenshot({ path: `${shots}/latency-target.png` });
+
   step = 'a wrong token gets a clear message';
   const w = await open('wrong-token', `${base}/`);
   await w.evaluate(() => localStorage.clear());

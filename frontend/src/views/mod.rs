@@ -5,6 +5,7 @@ pub mod chart_view;
 pub mod history;
 pub mod live;
 pub mod new_test;
+pub mod preset_results;
 pub mod results;
 pub mod targets;
 pub mod trust;

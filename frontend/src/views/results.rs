@@ -127,6 +127,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
             </div>
             {move || if info.get().is_none() { Some(view! { <p class="status empty">"Loading…"</p> }) } else { None }}
             {head}
+            {move || super::preset_results::panels(run())}
             {move || super::trust::panels(run())}
             {analysis_view}
             <ZoomControls id from_s to_s zoom zoom_error status=zoom_status
