@@ -170,7 +170,16 @@ fn the_block_size_sweep_names_the_saturation_size_the_model_has() {
         .map(|p| format!("{} {:.1} (model {:.1})", p.bs, p.mbps, model(p.bs as f64)))
         .collect();
     eprintln!("sweep: {}", table.join(", "));
-    assert_eq!(b.saturation_bs, Some(truth), "sweep: {table:?}");
+    // The truth, or the next size when noise puts the measured truth just under 90 % of the
+    // best (a fresh-clone CI run measured 256 KiB at 89.9 %: 85.9 of 95.5 MB/s).
+    let found = b.saturation_bs.expect("a saturation size");
+    let measured = |bs: u64| b.points.iter().find(|p| p.bs == bs).map_or(0.0, |p| p.mbps);
+    let best_measured = b.points.iter().map(|p| p.mbps).fold(0.0, f64::max);
+    let near_threshold = (measured(truth) / best_measured - 0.9).abs() < 0.02;
+    assert!(
+        found == truth || (found == truth * 2 && near_threshold),
+        "found {found}, truth {truth}; sweep: {table:?}"
+    );
 }
 
 #[test]
