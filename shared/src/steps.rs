@@ -38,6 +38,22 @@ pub fn step_label(name: &str, pass: Option<u32>) -> String {
 
 /// Most passes a repeated run can have.
 pub const MAX_REPEAT: u32 = 1000;
+/// Most steps a repeated run can have (passes × the preset's steps): every step is kept in
+/// the report and the database.
+pub const MAX_REPEATED_STEPS: usize = 10_000;
+
+/// Why `n` passes of `steps` steps are refused, if they are.
+pub fn check_repeat(n: u32, steps: usize) -> Result<(), String> {
+    if !(1..=MAX_REPEAT).contains(&n) {
+        return Err(format!("repeat = {n}: must be 1..{MAX_REPEAT}"));
+    }
+    if n > 1 && (n as usize).saturating_mul(steps) > MAX_REPEATED_STEPS {
+        return Err(format!(
+            "repeat = {n}: {n} passes of {steps} steps exceed {MAX_REPEATED_STEPS} steps"
+        ));
+    }
+    Ok(())
+}
 
 /// `steps` repeated `n` times as passes 1..=n (one pass: unchanged), `idle_ms` of idle
 /// before every pass after the first.
@@ -330,4 +346,18 @@ pub fn sweep_from_steps(steps: &[StepReport]) -> Option<Vec<SweepPoint>> {
             .map(|s| (&s.spec, &s.summary))
             .collect::<Vec<_>>(),
     )
+}
+
+#[cfg(test)]
+mod repeat_tests {
+    use super::*;
+
+    #[test]
+    fn repeats_are_bounded_by_passes_and_by_steps() {
+        assert!(check_repeat(1000, 1).is_ok());
+        assert!(check_repeat(0, 1).is_err_and(|e| e.starts_with("repeat = 0")));
+        // cdm has 40 steps: 250 passes fit, 251 do not.
+        assert!(check_repeat(250, 40).is_ok());
+        assert!(check_repeat(251, 40).is_err_and(|e| e.contains("exceed 10000 steps")));
+    }
 }

@@ -12,13 +12,7 @@ use tests::*;
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn emulator(model: &str) -> Option<Emulator> {
-    match Emulator::start(model) {
-        Ok(e) => Some(e),
-        Err(why) => {
-            eprintln!("SKIP emulated_ssd: {why}");
-            None
-        }
-    }
+    Emulator::start_or_skip(model, "emulated_ssd")
 }
 
 #[test]

@@ -98,6 +98,8 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
             let mut at = crate::target::Locator::path(first);
             at.created = info.created;
+            shared::steps::check_repeat(args.repeat.unwrap_or(1), built.steps.len())
+                .map_err(|e| anyhow::anyhow!(e))?;
             let steps = shared::steps::repeat_steps(
                 built.steps,
                 args.repeat.unwrap_or(1),

@@ -77,19 +77,7 @@ pub fn filesystem(target: &crate::target::TargetInfo) -> Option<shared::devices:
         .filter(|m| m.dev == id && target.path.starts_with(m.mount_point))
         .max_by_key(|m| m.mount_point.len())?;
     let (mount_point, fs_type) = (m.mount_point.to_string(), m.fs_type.to_string());
-    let free_bytes = {
-        let c = std::ffi::CString::new(target.path.as_os_str().as_encoded_bytes()).ok()?;
-        // SAFETY: `st` is a plain C struct (all-zero is valid) that statvfs fills from a
-        // valid NUL-terminated path.
-        unsafe {
-            let mut st: libc::statvfs = std::mem::zeroed();
-            if libc::statvfs(c.as_ptr(), &mut st) == 0 {
-                st.f_bavail as u64 * st.f_frsize as u64
-            } else {
-                0
-            }
-        }
-    };
+    let free_bytes = crate::target::free_space(&target.path).unwrap_or(0);
     let direct_io = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()

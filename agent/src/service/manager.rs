@@ -215,6 +215,7 @@ impl Manager {
         check_free(&active, &target, &also)?;
         let (steps, analysis, keep_steps) = steps_of(req, &target)?;
         let repeat = req.repeat.unwrap_or(1);
+        shared::steps::check_repeat(repeat, steps.len()).map_err(ServiceError::BadRepeat)?;
         let steps = shared::steps::repeat_steps(steps, repeat, req.repeat_idle_ms.unwrap_or(0));
         let keep_steps = keep_steps || repeat > 1;
         let plans = measure::plan_steps(&steps, &target)?;
@@ -312,7 +313,7 @@ impl Manager {
             }
         }
         match (req.repeat, req.repeat_idle_ms) {
-            (Some(n), _) if !(1..=shared::steps::MAX_REPEAT).contains(&n) => {
+            (Some(n), _) if shared::steps::check_repeat(n, 1).is_err() => {
                 return Err(ServiceError::BadRepeat(format!(
                     "repeat = {n}: must be 1..{}",
                     shared::steps::MAX_REPEAT
