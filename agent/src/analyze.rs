@@ -279,6 +279,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     let mut a = Analysis {
         verify: r.analysis.verify.clone(),
         scan: r.analysis.scan.clone(),
+        replay: r.analysis.replay.clone(),
         ..Analysis::default()
     };
     if let Some(span) = o.fakecap_span {
@@ -293,6 +294,14 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     }
     a.plausibility = Some(plausibility_of(r));
     a.repeat = repeat_of(r);
+    // A replay is judged by its own figures: the detectors look for shapes of synthetic
+    // workloads (a cache cliff in a steady write) that an application's I/O does not have.
+    if !a.replay.is_empty() {
+        if !r.steps.is_empty() {
+            a.apps = analysis::replay::AppScores::from_replays(&a.replay);
+        }
+        return a;
+    }
     a.fill_level = analysis::fill::fill_levels(&r.steps);
     if let Some(limit) = o.p99_target_us {
         let limit = limit as f64;

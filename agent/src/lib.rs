@@ -23,4 +23,5 @@ pub mod stats;
 pub mod store;
 pub mod target;
 pub mod temperature;
+pub mod trace;
 pub mod workload;

@@ -41,6 +41,8 @@ pub struct RunOutcome {
     pub verify: Option<Verify>,
     /// The error scan's map (all jobs' cells added up).
     pub scan: Option<shared::analysis::scan::ScanMap>,
+    /// A replay's figures (the trace's and what the replay measured).
+    pub replay: Option<shared::analysis::replay::Replay>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -197,6 +199,7 @@ struct Collector {
     temps: Decimated<shared::analysis::TempPoint>,
     verify: Option<Verify>,
     scan: Option<shared::analysis::scan::ScanMap>,
+    replay: Option<shared::analysis::replay::Replay>,
 }
 
 impl Collector {
@@ -215,6 +218,7 @@ impl Collector {
             temps: Decimated::default(),
             verify: None,
             scan: None,
+            replay: None,
         }
     }
 
@@ -278,6 +282,7 @@ impl Collector {
                 Some(m) => m.add(&map),
                 None => self.scan = Some(map),
             },
+            JobMsg::Replayed { replay, .. } => self.replay = Some(*replay),
             JobMsg::Ready { .. } => {}
         }
         for mut s in self.merger.take_ready() {
@@ -319,6 +324,7 @@ impl Collector {
             laid_out_bytes,
             verify: self.verify,
             scan: self.scan,
+            replay: self.replay,
         }
     }
 }

@@ -287,6 +287,9 @@ pub struct WorkloadSpec {
     /// Random modes: this percentage of I/Os continue where the previous one ended (a
     /// sequential run inside a random workload); the rest are drawn.
     pub seq_pct: u8,
+    /// Replay a recorded trace instead of generating I/O: its offsets, lengths, directions
+    /// and (recorded timing) times; `rw` and `bs` follow from the trace.
+    pub replay: Option<crate::replay::ReplaySpec>,
 }
 
 /// Most milliseconds an error scan's slow threshold can be.
@@ -320,6 +323,7 @@ impl Default for WorkloadSpec {
             scan_slow_ms: None,
             random_distribution: crate::access::Distribution::Uniform,
             seq_pct: 0,
+            replay: None,
         }
     }
 }
@@ -394,6 +398,7 @@ impl WorkloadSpec {
         self.check_verify(&mut bad);
         self.check_scan(&mut bad);
         self.check_access(&mut bad);
+        self.check_replay(&mut bad);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -541,6 +546,51 @@ impl WorkloadSpec {
                     &value,
                     "cover-once (and verify) visit every block once per pass: there is nothing to skew".into(),
                 );
+            }
+        }
+    }
+
+    /// A replay issues the trace's I/Os, one job, once: what generates I/O does not apply.
+    fn check_replay(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        let Some(r) = &self.replay else {
+            return;
+        };
+        for (field, value, why) in r.problems() {
+            bad(field, &value, why);
+        }
+        if self.iodepth > crate::replay::MAX_REPLAY_DEPTH {
+            bad(
+                "iodepth",
+                &self.iodepth,
+                format!(
+                    "a replay keeps at most {} I/Os in flight",
+                    crate::replay::MAX_REPLAY_DEPTH
+                ),
+            );
+        }
+        let not = "does not apply to a replay (the trace sets the I/O)";
+        let conflicts: [(&str, String, bool); 9] = [
+            ("jobs", self.jobs.to_string(), self.jobs != 1),
+            ("verify", "true".into(), self.verify),
+            ("scan", "true".into(), self.scan),
+            ("rate", format!("{:?}", self.rate), self.rate.is_some()),
+            ("cover_once", "true".into(), self.cover_once),
+            (
+                "io_size",
+                format!("{:?}", self.io_size),
+                self.io_size.is_some(),
+            ),
+            ("loops", self.loops.to_string(), self.loops != 1),
+            ("seq_pct", self.seq_pct.to_string(), self.seq_pct > 0),
+            (
+                "random_distribution",
+                self.random_distribution.to_string(),
+                self.random_distribution != crate::access::Distribution::Uniform,
+            ),
+        ];
+        for (field, value, on) in conflicts {
+            if on {
+                bad(field, &value, not.into());
             }
         }
     }

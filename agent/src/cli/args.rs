@@ -34,6 +34,26 @@ pub enum Command {
     /// Compare two runs' JSON reports (--json): B over A per metric; with --repeat runs, the
     /// ratio of means with a 95 % confidence interval.
     Compare(CompareArgs),
+    /// Record the I/O a block device receives (the kernel's block tracer: blktrace, or its
+    /// tracefs text where blktrace cannot run) into a trace --replay reads; FILE.iolog[.gz]
+    /// is written as a fio iolog v3. With a command after `--`, records while it runs.
+    Record(RecordArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The block device to trace.
+    #[arg(long)]
+    pub device: PathBuf,
+    /// How long to record (e.g. 60s); without it, until the command ends or Ctrl-C.
+    #[arg(long, value_parser = duration_ms)]
+    pub duration: Option<u64>,
+    /// Where the trace goes.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// A command to run while recording.
+    #[arg(last = true)]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -195,6 +215,22 @@ pub struct RunArgs {
     /// Random modes: this percentage of I/Os continue after the previous block (0..100).
     #[arg(long, value_name = "PCT")]
     pub seq_pct: Option<u8>,
+    /// Replay a recorded trace instead of generating I/O: a fio iolog (v2, v3), blkparse
+    /// text or blktrace binary file (optionally .gz), or a built-in one (app-build,
+    /// app-database, app-files). Offsets beyond the target wrap into it.
+    #[arg(long, value_name = "TRACE")]
+    pub replay: Option<String>,
+    /// Replay timing: recorded (default for traces with timestamps) or afap (as fast as
+    /// possible at --iodepth).
+    #[arg(long, value_name = "MODE")]
+    pub replay_timing: Option<shared::replay::Timing>,
+    /// Recorded timing sped up (2 = twice as fast).
+    #[arg(long, value_name = "X")]
+    pub replay_speed: Option<f64>,
+    /// Recorded timing: idle gaps longer than this are shortened to it (default 10ms; 0
+    /// keeps every gap).
+    #[arg(long, value_parser = duration_ms, value_name = "TIME")]
+    pub replay_idle_max: Option<u64>,
     /// Error scan: go on past failed I/Os (EIO, short) and map every I/O by position
     /// (at most 1024 cells: time per I/O, errors, slow I/Os), as HD Tune's error scan.
     #[arg(long)]
@@ -294,6 +330,7 @@ impl RunArgs {
             self.random_distribution.map(|x| x.to_string()),
         );
         flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
+        flag("replay", self.replay.clone());
         for (name, on) in [
             ("cover-once", self.cover_once),
             ("buffered", self.buffered),
@@ -333,6 +370,12 @@ impl RunArgs {
             scan_slow_ms: self.scan_slow,
             random_distribution: self.random_distribution.unwrap_or_default(),
             seq_pct: self.seq_pct.unwrap_or(0),
+            replay: self.replay.as_ref().map(|t| shared::replay::ReplaySpec {
+                trace: t.clone(),
+                timing: self.replay_timing,
+                speed: self.replay_speed,
+                idle_max_ms: self.replay_idle_max,
+            }),
         }
     }
 }

@@ -8,6 +8,7 @@ mod devices;
 mod emulate;
 mod outputs;
 mod quick;
+mod record;
 mod run;
 mod serve;
 mod terminal;
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Emulate(args) => emulate::run(&args, cancel),
         Command::Devices(args) => devices::run(&args),
         Command::Compare(args) => compare::run(&args),
+        Command::Record(args) => record::run(&args, &cancel),
     };
     finish(result)
 }

@@ -15,6 +15,8 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     if let Some(m) = args.max_memory {
         crate::budget::set_max(m);
     }
+    // The command line replays the user's own files (the service only its library).
+    crate::trace::library::allow_paths();
     // A long run's 10 ms buckets wait beside the outputs (else in the temporary directory).
     if let Some(dir) = [&args.timeline, &args.json, &args.csv]
         .into_iter()

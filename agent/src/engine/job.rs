@@ -10,6 +10,7 @@
 
 use super::buf::BufferPool;
 use super::null::NullBackend;
+use super::replay::ReplayLoop;
 use super::sync::SyncBackend;
 use super::uring::{build_ring, UringBackend};
 use super::verify::Verifier;
@@ -54,6 +55,11 @@ pub enum JobMsg {
     Mapped {
         job: usize,
         map: ScanMap,
+    },
+    /// Before `Done`, from a replay: the trace's figures with what the replay measured.
+    Replayed {
+        job: usize,
+        replay: Box<shared::analysis::replay::Replay>,
     },
     /// After `Done`, from a job that verifies: what its read-back found, and the error that
     /// ended the read-back early.
@@ -116,7 +122,7 @@ impl StartGate {
 }
 
 impl RunShared {
-    fn stop_requested(&self) -> bool {
+    pub(super) fn stop_requested(&self) -> bool {
         self.cancel.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
     }
 }
@@ -140,7 +146,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     let buffers = (pool.mapped_bytes(), pool.huge_bytes());
     if spec.backend == Backend::Null {
         let mut b = NullBackend::new(pool, jp.iodepth);
-        return drive(&mut b, buffers, None, Vec::new(), jp, job, shared, tx);
+        return drive(&mut b, buffers, None, Vec::new(), plan, job, shared, tx);
     }
     let file = match plan.target().open(plan.writes(), spec.direct) {
         Ok(f) => f,
@@ -152,7 +158,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
             buffers,
             None,
             Vec::new(),
-            jp,
+            plan,
             job,
             shared,
             tx,
@@ -161,7 +167,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     match build_ring(jp.iodepth) {
         Ok((mut ring, mut features)) => {
             match UringBackend::new(&mut ring, file, pool, jp.iodepth, &mut features) {
-                Ok(mut b) => drive(&mut b, buffers, None, features, jp, job, shared, tx),
+                Ok(mut b) => drive(&mut b, buffers, None, features, plan, job, shared, tx),
                 Err(e) => fail(format!("job {job}: io_uring registration failed: {e}")),
             }
         }
@@ -173,7 +179,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
                 buffers,
                 Some(note),
                 Vec::new(),
-                jp,
+                plan,
                 job,
                 shared,
                 tx,
@@ -188,11 +194,12 @@ fn drive<B: IoBackend>(
     buffers: (u64, u64),
     note: Option<String>,
     features: Vec<&'static str>,
-    jp: &JobPlan,
+    plan: &Plan,
     job: usize,
     shared: &RunShared,
     tx: &Sender<JobMsg>,
 ) {
+    let jp = &plan.jobs()[job];
     let setup = JobSetup {
         backend: b.name(),
         note,
@@ -204,15 +211,16 @@ fn drive<B: IoBackend>(
         result: Ok(setup),
     });
     match shared.gate.wait() {
-        Some(epoch) if !shared.stop_requested() => {
-            JobLoop::new(b, jp, job, shared, tx, epoch).run()
-        }
+        Some(epoch) if !shared.stop_requested() => match plan.replay() {
+            Some(rp) => ReplayLoop::new(b, rp, jp, job, shared, tx, epoch).run(),
+            None => JobLoop::new(b, jp, job, shared, tx, epoch).run(),
+        },
         // Sent home before any I/O.
         _ => send_done(tx, job, 0, None, None),
     }
 }
 
-fn send_done(
+pub(super) fn send_done(
     tx: &Sender<JobMsg>,
     job: usize,
     end_ns: u64,
@@ -732,7 +740,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
 /// `/proc/thread-self/schedstat` (CPU time, run-queue wait), so a job thread that never
 /// blocks counts as busy also when other threads keep it off the CPU; its CPU time alone
 /// where schedstat is missing.
-fn thread_cpu_ns() -> Option<u64> {
+pub(super) fn thread_cpu_ns() -> Option<u64> {
     if let Ok(s) = std::fs::read_to_string("/proc/thread-self/schedstat") {
         let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
         if let (Some(Some(run)), Some(Some(wait))) = (f.next(), f.next()) {
@@ -748,7 +756,7 @@ fn thread_cpu_ns() -> Option<u64> {
     (r == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
-fn submit_error(e: &std::io::Error) -> RunError {
+pub(super) fn submit_error(e: &std::io::Error) -> RunError {
     RunError {
         message: format!("submitting I/O failed: {e}"),
         op: None,
@@ -757,7 +765,7 @@ fn submit_error(e: &std::io::Error) -> RunError {
     }
 }
 
-fn io_error(dir: Dir, offset: u64, what: &str, errno: Option<i32>) -> RunError {
+pub(super) fn io_error(dir: Dir, offset: u64, what: &str, errno: Option<i32>) -> RunError {
     RunError {
         message: format!("{} at offset {offset} failed: {what}", dir.as_str()),
         op: Some(dir.as_str().into()),
@@ -766,7 +774,7 @@ fn io_error(dir: Dir, offset: u64, what: &str, errno: Option<i32>) -> RunError {
     }
 }
 
-fn completion_error(dir: Dir, offset: u64, res: i32, bs: u64) -> RunError {
+pub(super) fn completion_error(dir: Dir, offset: u64, res: i32, bs: u64) -> RunError {
     if res < 0 {
         let e = std::io::Error::from_raw_os_error(-res);
         io_error(dir, offset, &e.to_string(), Some(-res))

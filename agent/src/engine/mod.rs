@@ -9,6 +9,7 @@
 pub mod buf;
 pub mod job;
 pub mod null;
+pub mod replay;
 pub mod sync;
 pub mod uring;
 pub mod verify;
@@ -58,6 +59,45 @@ pub trait IoBackend {
     /// the device; a no-op for O_DIRECT I/O, which bypasses the cache).
     fn drop_cache(&mut self) -> io::Result<()> {
         Ok(())
+    }
+    /// Trims (discards) `len` bytes at `offset`, synchronously; `Ok(false)` when the target
+    /// does not support it.
+    fn trim(&mut self, _offset: u64, _len: u64) -> io::Result<bool> {
+        Ok(false)
+    }
+}
+
+/// A trim on a file descriptor: `BLKDISCARD` on a block device, a punched hole (the
+/// filesystem's trim) in a file. `Ok(false)` when the device or filesystem has none.
+pub(crate) fn trim_file(file: &std::fs::File, offset: u64, len: u64) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileTypeExt;
+    /// `_IO(0x12, 119)`.
+    const BLKDISCARD: libc::c_ulong = 0x1277;
+    let fd = file.as_raw_fd();
+    let rc = if file.metadata()?.file_type().is_block_device() {
+        let range: [u64; 2] = [offset, len];
+        // SAFETY: BLKDISCARD reads two u64 (start, length) from the pointer, valid for the call.
+        unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) }
+    } else {
+        let (off, n) = (offset as libc::off_t, len as libc::off_t);
+        // SAFETY: a valid descriptor; the call takes plain integers.
+        unsafe {
+            libc::fallocate(
+                fd,
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                off,
+                n,
+            )
+        }
+    };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) | Some(libc::ENOSYS) => Ok(false),
+        _ => Err(e),
     }
 }
 

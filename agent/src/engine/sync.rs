@@ -76,4 +76,8 @@ impl IoBackend for SyncBackend {
     fn drop_cache(&mut self) -> io::Result<()> {
         super::drop_cached_pages(&self.file)
     }
+
+    fn trim(&mut self, offset: u64, len: u64) -> io::Result<bool> {
+        super::trim_file(&self.file, offset, len)
+    }
 }

@@ -237,6 +237,10 @@ impl IoBackend for UringBackend<'_> {
     fn drop_cache(&mut self) -> io::Result<()> {
         super::drop_cached_pages(&self.file)
     }
+
+    fn trim(&mut self, offset: u64, len: u64) -> io::Result<bool> {
+        super::trim_file(&self.file, offset, len)
+    }
 }
 
 /// A submit that was interrupted, timed out or found the completion queue busy is not an

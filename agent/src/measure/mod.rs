@@ -50,6 +50,19 @@ pub fn plan(spec: &WorkloadSpec, target: &Path) -> Result<Plan, MeasureError> {
 /// [`plan`] on a target given as a path or as the descriptor the access check opened.
 pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureError> {
     spec.validate().map_err(MeasureError::Spec)?;
+    // A replay's trace is read once, here: the directions it holds decide whether the run
+    // writes (and so every write check after), its I/Os are what the plan issues.
+    let (spec, trace) = match &spec.replay {
+        Some(r) => {
+            let trace = crate::trace::library::load(&r.trace).map_err(|e| {
+                MeasureError::Spec(vec![SpecError::new("replay", &r.trace, e.to_string())])
+            })?;
+            let derived = crate::workload::replay::derive_spec(spec, r, &trace);
+            (derived, Some((r.trace.clone(), trace)))
+        }
+        None => (spec.clone(), None),
+    };
+    let spec = &spec;
     crate::budget::check(spec, 1).map_err(|e| MeasureError::Spec(vec![e]))?;
     let info = if spec.backend == Backend::Null {
         null_target(spec, &target.path)
@@ -57,7 +70,12 @@ pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureErr
         let writes = spec.rw.read_pct(spec.read_pct) < 100;
         target.probe(wanted_target_size(spec), writes)?
     };
-    let plan = Plan::new(spec, info).map_err(MeasureError::Spec)?;
+    let mut plan = Plan::new(spec, info).map_err(MeasureError::Spec)?;
+    if let Some((name, trace)) = trace {
+        plan = plan
+            .with_replay(&name, &trace)
+            .map_err(MeasureError::Spec)?;
+    }
     if !plan.writes() {
         let (start, end) = plan.span_bytes();
         crate::target::refuse_holes(plan.target(), start, end)?;

@@ -189,6 +189,7 @@ struct Sequence {
     verify: Option<shared::analysis::verify::Verify>,
     /// The error scans' maps, by step.
     scan: Vec<shared::analysis::scan::ScanMap>,
+    replay: Vec<shared::analysis::replay::Replay>,
 }
 
 impl Default for Sequence {
@@ -210,6 +211,7 @@ impl Default for Sequence {
             warnings: Vec::new(),
             verify: None,
             scan: Vec::new(),
+            replay: Vec::new(),
         }
     }
 }
@@ -356,6 +358,7 @@ impl Sequence {
         }
         let verify = self.add_verify(&r);
         self.add_scan(&r);
+        self.replay.extend(r.analysis.replay.iter().cloned());
         self.steps.push(StepReport {
             verify,
             io_path,
@@ -451,6 +454,7 @@ impl Sequence {
         report.environment.warnings.extend(self.warnings);
         report.analysis.verify = self.verify;
         report.analysis.scan = self.scan;
+        report.analysis.replay = self.replay;
         // The device before and after, and the link the analyses hold the figures against.
         if let Some(snap) = snapshot {
             snap.finish(&mut report.environment, report.summary.write.bytes);

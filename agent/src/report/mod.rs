@@ -58,6 +58,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         analysis: shared::analysis::Analysis {
             verify: outcome.verify,
             scan: outcome.scan.into_iter().collect(),
+            replay: outcome.replay.into_iter().collect(),
             ..Default::default()
         },
         timeline: Some(outcome.timeline),

@@ -5,6 +5,7 @@ pub mod offsets;
 pub mod pattern;
 pub mod plan;
 pub mod rate;
+pub mod replay;
 pub mod rng;
 
 pub use plan::{JobPlan, Plan};

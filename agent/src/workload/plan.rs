@@ -54,6 +54,8 @@ pub struct Plan {
     spec: WorkloadSpec,
     target: TargetInfo,
     jobs: Vec<JobPlan>,
+    /// A trace replay: the one job issues these I/Os instead of generating its own.
+    replay: Option<std::sync::Arc<super::replay::ReplayPlan>>,
 }
 
 impl Plan {
@@ -146,6 +148,7 @@ impl Plan {
             spec: spec.clone(),
             target,
             jobs,
+            replay: None,
         })
     }
 
@@ -159,6 +162,27 @@ impl Plan {
 
     pub fn jobs(&self) -> &[JobPlan] {
         &self.jobs
+    }
+
+    pub fn replay(&self) -> Option<&super::replay::ReplayPlan> {
+        self.replay.as_deref()
+    }
+
+    /// The plan replays `trace` (read with the spec's `replay`) over its span.
+    pub fn with_replay(
+        mut self,
+        name: &str,
+        trace: &crate::trace::Trace,
+    ) -> Result<Plan, Vec<SpecError>> {
+        let Some(r) = &self.spec.replay else {
+            return Ok(self);
+        };
+        let (start, end) = self.span_bytes();
+        let lbs = u64::from(self.target.logical_block_size);
+        let rp = super::replay::plan(name, r, trace, (start, end - start), lbs, self.spec.direct)
+            .map_err(|e| vec![e])?;
+        self.replay = Some(std::sync::Arc::new(rp));
+        Ok(self)
     }
 
     /// Byte range covered by all jobs.
@@ -185,6 +209,9 @@ impl Plan {
 
     /// Bytes the run will transfer after the ramp, when size-based.
     pub fn planned_bytes(&self) -> Option<u64> {
+        if let Some(r) = &self.replay {
+            return Some(r.report.ops.iter().take(2).map(|o| o.bytes).sum());
+        }
         self.jobs
             .iter()
             .map(|j| j.ios.map(|n| n * self.spec.bs))

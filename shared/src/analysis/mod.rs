@@ -11,6 +11,7 @@ mod misc;
 pub mod plausible;
 mod recovery;
 pub mod repeat;
+pub mod replay;
 pub mod scan;
 mod steady;
 mod sustain;
@@ -81,6 +82,12 @@ pub struct Analysis {
     /// `latency-target`: the highest IOPS under the p99 limit, and the rounds of the search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<latency::LatencyTarget>,
+    /// Trace replays (`replay`): one per replayed workload or step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replay: Vec<replay::Replay>,
+    /// Application presets: storage bandwidth per application and overall.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apps: Option<replay::AppScores>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.
@@ -318,7 +325,10 @@ impl Analysis {
             .latency_target
             .as_ref()
             .map(latency::LatencyTarget::summary_line);
-        fill.into_iter().chain(lat).collect()
+        let apps = self.apps.as_ref().map(replay::AppScores::summary_line);
+        let mut lines: Vec<String> = apps.into_iter().chain(fill).chain(lat).collect();
+        lines.extend(self.replay.iter().flat_map(replay::Replay::lines));
+        lines
     }
 
     pub fn summary_lines(&self) -> Vec<String> {
