@@ -122,6 +122,7 @@ impl Ctx<'_> {
 const GRID: &[&str] = &["size", "count", "runtime", "idle"];
 const SIZED: &[&str] = &["size", "runtime"];
 const RUNTIME: &[&str] = &["runtime"];
+const APPS: &[&str] = &["size", "count", "idle"];
 
 #[rustfmt::skip]
 const DEFS: &[Def] = &[
@@ -159,6 +160,14 @@ const DEFS: &[Def] = &[
           takes: &["bs", "size"], build: fakecap, tune: Some(|c, a| a.fakecap_span = Some(fakecap_span(c))) },
     Def { name: "error-scan", description: "HD Tune-style error scan: sequential reads over the whole target (or size) that go on past I/O errors and slow I/Os, mapped by position; verify: write and verify first (destroys the data)",
           takes: &["bs", "size"], build: error_scan, tune: None },
+    Def { name: "apps", description: "PCMark-style application traces replayed as recorded (idle over 10 ms compressed): app-build, app-database, app-files; storage bandwidth per application and overall (geometric mean); count: passes",
+          takes: APPS, build: |c| apps(c, &["app-build", "app-database", "app-files"]), tune: None },
+    Def { name: "app-build", description: "a recorded cargo build of the agent (1.4 GiB written, 84 MiB read, 88 s recorded, 7 s replayed), replayed as recorded: storage bandwidth",
+          takes: APPS, build: |c| apps(c, &["app-build"]), tune: None },
+    Def { name: "app-database", description: "a recorded SQLite workload (WAL inserts, cold range queries, updates; 650 flushes), replayed as recorded: storage bandwidth",
+          takes: APPS, build: |c| apps(c, &["app-database"]), tune: None },
+    Def { name: "app-files", description: "a recorded untar, cold read-back and delete of a 150 MB source tree with fstrim, replayed as recorded: storage bandwidth",
+          takes: APPS, build: |c| apps(c, &["app-files"]), tune: None },
     Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::Read, MIB, 8), tune: None },
     Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s",
@@ -512,6 +521,34 @@ fn error_scan(c: &Ctx) -> Result<Vec<Step>, PresetError> {
         steps.push(step("write scan over the span", scan(RwMode::Write)));
     }
     steps.push(step("read scan over the span", scan(RwMode::Read)));
+    Ok(steps)
+}
+
+/// The span application traces are replayed over when no size is given: their recordings
+/// cover a 4 GiB filesystem (offsets beyond a smaller span wrap into it).
+const APP_SPAN: u64 = 4 << 30;
+
+/// Application traces replayed as recorded, `count` passes of each, `idle` between steps.
+fn apps(c: &Ctx, traces: &[&str]) -> Result<Vec<Step>, PresetError> {
+    let span = c.fit(c.o.size.unwrap_or(c.target_size.min(APP_SPAN)));
+    let passes = c.o.count.unwrap_or(1);
+    let mut steps = Vec::new();
+    for pass in 1..=passes {
+        for t in traces {
+            let mut s = spanned(WorkloadSpec::default(), span);
+            s.replay = Some(shared::replay::ReplaySpec::new(t));
+            let name = if passes > 1 {
+                format!("{t} #{pass}")
+            } else {
+                t.to_string()
+            };
+            let mut st = step(name, s);
+            if !steps.is_empty() {
+                st.pause_before_ms = c.o.idle_ms.unwrap_or(0);
+            }
+            steps.push(st);
+        }
+    }
     Ok(steps)
 }
 

@@ -32,6 +32,11 @@ pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
     get(token, "/api/v1/presets").await
 }
 
+/// The traces a replay can name.
+pub async fn traces(token: &str) -> Result<Vec<shared::api::TraceInfo>, String> {
+    get(token, "/api/v1/traces").await
+}
+
 /// The history: `query` is the API's filter string (`target=...&status=...&page=...`).
 pub async fn runs(token: &str, query: &str) -> Result<RunList, String> {
     get(token, &format!("/api/v1/runs?{query}")).await

@@ -21,6 +21,8 @@ pub enum Kind {
     Text(&'static str),
     Select(&'static [&'static str]),
     Check,
+    /// A trace the agent offers (`GET /api/v1/traces`), or none.
+    Trace,
 }
 
 /// A form field: spec key, label, how it is edited, and help.
@@ -157,6 +159,24 @@ pub const FIELDS: &[Field] = &[
         help: "random modes: I/Os that continue after the previous one",
     },
     Field {
+        key: "replay",
+        label: "Replay a trace",
+        kind: Kind::Trace,
+        help: "recorded application I/O instead of the pattern above (diskscope record)",
+    },
+    Field {
+        key: "replay_timing",
+        label: "Replay timing",
+        kind: Kind::Select(&["", "recorded", "afap"]),
+        help: "recorded (idle over 10 ms compressed) or as fast as possible at the queue depth",
+    },
+    Field {
+        key: "replay_speed",
+        label: "Replay speed",
+        kind: Kind::Text("1"),
+        help: "recorded timing sped up, e.g. 2",
+    },
+    Field {
         key: "scan",
         label: "Error scan (go on past failed I/Os, map by position)",
         kind: Kind::Check,
@@ -242,6 +262,20 @@ impl SpecForm {
         f.insert("random_distribution", spec.random_distribution.to_string());
         f.insert("seq_pct", spec.seq_pct.to_string());
         f.insert("scan", flag(spec.scan));
+        let r = spec.replay.as_ref();
+        f.insert("replay", r.map(|r| r.trace.clone()).unwrap_or_default());
+        f.insert(
+            "replay_timing",
+            r.and_then(|r| r.timing)
+                .map(|t| t.to_string())
+                .unwrap_or_default(),
+        );
+        f.insert(
+            "replay_speed",
+            r.and_then(|r| r.speed)
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+        );
         f.insert(
             "scan_slow",
             spec.scan_slow_ms.map(duration_text).unwrap_or_default(),
@@ -273,6 +307,29 @@ impl SpecForm {
                     );
                 }
             }
+        }
+        if let Some(trace) = opt("replay") {
+            let mut r = shared::replay::ReplaySpec::new(&trace);
+            if let Some(t) = opt("replay_timing") {
+                match t.parse() {
+                    Ok(v) => r.timing = Some(v),
+                    Err(e) => {
+                        errs.insert("replay_timing", e);
+                    }
+                }
+            }
+            if let Some(t) = opt("replay_speed") {
+                match t.parse::<f64>() {
+                    Ok(v) => r.speed = Some(v),
+                    Err(_) => {
+                        errs.insert(
+                            "replay_speed",
+                            format!("invalid speed '{t}': expected a number such as 2"),
+                        );
+                    }
+                }
+            }
+            spec.replay = Some(r);
         }
         if let Some(t) = opt("scan_slow") {
             match parse_duration_ms(&t) {
@@ -629,6 +686,7 @@ mod tests {
             scan_slow_ms: None,
             random_distribution: shared::access::Distribution::Uniform,
             seq_pct: 0,
+            replay: None,
         };
         let mut spec = spec;
         spec.iodepth = 1; // sync backend

@@ -223,3 +223,14 @@ pub enum ServerMsg {
         message: String,
     },
 }
+
+/// A trace a replay can name (`GET /api/v1/traces`): built into the agent, or a file in its
+/// trace directory.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TraceInfo {
+    pub name: String,
+    pub description: String,
+    pub builtin: bool,
+    /// Size of the (compressed) trace file.
+    pub bytes: u64,
+}

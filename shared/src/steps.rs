@@ -231,7 +231,11 @@ pub fn grid(items: &[Measured<'_>]) -> Option<Vec<GridRow>> {
         write: Vec<(f64, f64)>,
     }
     let mut acc: Vec<Acc<'_>> = Vec::new();
-    for (spec, sum) in items.iter().filter(|(_, s)| s.duration_ns > 0) {
+    // A replay is no synthetic test: its block size is only its largest I/O.
+    for (spec, sum) in items
+        .iter()
+        .filter(|(p, s)| s.duration_ns > 0 && p.replay.is_none())
+    {
         let label = test_label(spec);
         let i = match acc.iter().position(|a| a.label == label) {
             Some(i) => i,
@@ -307,7 +311,10 @@ pub struct SweepPoint {
 /// the tests of one order (sequential or random), depth and job count with the most distinct
 /// block sizes, at least two. Block sizes ascending.
 pub fn sweep(items: &[Measured<'_>]) -> Option<Vec<SweepPoint>> {
-    let done: Vec<&Measured<'_>> = items.iter().filter(|(_, s)| s.duration_ns > 0).collect();
+    let done: Vec<&Measured<'_>> = items
+        .iter()
+        .filter(|(p, s)| s.duration_ns > 0 && p.replay.is_none())
+        .collect();
     let key = |s: &WorkloadSpec| (s.rw.is_random(), s.iodepth, s.jobs);
     let mut best: Option<Vec<SweepPoint>> = None;
     for (spec, _) in &done {

@@ -344,6 +344,45 @@ try {
   check((await page.locator('#latency-target h3').textContent()).includes('p99 under 1000 µs'), 'no latency-target heading');
   await page.locator('#latency-target').screenshot({ path: `${shots}/latency-target.png` });
 
+  step = 'the application presets from the picker print their score; a trace from the form replays';
+  await page.click('#tab-new');
+  await page.selectOption('#preset', 'rnd4k-q1-read');
+  await page.selectOption('#preset', '');
+  const traces = await page.locator('#f-replay option').allTextContents();
+  check(['app-build', 'app-database', 'app-files'].every((t) => traces.some((o) => o.startsWith(t))),
+    `the trace picker lists ${traces.join(' | ')}`);
+  await page.selectOption('#preset', 'apps');
+  await page.locator('#o-size').waitFor(T);
+  await page.fill('#o-size', '512M');
+  await page.fill('#run-name', 'e2e apps');
+  await page.click('#start');
+  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 180000 });
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: 'e2e apps' }).first().locator('button.open').click();
+  await page.locator('#app-scores tbody tr').nth(2).waitFor(T);
+  check(await page.locator('#app-scores tbody tr').count() === 3, 'the application score does not list 3 applications');
+  check((await page.locator('#app-scores .score').textContent()).includes('MB/s overall'), 'no overall score');
+  check(await page.locator('#replay tbody tr').count() === 3, 'the replays table does not list 3 replays');
+  check(await page.locator('#cdm-grid').count() === 0, 'replays shown as a CrystalDiskMark grid');
+  await page.screenshot({ path: `${shots}/apps.png`, fullPage: true });
+  await page.click('#tab-new');
+  await page.selectOption('#preset', 'rnd4k-q1-read');
+  await page.selectOption('#preset', '');
+  await page.selectOption('#f-replay', 'app-files');
+  await page.selectOption('#f-replay_timing', 'afap');
+  await page.fill('#f-iodepth', '8');
+  await page.fill('#f-size', '256M');
+  await page.fill('#f-runtime', '');
+  await page.fill('#run-name', 'e2e replay');
+  check(!(await page.locator('#start').isDisabled()), 'start is disabled for a replay from the form');
+  await page.click('#start');
+  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 120000 });
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: 'e2e replay' }).first().locator('button.open').click();
+  await page.locator('#replay tbody tr').first().waitFor(T);
+  check((await page.locator('#replay tbody tr').first().textContent()).includes('afap'), 'the replay is not afap');
+  await page.locator('#replay').screenshot({ path: `${shots}/replay.png` });
+
   step = 'a wrong token gets a clear message';
   const w = await open('wrong-token', `${base}/`);
   await w.evaluate(() => localStorage.clear());

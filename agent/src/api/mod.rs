@@ -81,6 +81,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/targets", get(targets::list))
         .route("/api/v1/devices", get(targets::devices))
         .route("/api/v1/presets", get(targets::presets))
+        .route("/api/v1/traces", get(targets::traces))
         .route("/api/v1/runs", get(runs::list).post(runs::create))
         .route("/api/v1/runs/{id}", get(runs::get).delete(runs::delete))
         .route("/api/v1/runs/{id}/samples", get(runs::samples))

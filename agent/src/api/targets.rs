@@ -22,6 +22,11 @@ pub async fn presets(_: Viewer) -> Json<Vec<Preset>> {
     Json(crate::presets::all())
 }
 
+/// The traces a replay can name: built-in, then the trace directory's files.
+pub async fn traces(_: Viewer) -> Result<Json<Vec<shared::api::TraceInfo>>, ApiError> {
+    Ok(Json(blocking(|| Ok(crate::trace::library::list())).await?))
+}
+
 fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
     let probed = (!path.is_dir()).then(|| TargetInfo::probe(path, None, false));
     let (kind, size, in_use) = match &probed {

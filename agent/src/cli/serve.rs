@@ -24,6 +24,12 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let dir = private_data_dir(args)?;
     crate::stats::fine::set_spill_dir(&dir);
+    // Traces a replay may name by file name (`diskscope record --out` into it).
+    let traces = dir.join("traces");
+    if let Err(e) = std::fs::create_dir_all(&traces) {
+        tracing::warn!("cannot create {}: {e}", traces.display());
+    }
+    crate::trace::library::set_dir(&traces);
     let store = open_store(&dir)?;
     let (tokens, origin) = Tokens::load(&dir).context("tokens")?;
     // The demo SSD lives as long as the server (unmounted when `_demo` drops).

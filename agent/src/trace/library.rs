@@ -6,6 +6,7 @@
 //! never sets `allow_paths`, so an API request cannot name a file outside its directory.
 
 use super::{Trace, TraceError};
+use shared::api::TraceInfo;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -55,20 +56,11 @@ pub fn allow_paths() {
     PATHS.store(true, Ordering::Relaxed);
 }
 
-/// A trace as the list shows it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Listed {
-    pub name: String,
-    pub description: String,
-    pub builtin: bool,
-    pub bytes: u64,
-}
-
 /// The built-in traces, then the trace directory's regular files.
-pub fn list() -> Vec<Listed> {
-    let mut out: Vec<Listed> = BUILTIN
+pub fn list() -> Vec<TraceInfo> {
+    let mut out: Vec<TraceInfo> = BUILTIN
         .iter()
-        .map(|b| Listed {
+        .map(|b| TraceInfo {
             name: b.name.into(),
             description: b.description.into(),
             builtin: true,
@@ -76,12 +68,12 @@ pub fn list() -> Vec<Listed> {
         })
         .collect();
     if let Some(Ok(entries)) = dir().map(std::fs::read_dir) {
-        let mut files: Vec<Listed> = entries
+        let mut files: Vec<TraceInfo> = entries
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                plain_name(&name).then(|| Listed {
+                plain_name(&name).then(|| TraceInfo {
                     description: "recorded trace".into(),
                     bytes: e.metadata().map_or(0, |m| m.len()),
                     builtin: false,

@@ -39,7 +39,7 @@ pub fn derive_spec(spec: &WorkloadSpec, r: &ReplaySpec, trace: &Trace) -> Worklo
     out.bs = trace.max_len().max(4096).div_ceil(4096) * 4096;
     out.jobs = 1;
     if r.timing_for(trace.timed) == Timing::Recorded {
-        out.iodepth = spec.iodepth.max(RECORDED_DEPTH).min(MAX_REPLAY_DEPTH);
+        out.iodepth = spec.iodepth.clamp(RECORDED_DEPTH, MAX_REPLAY_DEPTH);
     }
     out
 }

@@ -145,7 +145,7 @@ fn PresetSteps(
                     prop:checked=move || opt_fields.with(|m| m.get(key).is_some_and(|v| v == "true"))
                     on:change=move |ev| opt_fields.update(|m| { m.insert(key, event_target_checked(&ev).to_string()); })/>
             }.into_any(),
-            Kind::Text(_) | Kind::Select(_) => {
+            Kind::Text(_) | Kind::Select(_) | Kind::Trace => {
                 let hint = if let Kind::Text(h) = f.kind { h } else { "" };
                 view! {
                     <input id=id.clone() type="text" placeholder=hint autocomplete="off"
@@ -178,6 +178,11 @@ fn SpecFields(
     preset: RwSignal<Option<String>>,
     checked: Memo<Result<WorkloadSpec, FieldErrors>>,
 ) -> impl IntoView {
+    let c = ctx();
+    let traces = LocalResource::new(move || {
+        let t = c.token.get_value();
+        async move { c.report(crate::api::traces(&t).await).unwrap_or_default() }
+    });
     let field = move |f: &'static crate::form::Field| {
         let key = f.key;
         let err = move || checked.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
@@ -203,6 +208,16 @@ fn SpecFields(
                 <input id=id.clone() type="checkbox"
                     prop:checked=move || form.with(|s| s.get(key) == "true")
                     on:change=move |ev| edit(event_target_checked(&ev).to_string())/>
+            }.into_any(),
+            Kind::Trace => view! {
+                <select id=id.clone() on:change=move |ev| edit(event_target_value(&ev))
+                    prop:value=move || form.with(|s| s.get(key).to_string())>
+                    <option value="">"(none: generate the pattern above)"</option>
+                    {move || traces.get().unwrap_or_default().into_iter().map(|t| {
+                        let label = format!("{} — {}", t.name, t.description);
+                        view! { <option value=t.name.clone()>{label}</option> }
+                    }).collect_view()}
+                </select>
             }.into_any(),
         };
         view! { <Field id label=f.label help=f.help error=Signal::derive(err)>{input}</Field> }
