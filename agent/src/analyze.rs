@@ -265,6 +265,17 @@ pub fn finish(report: &mut RunReport, o: &AnalysisOptions, spill: Option<&mut Sp
     }
 }
 
+/// The latency search's result from its rounds (the steps) against `limit` µs.
+fn latency_target_of(r: &RunReport, limit: u64) -> analysis::latency::LatencyTarget {
+    let limit = limit as f64;
+    let rounds = r
+        .steps
+        .iter()
+        .map(|s| analysis::latency::Round::of(&s.spec, &s.summary, limit))
+        .collect();
+    analysis::latency::LatencyTarget::new(limit, rounds)
+}
+
 /// The analyses of `r`; `spill`, when given, holds every 10 ms bucket of the run (read
 /// only when the report's timeline is coarser).
 pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) -> Analysis {
@@ -303,15 +314,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
         return a;
     }
     a.fill_level = analysis::fill::fill_levels(&r.steps);
-    if let Some(limit) = o.p99_target_us {
-        let limit = limit as f64;
-        let rounds = r
-            .steps
-            .iter()
-            .map(|s| analysis::latency::Round::of(&s.spec, &s.summary, limit))
-            .collect();
-        a.latency_target = Some(analysis::latency::LatencyTarget::new(limit, rounds));
-    }
+    a.latency_target = o.p99_target_us.map(|limit| latency_target_of(r, limit));
     if r.samples.is_empty() {
         return a;
     }

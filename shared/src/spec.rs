@@ -569,8 +569,9 @@ impl WorkloadSpec {
             );
         }
         let not = "does not apply to a replay (the trace sets the I/O)";
-        let conflicts: [(&str, String, bool); 9] = [
+        let conflicts: [(&str, String, bool); 10] = [
             ("jobs", self.jobs.to_string(), self.jobs != 1),
+            ("ramp_ms", self.ramp_ms.to_string(), self.ramp_ms != 0),
             ("verify", "true".into(), self.verify),
             ("scan", "true".into(), self.scan),
             ("rate", format!("{:?}", self.rate), self.rate.is_some()),
