@@ -312,3 +312,38 @@ fn the_application_presets_score_through_the_api_and_names_stay_in_the_library()
         );
     }
 }
+
+#[test]
+fn a_trace_with_writes_is_a_write_to_the_device() {
+    require_io_uring!();
+    let dev = match LoopDevice::new(64 * MIB, 512) {
+        Ok(d) => d,
+        Err(why) => skip!("no loop device: {why}"),
+    };
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[dev.path.as_path()]);
+    // A spec that says "read" does not make a writing trace a read.
+    let body = json!({"target": dev.path_str(),
+        "spec": {"rw": "read", "replay": {"trace": "app-database", "timing": "afap"}}});
+    let (status, v) = server.post("/api/v1/runs", tests::server::OP, &body);
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (428, Some("confirm_required")),
+        "{v}"
+    );
+    // A trace of reads only needs no confirmation.
+    std::fs::write(
+        data.path().join("traces/reads.iolog"),
+        "fio version 2 iolog\n/d read 0 4096\n/d read 1048576 65536\n",
+    )
+    .expect("trace");
+    let id = server.start_run(&json!({"target": dev.path_str(),
+        "spec": {"replay": {"trace": "reads.iolog"}}}));
+    let run = server.wait_status(id, "completed");
+    assert_eq!(run["spec"]["rw"], "randread", "{run}");
+    let mut body = body;
+    body["confirm"] = json!(dev.path_str());
+    let id = server.start_run(&body);
+    let run = server.wait_status_within(id, "completed", std::time::Duration::from_secs(120));
+    assert_eq!(run["analysis"]["replay"][0]["complete"], true, "{run}");
+}
