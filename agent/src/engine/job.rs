@@ -15,7 +15,7 @@ use super::sync::SyncBackend;
 use super::uring::{build_ring, UringBackend};
 use super::verify::Verifier;
 use super::{Dir, IoBackend};
-use crate::stats::fine::SLOW_IO_NS;
+use crate::stats::interval::Completed;
 use crate::stats::IntervalStats;
 use crate::workload::offsets::OffsetGen;
 use crate::workload::pattern::Filler;
@@ -23,7 +23,6 @@ use crate::workload::rng::Rng;
 use crate::workload::{JobPlan, Plan};
 use shared::analysis::scan::ScanMap;
 use shared::analysis::verify::Verify;
-use shared::analysis::SlowIo;
 use shared::{Backend, RunError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
@@ -245,6 +244,79 @@ struct Slot {
     index: u64,
 }
 
+/// The interval a job is filling, when it ends, and the thread's CPU time at its start:
+/// the generating job and the replay job roll their intervals the same way.
+#[derive(Debug)]
+pub(super) struct IntervalClock {
+    pub cur: IntervalStats,
+    /// Absolute time (ns since epoch) at which the current interval ends.
+    pub boundary: u64,
+    cpu_mark: Option<u64>,
+}
+
+impl IntervalClock {
+    pub fn new(shared: &RunShared) -> Self {
+        IntervalClock {
+            cur: IntervalStats::new(0, 0, shared.interval_ns),
+            boundary: shared.ramp_ns + shared.interval_ns,
+            cpu_mark: None,
+        }
+    }
+
+    /// CPU time counts from now.
+    pub fn mark_cpu(&mut self) {
+        self.cpu_mark = thread_cpu_ns();
+    }
+
+    /// The thread's busy time (on CPU or waiting for one) since the last mark, read once
+    /// per interval; `None` when it cannot be read.
+    fn cpu_since_mark(&mut self) -> Option<u64> {
+        let now = thread_cpu_ns()?;
+        let used = now.saturating_sub(self.cpu_mark.unwrap_or(now));
+        self.cpu_mark = Some(now);
+        Some(used)
+    }
+
+    /// Sends every interval that ended before `now`, empty ones included.
+    pub fn roll(&mut self, now: u64, shared: &RunShared, tx: &Sender<JobMsg>, job: usize) {
+        let (ramp, interval) = (shared.ramp_ns, shared.interval_ns);
+        while now >= self.boundary {
+            let start = self.boundary - ramp;
+            let next = IntervalStats::new(self.cur.index + 1, start, start + interval);
+            let mut done = std::mem::replace(&mut self.cur, next);
+            done.cpu_ns = self.cpu_since_mark();
+            let _ = tx.send(JobMsg::Interval { job, stats: done });
+            self.boundary += interval;
+        }
+    }
+
+    /// Sends the last interval, ending when the job ended (`end_ns`, measured time).
+    pub fn close(&mut self, end_ns: u64, tx: &Sender<JobMsg>, job: usize) {
+        let mut last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
+        last.end_ns = end_ns.max(last.start_ns);
+        last.cpu_ns = self.cpu_since_mark();
+        let _ = tx.send(JobMsg::Interval { job, stats: last });
+    }
+}
+
+/// A job's data filler and where its write buffers start in the pool (after the read ones,
+/// when split), each write buffer given its first content.
+pub(super) fn write_buffers<B: IoBackend>(
+    b: &mut B,
+    jp: &JobPlan,
+    depth: u32,
+    rng: Rng,
+) -> (Filler, u32) {
+    let write_base = if jp.split_buffers { jp.iodepth } else { 0 };
+    let mut filler = Filler::new(jp.pattern, rng);
+    if jp.read_pct < 100 {
+        for s in 0..depth {
+            filler.init(b.buffers().get_mut((write_base + s) as usize));
+        }
+    }
+    (filler, write_base)
+}
+
 /// The running job. One pass of [`JobLoop::run`] is a round: update the state, [`fill`]
 /// the free slots, then [`reap_round`]; [`finish`] drains nothing (the rounds did) and
 /// reports.
@@ -274,9 +346,7 @@ struct JobLoop<'a, B: IoBackend> {
     inflight: u32,
     issued: u64,
     /// The interval being filled.
-    cur: IntervalStats,
-    /// Absolute time (ns since epoch) at which the current interval ends.
-    boundary: u64,
+    iv: IntervalClock,
     /// Past the ramp: completions count.
     recording: bool,
     /// I/Os still to issue, for a plan with a count (`jp.ios`), from the end of the ramp.
@@ -297,8 +367,6 @@ struct JobLoop<'a, B: IoBackend> {
     map: Option<ScanMap>,
     /// The map's slow threshold (ns).
     slow_ns: u64,
-    /// The job thread's CPU time at the start of the current interval.
-    cpu_mark: Option<u64>,
 }
 
 impl<'a, B: IoBackend> JobLoop<'a, B> {
@@ -311,14 +379,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         epoch: Instant,
     ) -> Self {
         let depth = jp.iodepth.min(b.max_depth());
-        let write_base = if jp.split_buffers { jp.iodepth } else { 0 };
         let seed = 3 * job as u64;
-        let mut filler = Filler::new(jp.pattern, Rng::new(jp.seed, seed + 2));
-        if jp.read_pct < 100 {
-            for s in 0..depth {
-                filler.init(b.buffers().get_mut((write_base + s) as usize));
-            }
-        }
+        let (filler, write_base) = write_buffers(b, jp, depth, Rng::new(jp.seed, seed + 2));
         let ramp = shared.ramp_ns;
         JobLoop {
             b,
@@ -339,8 +401,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             free: (0..depth).rev().collect(),
             inflight: 0,
             issued: 0,
-            cur: IntervalStats::new(0, 0, shared.interval_ns),
-            boundary: ramp + shared.interval_ns,
+            iv: IntervalClock::new(shared),
             recording: false,
             remaining: None,
             last_done: None,
@@ -356,38 +417,12 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 ScanMap::new(dir, layout, jp.span.bs, ns / 1_000_000)
             }),
             slow_ns: jp.scan.map_or(u64::MAX, |(_, ns)| ns),
-            cpu_mark: None,
         }
-    }
-
-    /// The thread's busy time (on CPU or waiting for one) since the last call, read once per
-    /// interval; `None` when it cannot be read.
-    fn cpu_since_mark(&mut self) -> Option<u64> {
-        let now = thread_cpu_ns()?;
-        let used = now.saturating_sub(self.cpu_mark.unwrap_or(now));
-        self.cpu_mark = Some(now);
-        Some(used)
     }
 
     #[inline]
     fn clock(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
-    }
-
-    /// Sends every interval that ended before `now`, empty ones included.
-    fn roll(&mut self, now: u64) {
-        let (ramp, interval) = (self.shared.ramp_ns, self.shared.interval_ns);
-        while now >= self.boundary {
-            let start = self.boundary - ramp;
-            let next = IntervalStats::new(self.cur.index + 1, start, start + interval);
-            let mut done = std::mem::replace(&mut self.cur, next);
-            done.cpu_ns = self.cpu_since_mark();
-            let _ = self.tx.send(JobMsg::Interval {
-                job: self.job,
-                stats: done,
-            });
-            self.boundary += interval;
-        }
     }
 
     /// Rolls the intervals that ended by `now` while the job records and issues. Once
@@ -397,7 +432,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     #[inline(always)]
     fn roll_live(&mut self) {
         if self.recording && !self.stopping {
-            self.roll(self.now.min(self.deadline.saturating_sub(1)));
+            let now = self.now.min(self.deadline.saturating_sub(1));
+            self.iv.roll(now, self.shared, self.tx, self.job);
         }
     }
 
@@ -405,7 +441,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         loop {
             if !self.recording && self.now >= self.shared.ramp_ns {
                 self.recording = true;
-                self.cpu_mark = thread_cpu_ns();
+                self.iv.mark_cpu();
                 self.remaining = self.jp.ios;
             }
             self.stopping = self.stopping
@@ -418,7 +454,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 // Draining: nothing is due, just wait for completions.
                 self.now + self.shared.interval_ns
             } else if self.recording {
-                self.boundary.min(self.deadline)
+                self.iv.boundary.min(self.deadline)
             } else {
                 self.shared.ramp_ns.min(self.deadline)
             };
@@ -553,7 +589,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         self.now = self.clock();
         self.roll_live();
         let (now, bs, ramp, recording) = (self.now, self.bs, self.shared.ramp_ns, self.recording);
-        let rel = now.saturating_sub(ramp).saturating_sub(self.cur.start_ns);
+        let rel = now
+            .saturating_sub(ramp)
+            .saturating_sub(self.iv.cur.start_ns);
         let mut reaped = 0u64;
         let verifying = self.verifier.is_some();
         let (slow_ns, map_writes) = (self.slow_ns, self.jp.read_pct < 100);
@@ -563,7 +601,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             &mut self.free,
             &mut self.inflight,
             &mut self.error,
-            &mut self.cur,
+            &mut self.iv.cur,
             &mut self.read_back,
             &mut self.map,
         );
@@ -598,23 +636,20 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 }
             }
             if recording {
-                let lat = now - s.submit_ns;
-                cur.record(dir, bs, lat, s.offset);
-                cur.fine.completed(rel, bs);
+                cur.completed(Completed {
+                    dir,
+                    bytes: bs,
+                    lat_ns: now - s.submit_ns,
+                    offset: s.offset,
+                    rel_ns: rel,
+                    at_ns: now.saturating_sub(ramp),
+                });
                 reaped += 1;
-                if lat > SLOW_IO_NS {
-                    cur.fine.slow(SlowIo {
-                        at_ns: now.saturating_sub(ramp),
-                        offset: s.offset,
-                        latency_ns: lat,
-                        write: s.is_write,
-                    });
-                }
             }
         });
         if reaped > 0 {
             if let Some(prev) = self.last_done {
-                self.cur.fine.gap(now - prev, reaped - 1);
+                self.iv.cur.fine.gap(now - prev, reaped - 1);
             }
             self.last_done = Some(now);
         }
@@ -655,14 +690,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
         let end_ns = self.now.saturating_sub(self.shared.ramp_ns);
         if self.recording {
-            let last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
-            let mut last = last;
-            last.end_ns = end_ns.max(last.start_ns);
-            last.cpu_ns = self.cpu_since_mark();
-            let _ = self.tx.send(JobMsg::Interval {
-                job: self.job,
-                stats: last,
-            });
+            self.iv.close(end_ns, self.tx, self.job);
         }
         if let Some(map) = self.map.take() {
             let _ = self.tx.send(JobMsg::Mapped { job: self.job, map });

@@ -6,18 +6,17 @@
 //! bandwidth divides by.
 
 use super::job::{
-    completion_error, io_error, send_done, submit_error, thread_cpu_ns, JobMsg, RunShared,
+    completion_error, io_error, send_done, submit_error, write_buffers, IntervalClock, JobMsg,
+    RunShared,
 };
 use super::{Dir, IoBackend};
-use crate::stats::fine::SLOW_IO_NS;
-use crate::stats::IntervalStats;
+use crate::stats::interval::Completed;
 use crate::trace::OpKind;
 use crate::workload::pattern::Filler;
 use crate::workload::replay::ReplayPlan;
 use crate::workload::rng::Rng;
 use crate::workload::JobPlan;
 use shared::analysis::replay::{bandwidth_mbps, Replay};
-use shared::analysis::SlowIo;
 use shared::replay::Timing;
 use shared::RunError;
 use std::sync::mpsc::Sender;
@@ -48,8 +47,7 @@ pub(super) struct ReplayLoop<'a, B: IoBackend> {
     inflight: u32,
     /// The next I/O of the trace to issue.
     next: usize,
-    cur: IntervalStats,
-    boundary: u64,
+    iv: IntervalClock,
     deadline: u64,
     now: u64,
     stopping: bool,
@@ -58,7 +56,6 @@ pub(super) struct ReplayLoop<'a, B: IoBackend> {
     out: Replay,
     first_ns: Option<u64>,
     last_done: Option<u64>,
-    cpu_mark: Option<u64>,
 }
 
 impl<'a, B: IoBackend> ReplayLoop<'a, B> {
@@ -72,13 +69,9 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
         epoch: Instant,
     ) -> Self {
         let depth = jp.iodepth.min(b.max_depth());
-        let write_base = if jp.split_buffers { jp.iodepth } else { 0 };
-        let mut filler = Filler::new(jp.pattern, Rng::new(jp.seed, 2));
-        if jp.read_pct < 100 {
-            for s in 0..depth {
-                filler.init(b.buffers().get_mut((write_base + s) as usize));
-            }
-        }
+        let (filler, write_base) = write_buffers(b, jp, depth, Rng::new(jp.seed, 2));
+        let mut iv = IntervalClock::new(shared);
+        iv.mark_cpu();
         let ramp = shared.ramp_ns;
         ReplayLoop {
             b,
@@ -93,8 +86,7 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
             free: (0..depth).rev().collect(),
             inflight: 0,
             next: 0,
-            cur: IntervalStats::new(0, 0, shared.interval_ns),
-            boundary: ramp + shared.interval_ns,
+            iv,
             deadline: shared.runtime_ns.map_or(u64::MAX, |r| ramp + r),
             now: epoch.elapsed().as_nanos() as u64,
             stopping: false,
@@ -103,7 +95,6 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
             out: rp.report.clone(),
             first_ns: None,
             last_done: None,
-            cpu_mark: thread_cpu_ns(),
         }
     }
 
@@ -111,21 +102,11 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    /// Sends every interval that ended by `now`.
-    fn roll(&mut self, now: u64) {
-        let (ramp, interval) = (self.shared.ramp_ns, self.shared.interval_ns);
-        while now >= self.boundary {
-            let start = self.boundary - ramp;
-            let next = IntervalStats::new(self.cur.index + 1, start, start + interval);
-            let mut done = std::mem::replace(&mut self.cur, next);
-            let cpu = thread_cpu_ns();
-            done.cpu_ns = cpu.zip(self.cpu_mark).map(|(n, m)| n.saturating_sub(m));
-            self.cpu_mark = cpu;
-            let _ = self.tx.send(JobMsg::Interval {
-                job: self.job,
-                stats: done,
-            });
-            self.boundary += interval;
+    /// Rolls the intervals that ended by `now` while the replay issues.
+    fn roll(&mut self) {
+        if !self.stopping {
+            let now = self.now.min(self.deadline.saturating_sub(1));
+            self.iv.roll(now, self.shared, self.tx, self.job);
         }
     }
 
@@ -136,10 +117,8 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
                 || self.error.is_some()
                 || self.now >= self.deadline
                 || self.shared.stop_requested();
-            if !self.stopping {
-                self.roll(self.now.min(self.deadline.saturating_sub(1)));
-            }
-            let mut wake = self.boundary.min(self.deadline);
+            self.roll();
+            let mut wake = self.iv.boundary.min(self.deadline);
             if !self.stopping {
                 wake = wake.min(self.issue_due());
             }
@@ -265,19 +244,17 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
             return false;
         }
         self.now = self.clock();
-        if !self.stopping {
-            self.roll(self.now.min(self.deadline.saturating_sub(1)));
-        }
+        self.roll();
         let now = self.now;
         let rel = now
             .saturating_sub(self.shared.ramp_ns)
-            .saturating_sub(self.cur.start_ns);
+            .saturating_sub(self.iv.cur.start_ns);
         let (slots, free, inflight, error, cur, out) = (
             &self.slots,
             &mut self.free,
             &mut self.inflight,
             &mut self.error,
-            &mut self.cur,
+            &mut self.iv.cur,
             &mut self.out,
         );
         let mut reaped = false;
@@ -292,22 +269,19 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
                 return;
             }
             reaped = true;
-            let lat = now - s.submit_ns;
-            cur.record(dir, len, lat, s.offset);
-            cur.fine.completed(rel, len);
+            cur.completed(Completed {
+                dir,
+                bytes: len,
+                lat_ns: now - s.submit_ns,
+                offset: s.offset,
+                rel_ns: rel,
+                at_ns: now,
+            });
             out.issued += 1;
             if s.is_write {
                 out.bytes_written += len;
             } else {
                 out.bytes_read += len;
-            }
-            if lat > SLOW_IO_NS {
-                cur.fine.slow(SlowIo {
-                    at_ns: now,
-                    offset: s.offset,
-                    latency_ns: lat,
-                    write: s.is_write,
-                });
             }
         });
         if self.inflight == 0 {
@@ -321,15 +295,7 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
 
     fn finish(mut self) {
         let end_ns = self.now.saturating_sub(self.shared.ramp_ns);
-        let mut last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
-        last.end_ns = end_ns.max(last.start_ns);
-        last.cpu_ns = thread_cpu_ns()
-            .zip(self.cpu_mark)
-            .map(|(n, m)| n.saturating_sub(m));
-        let _ = self.tx.send(JobMsg::Interval {
-            job: self.job,
-            stats: last,
-        });
+        self.iv.close(end_ns, self.tx, self.job);
         let mut out = self.out;
         out.complete = self.next >= self.rp.ops.len() && self.error.is_none();
         out.elapsed_ns = match (self.first_ns, self.last_done) {

@@ -21,6 +21,19 @@ impl DirCounters {
     }
 }
 
+/// One completed I/O, as [`IntervalStats::completed`] counts it.
+#[derive(Clone, Copy, Debug)]
+pub struct Completed {
+    pub dir: Dir,
+    pub bytes: u64,
+    pub lat_ns: u64,
+    pub offset: u64,
+    /// Time into the interval.
+    pub rel_ns: u64,
+    /// Time since the measured start.
+    pub at_ns: u64,
+}
+
 /// One job's interval.
 #[derive(Clone, Debug)]
 pub struct IntervalStats {
@@ -60,6 +73,22 @@ impl IntervalStats {
                 ),
                 ..FineStats::default()
             },
+        }
+    }
+
+    /// A completed I/O: its latency, its 10 ms bucket (`rel_ns` into the interval), and a
+    /// slow one's place (`at_ns` since the measured start).
+    #[inline]
+    pub fn completed(&mut self, io: Completed) {
+        self.record(io.dir, io.bytes, io.lat_ns, io.offset);
+        self.fine.completed(io.rel_ns, io.bytes);
+        if io.lat_ns > super::fine::SLOW_IO_NS {
+            self.fine.slow(shared::analysis::SlowIo {
+                at_ns: io.at_ns,
+                offset: io.offset,
+                latency_ns: io.lat_ns,
+                write: io.dir == Dir::Write,
+            });
         }
     }
 
