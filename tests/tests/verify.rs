@@ -239,7 +239,7 @@ fn the_api_reports_the_same_faults_and_metrics_count_them() {
         ("unwritten", 2),
         ("misplaced", 1),
     ] {
-        let line = format!("diskscope_verify_bad_blocks{{run=\"{id}\",kind=\"{kind}\"}} {n}");
+        let line = format!("diskscope_verify_bad_blocks{{target=\"{disk}\",kind=\"{kind}\"}} {n}");
         assert!(metrics.contains(&line), "{line} missing in:\n{metrics}");
     }
     // A spec the read-back cannot check is refused, naming the field.

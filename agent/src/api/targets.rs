@@ -27,7 +27,7 @@ pub async fn traces(_: Viewer) -> Result<Json<Vec<shared::api::TraceInfo>>, ApiE
     Ok(Json(blocking(|| Ok(crate::trace::library::list())).await?))
 }
 
-fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
+pub(super) fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
     let probed = (!path.is_dir()).then(|| TargetInfo::probe(path, None, false));
     let (kind, size, in_use) = match &probed {
         None => ("directory".to_string(), None, Vec::new()),

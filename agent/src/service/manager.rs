@@ -99,6 +99,8 @@ struct Active {
     /// Bytes the run pins (its largest step, on all its targets): runs at once share the
     /// memory budget.
     memory: u64,
+    /// The preset it runs, if any (`/metrics`' `diskscope_run_active`).
+    preset: Option<String>,
 }
 
 impl Active {
@@ -117,6 +119,8 @@ pub struct Manager {
     shutting_down: AtomicBool,
     /// Ends the database could not record (its file system failed under it).
     ended: Mutex<HashMap<RunId, (RunStatus, RunError)>>,
+    /// Bytes, I/Os and latencies per target since the agent started (`/metrics`).
+    counters: super::counters::Counters,
 }
 
 impl Manager {
@@ -129,7 +133,20 @@ impl Manager {
             events,
             shutting_down: AtomicBool::new(false),
             ended: Mutex::new(HashMap::new()),
+            counters: Default::default(),
         })
+    }
+
+    pub fn counters(&self) -> &super::counters::Counters {
+        &self.counters
+    }
+
+    /// The active runs: target and preset of each.
+    pub fn active_runs(&self) -> Vec<(std::path::PathBuf, Option<String>)> {
+        self.active()
+            .values()
+            .map(|a| (a.target.clone(), a.preset.clone()))
+            .collect()
     }
 
     fn active(&self) -> MutexGuard<'_, HashMap<RunId, Active>> {
@@ -278,6 +295,7 @@ impl Manager {
                 cancel,
                 thread: Some(thread),
                 memory,
+                preset: req.preset.clone(),
             },
         );
         drop(active);
@@ -353,9 +371,17 @@ impl Manager {
         keep_steps: bool,
         cancel: Arc<AtomicBool>,
     ) {
+        // `start` inserts the run before it lets go of the lock this waits for.
+        let target = self
+            .active()
+            .get(&id)
+            .map(|a| a.target.display().to_string())
+            .unwrap_or_default();
         let mut persist = Persist {
             store: &self.store,
             events: &self.events,
+            counters: &self.counters,
+            target: target.clone(),
             run_id: id,
             cancel: Arc::clone(&cancel),
             failure: None,
@@ -392,6 +418,7 @@ impl Manager {
                     report.steps.clear();
                 }
                 let state = report.status;
+                self.counters.histogram(&target, &report.histogram);
                 let end = RunEnd {
                     state,
                     ended_ms: crate::env::unix_ms(),
@@ -579,6 +606,9 @@ fn steps_of(
 struct Persist<'a> {
     store: &'a Store,
     events: &'a broadcast::Sender<Event>,
+    counters: &'a super::counters::Counters,
+    /// The run's target, as `/metrics` labels it.
+    target: String,
     run_id: RunId,
     cancel: Arc<AtomicBool>,
     failure: Option<String>,
@@ -601,6 +631,7 @@ impl Observer for Persist<'_> {
             // Only stored samples go live: a viewer never sees what history will not have.
             return;
         }
+        self.counters.sample(&self.target, sample);
         let _ = self.events.send(Event::Sample {
             run_id: self.run_id,
             sample: Arc::new(sample.clone()),

@@ -3,6 +3,7 @@
 //! one measurement per target, persists its samples and fans them out to subscribers.
 
 pub mod access;
+pub mod counters;
 pub mod manager;
 pub mod tokens;
 

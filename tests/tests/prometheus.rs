@@ -1,0 +1,181 @@
+//! `/metrics` against a real Prometheus (Debian's `prometheus` and `promtool`): the
+//! exposition passes `promtool check metrics`, Prometheus scrapes the agent with the viewer
+//! token, and the rate Prometheus computes from `diskscope_read_bytes_total` during a run
+//! matches the run's own MB/s.
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tests::server::{Server, VIEW};
+use tests::*;
+
+fn have(cmd: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {cmd}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `promtool check metrics` on `text`: its verdict and what it said.
+fn promtool(text: &str) -> (bool, String) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("promtool");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}
+
+/// A Prometheus process, killed on drop.
+struct Prometheus {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Prometheus {
+    fn start(agent: &str) -> Prometheus {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: diskscope\n    \
+                 authorization:\n      type: Bearer\n      credentials: {VIEW}\n    \
+                 static_configs:\n      - targets: ['{agent}']\n"
+            ),
+        )
+        .expect("config");
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus");
+        let p = Prometheus {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if ureq::get(&format!("{}/-/ready", p.base)).call().is_ok() {
+                return p;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("prometheus did not get ready on {}", p.base);
+    }
+
+    /// The value of an instant query's first series at `time` (Unix seconds).
+    fn query(&self, q: &str, time: f64) -> Option<f64> {
+        let url = format!("{}/api/v1/query", self.base);
+        let v: Value = ureq::get(&url)
+            .query("query", q)
+            .query("time", time.to_string())
+            .call()
+            .ok()?
+            .body_mut()
+            .read_json()
+            .ok()?;
+        v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+    }
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_agent_and_its_rate_matches_the_run() {
+    require_io_uring!();
+    if !have("prometheus") || !have("promtool") {
+        skip!("no prometheus/promtool (apt-get install prometheus)");
+    }
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[]);
+    let (status, fresh) = server.get_text("/metrics", VIEW);
+    assert_eq!(status, 200);
+    let (ok, said) = promtool(&fresh);
+    assert!(ok, "promtool on a fresh agent: {said}\n{fresh}");
+
+    let prom = Prometheus::start(&server.addr);
+    let target = server.scratch_target();
+    // A rate-capped read: the same throughput in every interval.
+    let id = server.start_run(&json!({"target": target, "spec": {
+        "rw": "randread", "bs": 65536, "iodepth": 4, "size": 256 << 20,
+        "rate": {"bytes_per_sec": 40_000_000}, "runtime_ms": 25_000, "interval_ms": 250}}));
+    let run = server.wait_status_within(id, "completed", Duration::from_secs(90));
+    // Let Prometheus scrape past the end.
+    std::thread::sleep(Duration::from_secs(3));
+    let mb_s = run["summary"]["read"]["mb_s"].as_f64().expect("MB/s");
+    let ended = run["ended_ms"].as_f64().expect("ended") / 1000.0;
+    assert_eq!(
+        prom.query("up{job=\"diskscope\"}", ended),
+        Some(1.0),
+        "Prometheus could not scrape the agent with the viewer token"
+    );
+    let q = format!("rate(diskscope_read_bytes_total{{target=\"{target}\"}}[15s])");
+    let rate = prom.query(&q, ended - 3.0).expect("a rate from Prometheus");
+    let ratio = rate / 1e6 / mb_s;
+    eprintln!(
+        "Prometheus rate {:.2} MB/s, the run {mb_s:.2} MB/s ({ratio:.3})",
+        rate / 1e6
+    );
+    assert!(
+        (0.95..=1.05).contains(&ratio),
+        "rate {rate} B/s vs the run's {mb_s} MB/s"
+    );
+    let ios = prom
+        .query(
+            &format!("diskscope_ios_total{{target=\"{target}\",direction=\"read\"}}"),
+            ended + 2.0,
+        )
+        .expect("ios");
+    assert_eq!(ios, run["summary"]["read"]["ios"].as_f64().expect("ios"));
+    let p99 = prom
+        .query(
+            "histogram_quantile(0.99, diskscope_io_latency_seconds_bucket{direction=\"read\"})",
+            ended + 2.0,
+        )
+        .expect("p99 from the histogram");
+    assert!(p99 > 0.0 && p99 < 10.0, "p99 {p99} s");
+
+    let (_, after) = server.get_text("/metrics", VIEW);
+    let (ok, said) = promtool(&after);
+    assert!(ok, "promtool after a run: {said}\n{after}");
+    assert!(
+        after.contains(&format!(
+            "diskscope_run_active{{target=\"{target}\",preset=\"\"}} 0"
+        )),
+        "{after}"
+    );
+    assert!(!after.contains("run=\""), "no series per run id:\n{after}");
+}
