@@ -98,6 +98,20 @@ impl Prometheus {
         panic!("prometheus did not get ready on {}", p.base);
     }
 
+    /// The query's status: `success`, or the error Prometheus gives.
+    fn check(&self, q: &str) -> String {
+        let url = format!("{}/api/v1/query", self.base);
+        match ureq::get(&url).query("query", q).call() {
+            Ok(mut r) => r
+                .body_mut()
+                .read_json::<Value>()
+                .map_or("unreadable".into(), |v| {
+                    v["status"].as_str().unwrap_or("?").to_string()
+                }),
+            Err(e) => e.to_string(),
+        }
+    }
+
     /// The value of an instant query's first series at `time` (Unix seconds).
     fn query(&self, q: &str, time: f64) -> Option<f64> {
         let url = format!("{}/api/v1/query", self.base);
@@ -168,6 +182,26 @@ fn a_real_prometheus_scrapes_the_agent_and_its_rate_matches_the_run() {
         .expect("p99 from the histogram");
     assert!(p99 > 0.0 && p99 < 10.0, "p99 {p99} s");
 
+    // Every query of the repository's Grafana dashboard is valid PromQL over these series.
+    let dash: Value = serde_json::from_str(
+        &std::fs::read_to_string(deploy().join("grafana/diskscope-fleet.json")).expect("dashboard"),
+    )
+    .expect("dashboard JSON");
+    let exprs: Vec<String> = dash["panels"]
+        .as_array()
+        .expect("panels")
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["expr"].as_str().map(String::from))
+        .collect();
+    assert!(exprs.len() >= 7, "{exprs:?}");
+    for e in &exprs {
+        let q = e
+            .replace("$__rate_interval", "15s")
+            .replace("$instance", ".*");
+        assert_eq!(prom.check(&q), "success", "{q}");
+    }
+
     let (_, after) = server.get_text("/metrics", VIEW);
     let (ok, said) = promtool(&after);
     assert!(ok, "promtool after a run: {said}\n{after}");
@@ -178,4 +212,87 @@ fn a_real_prometheus_scrapes_the_agent_and_its_rate_matches_the_run() {
         "{after}"
     );
     assert!(!after.contains("run=\""), "no series per run id:\n{after}");
+}
+
+fn deploy() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy")
+}
+
+#[test]
+fn the_fleet_setup_in_the_repository_checks() {
+    if !have("promtool") {
+        skip!("no promtool (apt-get install prometheus)");
+    }
+    let run = |args: &[&str]| {
+        let out = Command::new("promtool")
+            .args(args)
+            .output()
+            .expect("promtool");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "promtool {args:?}: {said}");
+        said
+    };
+    let d = deploy().join("prometheus");
+    let rules = d.join("alerts.yml");
+    let said = run(&["check", "rules", rules.to_str().expect("utf8")]);
+    assert!(said.contains("SUCCESS: 7 rules found"), "{said}");
+    // The alerts fire as meant: a hot drive, a failed sustain run (and not the passing one).
+    run(&[
+        "test",
+        "rules",
+        d.join("alerts_test.yml").to_str().expect("utf8"),
+    ]);
+    // The scrape config, with its token file where this machine has one.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let token = tmp.path().join("token");
+    std::fs::write(&token, VIEW).expect("token");
+    let config = std::fs::read_to_string(d.join("prometheus.yml"))
+        .expect("config")
+        .replace(
+            "/etc/prometheus/diskscope-viewer-token",
+            token.to_str().expect("utf8"),
+        );
+    std::fs::write(tmp.path().join("prometheus.yml"), config).expect("config");
+    std::fs::copy(&rules, tmp.path().join("alerts.yml")).expect("rules");
+    run(&[
+        "check",
+        "config",
+        tmp.path().join("prometheus.yml").to_str().expect("utf8"),
+    ]);
+}
+
+#[test]
+fn the_device_under_a_target_is_exposed_between_runs() {
+    let Some(emu) = Emulator::start_or_skip(
+        r#"{"capacity": 67108864, "ambient_c": 47}"#,
+        "device metrics (emulated SSD)",
+    ) else {
+        return;
+    };
+    let data = disk_tempdir();
+    let disk = emu.disk();
+    let server = Server::start(data.path(), &[disk.as_path()]);
+    let (status, text) = server.get_text("/metrics", VIEW);
+    assert_eq!(status, 200);
+    let line = text
+        .lines()
+        .find(|l| {
+            l.starts_with("diskscope_device_temperature_celsius{")
+                && l.contains(&format!("target=\"{}\"", disk.display()))
+        })
+        .unwrap_or_else(|| panic!("no temperature for {}:\n{text}", disk.display()));
+    let c: f64 = line
+        .rsplit(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .expect("value");
+    assert!((20.0..=120.0).contains(&c), "{line}");
+    if have("promtool") {
+        let (ok, said) = promtool(&text);
+        assert!(ok, "{said}");
+    }
 }

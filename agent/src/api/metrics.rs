@@ -105,6 +105,26 @@ fn traffic(
         |(p, d, _)| vec![("target", p.to_string()), ("direction", d.to_string())],
         |(_, _, v)| Some(v.ios as f64),
     );
+    x.each(
+        (
+            "diskscope_sustain_pass",
+            "gauge",
+            "1 when the newest sustain run on the target kept its rate, 0 when it failed.",
+        ),
+        &t,
+        |(p, _)| vec![("target", p.to_string())],
+        |(_, v)| v.sustain_pass.map(|b| f64::from(u8::from(b))),
+    );
+    x.each(
+        (
+            "diskscope_sustain_failures_total",
+            "counter",
+            "Sustain runs on the target that could not keep their rate.",
+        ),
+        &t,
+        |(p, _)| vec![("target", p.to_string())],
+        |(_, v)| v.sustain_pass.map(|_| v.sustain_failures as f64),
+    );
     if dirs.is_empty() {
         return;
     }

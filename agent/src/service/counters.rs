@@ -48,6 +48,10 @@ impl DirTotals {
 pub struct TargetTotals {
     pub read: DirTotals,
     pub write: DirTotals,
+    /// The newest sustain verdict on the target (`true`: it kept the rate), and how many
+    /// sustain runs failed.
+    pub sustain_pass: Option<bool>,
+    pub sustain_failures: u64,
 }
 
 /// The agent's counters, by target path.
@@ -77,6 +81,14 @@ impl Counters {
         self.with(target, |t| {
             t.read.add_histogram(&h.read);
             t.write.add_histogram(&h.write);
+        });
+    }
+
+    /// A sustain run on `target` ended with this verdict.
+    pub fn sustain(&self, target: &str, pass: bool) {
+        self.with(target, |t| {
+            t.sustain_pass = Some(pass);
+            t.sustain_failures += u64::from(!pass);
         });
     }
 

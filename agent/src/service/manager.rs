@@ -419,6 +419,9 @@ impl Manager {
                 }
                 let state = report.status;
                 self.counters.histogram(&target, &report.histogram);
+                if let Some(s) = &report.analysis.sustain {
+                    self.counters.sustain(&target, s.pass);
+                }
                 let end = RunEnd {
                     state,
                     ended_ms: crate::env::unix_ms(),
