@@ -56,7 +56,7 @@ pub struct CreateRun {
     #[serde(default)]
     pub repeat: Option<u32>,
     /// Idle time before each pass after the first.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::opt_ms")]
     pub repeat_idle_ms: Option<u64>,
 }
 

@@ -11,6 +11,7 @@ pub mod access;
 pub mod analysis;
 pub mod api;
 pub mod devices;
+pub mod lenient;
 pub mod replay;
 pub mod report;
 pub mod sample;

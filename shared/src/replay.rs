@@ -68,7 +68,7 @@ pub struct ReplaySpec {
     pub speed: Option<f64>,
     /// Recorded timing: idle gaps over this many ms are shortened to it (0 keeps every gap
     /// as recorded). Default [`DEFAULT_IDLE_MAX_MS`].
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::lenient::opt_ms")]
     pub idle_max_ms: Option<u64>,
 }
 

@@ -238,24 +238,31 @@ pub struct WorkloadSpec {
     /// Share of reads in mixed modes (`randrw`, `rw`), in percent.
     pub read_pct: u8,
     /// Block size in bytes.
+    #[serde(deserialize_with = "crate::lenient::bytes")]
     pub bs: u64,
     pub iodepth: u32,
     /// Parallel jobs, each its own thread and ring. Sequential jobs split the span
     /// (fio's `offset_increment`); random jobs share it.
     pub jobs: u32,
     /// Start of the span on the target, in bytes.
+    #[serde(deserialize_with = "crate::lenient::bytes")]
     pub offset: u64,
     /// Length of the span; `None` means from `offset` to the end of the target.
+    #[serde(deserialize_with = "crate::lenient::opt_bytes")]
     pub size: Option<u64>,
     /// Total bytes to transfer (all jobs); `None` means `size × loops` unless time-based.
+    #[serde(deserialize_with = "crate::lenient::opt_bytes")]
     pub io_size: Option<u64>,
     /// Passes over the span for size-based runs.
     pub loops: u32,
     /// Run time after the ramp. When set without `io_size`, the run is time-based and
     /// repeats over the span until the time is up.
+    #[serde(deserialize_with = "crate::lenient::opt_ms")]
     pub runtime_ms: Option<u64>,
     /// Time run before statistics start (excluded from samples and summary).
+    #[serde(deserialize_with = "crate::lenient::ms")]
     pub ramp_ms: u64,
+    #[serde(deserialize_with = "crate::lenient::opt_rate")]
     pub rate: Option<Rate>,
     pub pattern: DataPattern,
     /// Random offsets visit every block of the span exactly once before repeating
@@ -266,6 +273,7 @@ pub struct WorkloadSpec {
     /// fsync the target at the end of each job (the time counts in the run).
     pub end_fsync: bool,
     /// Sample interval.
+    #[serde(deserialize_with = "crate::lenient::ms")]
     pub interval_ms: u64,
     pub backend: Backend,
     /// Seed for random offsets and data; the same seed gives the same offset sequence.
@@ -281,6 +289,7 @@ pub struct WorkloadSpec {
     /// run, and every I/O lands in a map of cells by position (`analysis.scan`).
     pub scan: bool,
     /// An I/O at least this slow is a slow one in the scan's map (default 200 ms).
+    #[serde(deserialize_with = "crate::lenient::opt_ms")]
     pub scan_slow_ms: Option<u64>,
     /// How random offsets are drawn: uniform (default), zipf:THETA, pareto:H, normal:SIGMA.
     pub random_distribution: crate::access::Distribution,

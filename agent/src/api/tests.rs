@@ -182,6 +182,26 @@ async fn bad_requests_name_the_bad_value() {
         "{body}"
     );
 
+    // Sizes and durations as the CLI writes them: a bad one names its value, good ones run.
+    let bad_size = json!({"target": f.target("t.bin"), "spec": {"bs": "4Q"}});
+    let (s, body) = f
+        .call("POST", "/api/v1/runs", Some(OP), Some(bad_size))
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert!(body["message"].as_str().unwrap().contains("'4Q'"), "{body}");
+    let cli_forms = json!({"target": f.target("forms.bin"), "spec": {"rw": "write", "bs": "64k",
+        "size": "1M", "runtime_ms": "200ms", "interval_ms": "100ms", "rate": "50MB"}});
+    let (s, body) = f
+        .call("POST", "/api/v1/runs", Some(OP), Some(cli_forms))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    let (_, run) = f
+        .call("GET", &format!("/api/v1/runs/{id}"), Some(OP), None)
+        .await;
+    assert_eq!(run["spec"]["bs"], 65536, "{run}");
+    assert_eq!(run["spec"]["rate"]["bytes_per_sec"], 50_000_000, "{run}");
+
     let huge = json!({"target": "x".repeat(super::BODY_LIMIT + 1)});
     let (s, _) = f.call("POST", "/api/v1/runs", Some(OP), Some(huge)).await;
     assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE);
