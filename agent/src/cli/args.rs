@@ -279,6 +279,18 @@ pub struct RunArgs {
     /// No per-interval lines or progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Run on a remote agent (e.g. http://capture-box:7878) through its API instead of
+    /// here: the same flags, live lines from its stream, its report for --json and the
+    /// exit code.
+    #[arg(long, value_name = "URL")]
+    pub agent: Option<String>,
+    /// The agent's operator token (with --agent; also DISKSCOPE_TOKEN).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// With --agent: the block device path repeated, to confirm a write that destroys its
+    /// data (comma-separated for several).
+    #[arg(long, value_name = "DEVICE")]
+    pub confirm: Option<String>,
     /// Memory a run may pin (buffers, rings, job state), e.g. 4G; a bigger plan is refused
     /// before it starts (default: half of the RAM).
     #[arg(long, value_parser = size)]

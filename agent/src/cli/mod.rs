@@ -9,6 +9,7 @@ mod emulate;
 mod outputs;
 mod quick;
 mod record;
+mod remote;
 mod run;
 mod serve;
 mod terminal;

@@ -12,6 +12,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    if let Some(agent) = &args.agent {
+        return super::remote::run(args, agent, cancel);
+    }
+    if args.token.is_some() || args.confirm.is_some() {
+        anyhow::bail!("--token and --confirm go with --agent URL (a local run needs neither)");
+    }
     if let Some(m) = args.max_memory {
         crate::budget::set_max(m);
     }
@@ -164,7 +170,7 @@ fn run_sequence(
 /// The exit code of a finished run, with the reason on stderr: bad blocks and failed I/Os
 /// of a scan fail it whatever else happened (a failed or stopped run's read-back of what it
 /// did write still counts), then a sustain miss, a stop, a failure.
-fn exit_code(report: &shared::RunReport) -> ExitCode {
+pub(super) fn exit_code(report: &shared::RunReport) -> ExitCode {
     let sustain_failed = report.analysis.sustain.as_ref().is_some_and(|s| !s.pass);
     if let Some(v) = report.analysis.verify.as_ref().filter(|v| !v.passed()) {
         // Bad blocks fail the run whatever else happened (a failed or stopped run's

@@ -1,0 +1,222 @@
+//! `diskscope run --agent URL --token T ...`: the same flags as a local run, run by a remote
+//! agent through its API. The run is created with `POST /api/v1/runs`, its samples are
+//! printed live from the WebSocket as a local run prints them, Ctrl-C stops it on the agent,
+//! and at the end the agent's report (`/export`) gives the summary, `--json` and the exit
+//! code a local run would have (a sustain miss exits 1), so a script on a laptop can qualify
+//! a capture box remotely.
+
+use super::args::RunArgs;
+use super::terminal::Terminal;
+use crate::runner::Observer;
+use anyhow::{anyhow, bail, Context};
+use futures_util::{SinkExt, StreamExt};
+use shared::api::{ClientMsg, CreateRun, RunEvent, ServerMsg};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The agent's API: its base URL, the token, an HTTP client that reads error bodies.
+struct Remote {
+    base: String,
+    token: String,
+    http: ureq::Agent,
+}
+
+impl Remote {
+    fn new(agent: &str, token: String) -> Remote {
+        Remote {
+            base: agent.trim_end_matches('/').to_string(),
+            token,
+            http: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(60)))
+                .build()
+                .new_agent(),
+        }
+    }
+
+    fn auth(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+
+    /// Status and body of a request; a refusal becomes the agent's own message.
+    fn answer(
+        &self,
+        r: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+        what: &str,
+    ) -> anyhow::Result<String> {
+        let mut r =
+            r.with_context(|| format!("{what}: cannot reach the agent at {}", self.base))?;
+        let status = r.status().as_u16();
+        let text = r.body_mut().read_to_string().unwrap_or_default();
+        if status >= 400 {
+            let msg = serde_json::from_str::<shared::api::ApiErrorBody>(&text)
+                .map(|e| e.message)
+                .unwrap_or(text);
+            bail!("{what}: the agent answered {status}: {msg}");
+        }
+        Ok(text)
+    }
+
+    fn post<T: serde::Serialize>(
+        &self,
+        path: &str,
+        body: &T,
+        what: &str,
+    ) -> anyhow::Result<String> {
+        let r = self
+            .http
+            .post(&format!("{}{path}", self.base))
+            .header("Authorization", &self.auth())
+            .send_json(body);
+        self.answer(r, what)
+    }
+
+    fn get(&self, path: &str, what: &str) -> anyhow::Result<String> {
+        let r = self
+            .http
+            .get(&format!("{}{path}", self.base))
+            .header("Authorization", &self.auth())
+            .call();
+        self.answer(r, what)
+    }
+}
+
+/// The run request the flags describe.
+fn request(args: &RunArgs) -> anyhow::Result<CreateRun> {
+    for (flag, given) in [
+        ("--csv", args.csv.is_some()),
+        ("--timeline", args.timeline.is_some()),
+        ("--max-memory", args.max_memory.is_some()),
+    ] {
+        if given {
+            bail!("{flag} is not available with --agent: the agent keeps the run (--json fetches its report)");
+        }
+    }
+    let (first, also) = args
+        .target
+        .split_first()
+        .ok_or_else(|| anyhow!("no --target"))?;
+    let preset = args.preset.clone();
+    if let Some(name) = &preset {
+        let ignored = args.flags_presets_ignore();
+        if !ignored.is_empty() {
+            bail!(
+                "--preset {name} sets the workload itself and does not use {}",
+                ignored.join(", ")
+            );
+        }
+    }
+    Ok(CreateRun {
+        target: first.display().to_string(),
+        also: also.iter().map(|t| t.display().to_string()).collect(),
+        spec: preset.is_none().then(|| args.spec()),
+        options: preset.is_some().then(|| args.preset_options()),
+        preset,
+        name: None,
+        confirm: args.confirm.clone(),
+        repeat: args.repeat,
+        repeat_idle_ms: args.repeat.and(args.idle),
+    })
+}
+
+/// Runs on the agent at `agent`, printing it as a local run does.
+pub fn run(args: &RunArgs, agent: &str, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let token = args
+        .token
+        .clone()
+        .or_else(|| std::env::var("DISKSCOPE_TOKEN").ok())
+        .ok_or_else(|| {
+            anyhow!(
+                "--agent {agent}: give --token (or DISKSCOPE_TOKEN): the agent's operator token"
+            )
+        })?;
+    let remote = Remote::new(agent, token);
+    let body = request(args)?;
+    let created = remote.post("/api/v1/runs", &body, "starting the run")?;
+    let id = serde_json::from_str::<shared::api::Created>(&created)
+        .context("the agent's answer to POST /api/v1/runs")?
+        .id;
+    eprintln!("diskscope: run {id} on {}", remote.base);
+    let mut term = Terminal::for_steps(Vec::new(), args.quiet);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(follow(&remote, id, &mut term, &cancel))?;
+    let text = remote.get(
+        &format!("/api/v1/runs/{id}/export?format=json"),
+        "fetching the report",
+    )?;
+    if let Some(path) = &args.json {
+        std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let report: shared::RunReport = serde_json::from_str(&text).context("the agent's report")?;
+    print!("{}", crate::report::table::summary(&report));
+    print!("{}", crate::report::table::analysis(&report));
+    Ok(super::run::exit_code(&report))
+}
+
+/// Prints the run's samples from the WebSocket until it ends; Ctrl-C stops it on the agent.
+async fn follow(
+    remote: &Remote,
+    id: i64,
+    term: &mut Terminal,
+    cancel: &AtomicBool,
+) -> anyhow::Result<()> {
+    let ws = remote.base.replacen("http", "ws", 1) + "/api/v1/ws";
+    let mut req = ws.as_str().into_client_request()?;
+    req.headers_mut()
+        .insert("Authorization", remote.auth().parse()?);
+    let (mut socket, _) = tokio_tungstenite::connect_async(req)
+        .await
+        .with_context(|| format!("connecting to {ws}"))?;
+    let sub = ClientMsg::Subscribe {
+        run_id: id,
+        after_seq: None,
+        max_points: None,
+    };
+    socket
+        .send(Message::text(serde_json::to_string(&sub)?))
+        .await?;
+    let mut stopped = false;
+    loop {
+        if cancel.load(Ordering::Relaxed) && !stopped {
+            stopped = true;
+            let path = format!("/api/v1/runs/{id}/stop");
+            remote.post(&path, &serde_json::json!({}), "stopping the run")?;
+            eprintln!("diskscope: stopping run {id} on the agent");
+        }
+        let msg = match tokio::time::timeout(Duration::from_millis(500), socket.next()).await {
+            Err(_) => {
+                // Quiet: the run may have ended before the subscription.
+                if !running(remote, id)? {
+                    return Ok(());
+                }
+                continue;
+            }
+            Ok(None) => return Ok(()),
+            Ok(Some(m)) => m?,
+        };
+        let Message::Text(text) = msg else { continue };
+        match serde_json::from_str::<ServerMsg>(&text) {
+            Ok(ServerMsg::Sample { run_id, sample }) if run_id == id => term.sample(&sample),
+            Ok(ServerMsg::History { samples, .. }) => samples.iter().for_each(|s| term.sample(s)),
+            Ok(ServerMsg::Run { run_id, event, .. })
+                if run_id == id && event != RunEvent::Started =>
+            {
+                return Ok(())
+            }
+            Ok(ServerMsg::Error { message, .. }) => bail!("the agent's stream: {message}"),
+            _ => {}
+        }
+    }
+}
+
+fn running(remote: &Remote, id: i64) -> anyhow::Result<bool> {
+    let text = remote.get(&format!("/api/v1/runs/{id}"), "reading the run")?;
+    let info: shared::api::RunInfo = serde_json::from_str(&text).context("the run")?;
+    Ok(info.status == shared::RunStatus::Running)
+}
