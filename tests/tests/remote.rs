@@ -58,6 +58,40 @@ fn a_remote_run_prints_live_lines_and_writes_the_agents_report() {
     );
     let (_, runs) = server.get("/api/v1/runs", VIEW);
     assert_eq!(runs["total"], 1, "{runs}");
+
+    // The agent's history, export and stop from the command line.
+    let url = format!("http://{}", server.addr);
+    let out = diskscope(&["runs", "--agent", &url, "--token", VIEW]);
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        listed.contains("completed") && listed.contains(&target),
+        "{listed}"
+    );
+    let exported = data.path().join("exported.json");
+    let out = diskscope(&[
+        "export",
+        "--agent",
+        &url,
+        "--token",
+        VIEW,
+        "1",
+        "--out",
+        exported.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(read_report(&exported).summary.read.ios, r.summary.read.ios);
+    let id = server.start_run(&serde_json::json!({"target": target,
+        "spec": {"rw": "randread", "size": "64M", "runtime_ms": "60s"}}));
+    let out = diskscope(&["stop", "--agent", &url, "--token", VIEW, &id.to_string()]);
+    assert!(
+        stderr(&out).contains("403"),
+        "a viewer cannot stop: {}",
+        stderr(&out)
+    );
+    let out = diskscope(&["stop", "--agent", &url, "--token", OP, &id.to_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    server.wait_status(id, "stopped");
 }
 
 #[test]

@@ -38,6 +38,56 @@ pub enum Command {
     /// tracefs text where blktrace cannot run) into a trace --replay reads; FILE.iolog[.gz]
     /// is written as a fio iolog v3. With a command after `--`, records while it runs.
     Record(RecordArgs),
+    /// A remote agent's runs (newest first): id, status, target, preset, MB/s.
+    Runs(RunsArgs),
+    /// Stop a run on a remote agent.
+    Stop(RunIdArgs),
+    /// A remote agent's report of a run (JSON, or CSV samples) to a file or stdout.
+    Export(ExportArgs),
+}
+
+/// Which agent, with which token.
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// The agent's URL, e.g. http://capture-box:7878.
+    #[arg(long, value_name = "URL")]
+    pub agent: String,
+    /// Its token (viewer for runs and export, operator for stop); also DISKSCOPE_TOKEN.
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// Only runs in this status (running, completed, stopped, failed, interrupted).
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Page of 50 (from 1).
+    #[arg(long, default_value_t = 1)]
+    pub page: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct RunIdArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    /// The run's id (`diskscope runs` lists them).
+    pub id: i64,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    pub id: i64,
+    /// json (the run report) or csv (one row per sample).
+    #[arg(long, default_value = "json")]
+    pub format: String,
+    /// Where to write it (default: stdout).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -47,6 +47,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Devices(args) => devices::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Record(args) => record::run(&args, &cancel),
+        Command::Runs(args) => remote::runs(&args),
+        Command::Stop(args) => remote::stop(&args),
+        Command::Export(args) => remote::export(&args),
     };
     finish(result)
 }

@@ -5,7 +5,7 @@
 //! code a local run would have (a sustain miss exits 1), so a script on a laptop can qualify
 //! a capture box remotely.
 
-use super::args::RunArgs;
+use super::args::{AgentArgs, ExportArgs, RunArgs, RunIdArgs, RunsArgs};
 use super::terminal::Terminal;
 use crate::runner::Observer;
 use anyhow::{anyhow, bail, Context};
@@ -26,6 +26,16 @@ struct Remote {
 }
 
 impl Remote {
+    /// The agent of `--agent`/`--token` (or DISKSCOPE_TOKEN).
+    fn of(a: &AgentArgs) -> anyhow::Result<Remote> {
+        let token = a
+            .token
+            .clone()
+            .or_else(|| std::env::var("DISKSCOPE_TOKEN").ok())
+            .ok_or_else(|| anyhow!("--agent {}: give --token (or DISKSCOPE_TOKEN)", a.agent))?;
+        Ok(Remote::new(&a.agent, token))
+    }
+
     fn new(agent: &str, token: String) -> Remote {
         Remote {
             base: agent.trim_end_matches('/').to_string(),
@@ -219,4 +229,68 @@ fn running(remote: &Remote, id: i64) -> anyhow::Result<bool> {
     let text = remote.get(&format!("/api/v1/runs/{id}"), "reading the run")?;
     let info: shared::api::RunInfo = serde_json::from_str(&text).context("the run")?;
     Ok(info.status == shared::RunStatus::Running)
+}
+
+/// `diskscope runs`: the agent's history, a line per run.
+pub fn runs(args: &RunsArgs) -> anyhow::Result<ExitCode> {
+    let remote = Remote::of(&args.agent)?;
+    let mut path = format!("/api/v1/runs?page={}&per_page=50", args.page);
+    if let Some(s) = &args.status {
+        path.push_str(&format!("&status={s}"));
+    }
+    let text = remote.get(&path, "listing the runs")?;
+    let list: shared::api::RunList = serde_json::from_str(&text).context("the run list")?;
+    println!(
+        "{:>6}  {:<11} {:<20} {:>10} {:>10}  target",
+        "id", "status", "preset / name", "read MB/s", "write MB/s"
+    );
+    for r in &list.runs {
+        let (rd, wr) = r
+            .summary
+            .as_ref()
+            .map_or((0.0, 0.0), |s| (s.read.mb_s, s.write.mb_s));
+        let label = r
+            .preset
+            .clone()
+            .or_else(|| r.name.clone())
+            .unwrap_or_default();
+        println!(
+            "{:>6}  {:<11} {:<20} {rd:>10.1} {wr:>10.1}  {}",
+            r.id,
+            r.status.as_str(),
+            label,
+            r.target
+        );
+    }
+    println!(
+        "{} of {} run(s), page {}",
+        list.runs.len(),
+        list.total,
+        list.page
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `diskscope stop ID`.
+pub fn stop(args: &RunIdArgs) -> anyhow::Result<ExitCode> {
+    let remote = Remote::of(&args.agent)?;
+    remote.post(
+        &format!("/api/v1/runs/{}/stop", args.id),
+        &serde_json::json!({}),
+        "stopping the run",
+    )?;
+    println!("stop requested for run {}", args.id);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `diskscope export ID`: the agent's report (or CSV samples) as it serves it.
+pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let remote = Remote::of(&args.agent)?;
+    let path = format!("/api/v1/runs/{}/export?format={}", args.id, args.format);
+    let text = remote.get(&path, "exporting the run")?;
+    match &args.out {
+        Some(p) => std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
