@@ -10,13 +10,6 @@ use std::time::{Duration, Instant};
 use tests::server::{Server, VIEW};
 use tests::*;
 
-fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 /// `promtool check metrics` on `text`: its verdict and what it said.
 fn promtool(text: &str) -> (bool, String) {
     let mut child = Command::new("promtool")

@@ -167,13 +167,6 @@ fn data_ops(path: &Path) -> Vec<(OpKind, u64, u32)> {
         .collect()
 }
 
-fn have(cmd: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {cmd}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 #[test]
 fn a_recorded_workload_replays_with_the_same_io_sequence() {
     require_io_uring!();
