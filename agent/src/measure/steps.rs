@@ -27,27 +27,41 @@ pub fn plan_steps(steps: &[Step], target: &Locator) -> Result<Vec<StepPlan>, Mea
     // A file the first step creates is diskscope's for every later step too (also where the
     // filesystem cannot keep the mark).
     let mut target = target.clone();
-    steps
-        .iter()
-        .map(|s| {
-            let plan = plan_on(&s.spec, &target).map_err(|e| match e {
-                MeasureError::Spec(errs) => MeasureError::Spec(
-                    errs.into_iter()
-                        .map(|mut err| {
-                            err.message = format!("{} (step '{}')", err.message, s.name);
-                            err
-                        })
-                        .collect(),
-                ),
-                other => other,
-            })?;
-            target.created |= plan.target().created;
-            Ok(StepPlan {
-                step: s.clone(),
-                plan,
-            })
-        })
-        .collect()
+    // A step with the spec of an earlier one (the passes of `repeat`, a preset's repeated
+    // tests) gets that plan: the target is probed and a replay's trace read and laid out
+    // once, and the steps share one copy of its I/Os (10,000 passes of a trace would
+    // otherwise hold 10,000 copies).
+    let mut planned: Vec<(&shared::WorkloadSpec, bool, Plan)> = Vec::new();
+    let mut out = Vec::with_capacity(steps.len());
+    for s in steps {
+        let seen = planned
+            .iter()
+            .find(|(spec, created, _)| *spec == &s.spec && *created == target.created);
+        let plan = match seen {
+            Some((_, _, p)) => p.clone(),
+            None => {
+                let p = plan_on(&s.spec, &target).map_err(|e| match e {
+                    MeasureError::Spec(errs) => MeasureError::Spec(
+                        errs.into_iter()
+                            .map(|mut err| {
+                                err.message = format!("{} (step '{}')", err.message, s.name);
+                                err
+                            })
+                            .collect(),
+                    ),
+                    other => other,
+                })?;
+                planned.push((&s.spec, target.created, p.clone()));
+                p
+            }
+        };
+        target.created |= plan.target().created;
+        out.push(StepPlan {
+            step: s.clone(),
+            plan,
+        });
+    }
+    Ok(out)
 }
 
 /// The plan of a latency search's next round: the same workload at queue depth `qd` and
@@ -472,6 +486,34 @@ impl Sequence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_replay_steps_share_one_copy_of_the_trace() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = dir.path().join("t.bin");
+        std::fs::write(&f, vec![1u8; 8 << 20]).expect("file");
+        let spec = shared::WorkloadSpec {
+            replay: Some(shared::replay::ReplaySpec {
+                timing: Some(shared::replay::Timing::Afap),
+                ..shared::replay::ReplaySpec::new("app-files")
+            }),
+            ..shared::WorkloadSpec::default()
+        };
+        let step = Step {
+            name: "app-files".into(),
+            spec,
+            pause_before_ms: 0,
+            until_steady: None,
+            pass: None,
+            p99_target_us: None,
+        };
+        let steps = shared::steps::repeat_steps(vec![step], 50, 0);
+        let plans = plan_steps(&steps, &Locator::path(&f)).expect("plans");
+        let first = plans[0].plan.replay().expect("replay") as *const _;
+        assert!(plans
+            .iter()
+            .all(|p| std::ptr::eq(p.plan.replay().expect("replay"), first)));
+    }
     use crate::runner::Observer;
 
     struct Quiet;

@@ -91,20 +91,13 @@ pub fn parse(text: &str) -> Result<Trace, TraceError> {
             why: format!("{sectors} sectors is too large"),
         })?;
         for kind in kinds(&e.rwbs) {
-            let (offset, len) = if kind == OpKind::Flush {
-                (0, 0)
-            } else {
-                (sector * 512, len)
+            let op = TraceOp {
+                at_ns: e.at_ns,
+                offset: sector * 512,
+                len,
+                kind,
             };
-            t.push(
-                TraceOp {
-                    at_ns: e.at_ns,
-                    offset,
-                    len,
-                    kind,
-                },
-                n,
-            )?;
+            t.push(op, n)?;
         }
     }
     Ok(t)

@@ -127,20 +127,13 @@ pub fn parse(bytes: &[u8]) -> Result<Trace, TraceError> {
             t.ignored += 1;
         }
         for kind in kinds {
-            let (offset, len) = if kind == OpKind::Flush {
-                (0, 0)
-            } else {
-                (r.sector.saturating_mul(512), r.bytes)
+            let op = TraceOp {
+                at_ns: r.time,
+                offset: r.sector.saturating_mul(512),
+                len: r.bytes,
+                kind,
             };
-            t.push(
-                TraceOp {
-                    at_ns: r.time,
-                    offset,
-                    len,
-                    kind,
-                },
-                i + 1,
-            )?;
+            t.push(op, i + 1)?;
         }
     }
     Ok(t)

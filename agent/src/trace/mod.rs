@@ -86,7 +86,11 @@ impl Trace {
         }
     }
 
-    fn push(&mut self, op: TraceOp, line: usize) -> Result<(), TraceError> {
+    /// Adds one I/O (a flush carries no offset or length); `line` names it in errors.
+    fn push(&mut self, mut op: TraceOp, line: usize) -> Result<(), TraceError> {
+        if op.kind == OpKind::Flush {
+            (op.offset, op.len) = (0, 0);
+        }
         if self.ops.len() >= MAX_OPS {
             return Err(TraceError::TooLarge(format!("more than {MAX_OPS} I/Os")));
         }

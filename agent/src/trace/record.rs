@@ -257,6 +257,8 @@ impl Blktrace {
 /// The kernel's `blk` tracer through tracefs, its text read from `trace_pipe` as it comes.
 struct Tracefs {
     root: PathBuf,
+    /// `tracing_on` as it was, put back at the end.
+    was_on: String,
     device: PathBuf,
     done: Arc<AtomicBool>,
     reader: std::thread::JoinHandle<Result<Vec<u8>, String>>,
@@ -309,6 +311,8 @@ impl Tracefs {
                 device.display()
             ));
         }
+        let was_on = std::fs::read_to_string(root.join("tracing_on"))
+            .map_or_else(|_| "1".to_string(), |v| v.trim().to_string());
         put(&root.join("tracing_on"), "0")?;
         put(&root.join("current_tracer"), "blk")?;
         put(&root.join("options/blk_classic"), "1")?;
@@ -326,6 +330,7 @@ impl Tracefs {
             .map_err(|e| e.to_string())?;
         Ok(Tracefs {
             root,
+            was_on,
             device,
             done,
             reader,
@@ -343,7 +348,7 @@ impl Tracefs {
         let lost = overruns(&self.root);
         let _ = put(&self.root.join("options/blk_classic"), "0");
         let _ = put(&self.root.join("current_tracer"), "nop");
-        let _ = put(&self.root.join("tracing_on"), "1");
+        let _ = put(&self.root.join("tracing_on"), &self.was_on);
         Ok((raw, lost))
     }
 }
