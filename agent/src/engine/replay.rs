@@ -140,9 +140,10 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
 
     /// Issues every I/O that is due while slots are free; returns when the next is due.
     fn issue_due(&mut self) -> u64 {
-        let ramp = self.shared.ramp_ns;
         while let Some(&op) = self.rp.ops.get(self.next) {
-            let due = ramp + op.at_ns;
+            // Due times count from the first I/O as issued, so a late start (set-up, the
+            // first interval) shifts the whole recording instead of squeezing its first gap.
+            let due = self.first_ns.unwrap_or(self.now) + op.at_ns;
             if self.rp.timing == Timing::Recorded && due > self.now {
                 return due;
             }
