@@ -8,6 +8,7 @@ use std::str::FromStr;
 
 /// The distribution of random block numbers over the span.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Distribution {
     /// Every block equally likely.

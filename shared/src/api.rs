@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Who a token belongs to.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Reads and streams (kiosks, dashboards on the LAN).
@@ -17,12 +18,14 @@ pub enum Role {
 
 /// Error body of every failed API call.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ApiErrorBody {
     pub code: String,
     pub message: String,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Health {
     pub status: String,
     pub version: String,
@@ -31,6 +34,7 @@ pub struct Health {
 
 /// `POST /api/v1/runs`: a target and either a spec or a preset name.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateRun {
     pub target: String,
@@ -57,16 +61,22 @@ pub struct CreateRun {
     pub repeat: Option<u32>,
     /// Idle time before each pass after the first.
     #[serde(default, deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub repeat_idle_ms: Option<u64>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Created {
     pub id: i64,
 }
 
 /// A run as the API shows it (samples are fetched separately).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunInfo {
     pub id: i64,
     pub name: Option<String>,
@@ -90,6 +100,7 @@ pub struct RunInfo {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunList {
     pub runs: Vec<RunInfo>,
     pub total: u64,
@@ -98,6 +109,7 @@ pub struct RunList {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SampleList {
     pub run_id: i64,
     pub samples: Vec<Sample>,
@@ -105,6 +117,7 @@ pub struct SampleList {
 
 /// A target the agent may use, with what it knows of it.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TargetView {
     pub path: String,
     /// `file`, `block`, `directory` (files under it are allowed) or `missing`.
@@ -128,6 +141,7 @@ pub struct TargetView {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Preset {
     pub name: String,
     pub description: String,
@@ -143,6 +157,7 @@ pub struct Preset {
 
 /// What happened to a run, as streamed to subscribers.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RunEvent {
     Started,
@@ -158,6 +173,7 @@ pub const MAX_ENVELOPE_POINTS: u32 = 16_384;
 
 /// Client → agent over `/api/v1/ws`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ClientMsg {
     /// First message, when the token was not sent as an `Authorization` header.
@@ -187,6 +203,7 @@ pub enum ClientMsg {
 /// as a sample; boxing it would only add an allocation per message.)
 #[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerMsg {
     Hello {
@@ -227,6 +244,7 @@ pub enum ServerMsg {
 /// A trace a replay can name (`GET /api/v1/traces`): built into the agent, or a file in its
 /// trace directory.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TraceInfo {
     pub name: String,
     pub description: String,

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PcieLink {
     /// e.g. `16.0 GT/s PCIe`.
     pub current_speed: Option<String>,
@@ -15,6 +16,7 @@ pub struct PcieLink {
 
 /// The link a device sits behind, and the most payload it can carry.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Link {
     /// `pcie`, `sata`, `usb` or `emulated`.
     pub kind: String,
@@ -66,6 +68,7 @@ impl Link {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeviceInfo {
     /// `/dev/nvme0n1`.
     pub path: String,
@@ -97,6 +100,7 @@ pub struct DeviceInfo {
 
 /// Health and wear as the device reports it. Counters are absent when the source has none.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeviceHealth {
     /// `nvme` (health log page 0x02), `smartctl` or `hwmon`.
     pub source: String,
@@ -124,6 +128,7 @@ pub struct DeviceHealth {
 
 /// Where a file target lives.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FsInfo {
     /// `ext4`, `xfs`, `tmpfs`, `fuse`, ...
     pub fs_type: String,

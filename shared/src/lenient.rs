@@ -83,6 +83,55 @@ pub fn opt_rate<'de, D: Deserializer<'de>>(d: D) -> Result<Option<crate::Rate>, 
     }
 }
 
+/// The JSON Schemas of the lenient fields (the OpenAPI document's): a number as before, or
+/// the CLI's string form; responses always carry the number.
+#[cfg(feature = "schema")]
+pub mod schema {
+    use schemars::{json_schema, Schema, SchemaGenerator};
+
+    fn num_or_text(unit: &str, example: &str, nullable: bool) -> Schema {
+        let mut kinds = vec![
+            json_schema!({"type": "integer", "minimum": 0}),
+            json_schema!({"type": "string", "examples": [example]}),
+        ];
+        if nullable {
+            kinds.push(json_schema!({"type": "null"}));
+        }
+        json_schema!({
+            "description": format!("{unit}: a number, or a string as the CLI writes it (\"{example}\")"),
+            "anyOf": kinds,
+        })
+    }
+
+    pub fn bytes(_: &mut SchemaGenerator) -> Schema {
+        num_or_text("bytes", "4k", false)
+    }
+
+    pub fn opt_bytes(_: &mut SchemaGenerator) -> Schema {
+        num_or_text("bytes", "1G", true)
+    }
+
+    pub fn ms(_: &mut SchemaGenerator) -> Schema {
+        num_or_text("milliseconds", "30s", false)
+    }
+
+    pub fn opt_ms(_: &mut SchemaGenerator) -> Schema {
+        num_or_text("milliseconds", "30s", true)
+    }
+
+    pub fn opt_us(_: &mut SchemaGenerator) -> Schema {
+        num_or_text("microseconds", "1ms", true)
+    }
+
+    pub fn opt_rate(g: &mut SchemaGenerator) -> Schema {
+        let rate = g.subschema_for::<crate::Rate>();
+        json_schema!({
+            "description": "a rate cap: {\"bytes_per_sec\": N}, {\"iops\": N}, or \"200MB\", \"5000iops\"",
+            "anyOf": [rate, {"type": "string", "examples": ["200MB"]}, {"type": "null"}],
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{Rate, WorkloadSpec};

@@ -23,6 +23,7 @@ pub const MAX_TRACE_NAME: usize = 4096;
 
 /// How a replay times its I/Os.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Timing {
     /// Each I/O issued at its recorded time (divided by `speed`), idle gaps compressed.
@@ -55,6 +56,7 @@ impl FromStr for Timing {
 
 /// A replay request.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReplaySpec {
     /// A built-in trace (`app-build`, ...), a trace in the agent's trace directory, or (CLI
@@ -69,6 +71,10 @@ pub struct ReplaySpec {
     /// Recorded timing: idle gaps over this many ms are shortened to it (0 keeps every gap
     /// as recorded). Default [`DEFAULT_IDLE_MAX_MS`].
     #[serde(default, deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub idle_max_ms: Option<u64>,
 }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where a run is in its life, and how it ended.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Running,
@@ -44,6 +45,7 @@ impl RunStatus {
 
 /// Why a run failed, with where it failed when an I/O failed.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunError {
     pub message: String,
     /// `read` or `write` when an I/O failed.
@@ -56,6 +58,7 @@ pub struct RunError {
 
 /// Where and how the numbers were measured.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Environment {
     pub host: String,
     pub kernel: String,
@@ -112,6 +115,7 @@ pub struct Environment {
 /// the block layer split I/Os), and the io_uring worker threads that ran (the kernel handed
 /// I/O to a worker instead of issuing it inline).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IoPath {
     /// Bytes of I/O buffers mapped for the run's jobs (for a preset: summed over its steps,
     /// so the share in huge pages weighs each step by its pool).
@@ -229,6 +233,7 @@ impl IoPath {
 
 /// The document written by `diskscope run --json` and served by the API's export.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunReport {
     pub protocol_version: u32,
     pub status: RunStatus,
@@ -255,6 +260,7 @@ pub struct RunReport {
 
 /// One target of a multi-target run.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TargetPart {
     pub path: String,
     pub summary: RunSummary,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Latency of the I/Os completed in a window, submit → completion, in nanoseconds.
 /// Percentiles come from a log-linear histogram (fio's layout, ≤ 0.8 % relative error).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LatencyStats {
     pub min_ns: u64,
     pub mean_ns: u64,
@@ -22,6 +23,7 @@ pub struct LatencyStats {
 
 /// One direction (read or write) over a window.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DirSample {
     pub bytes: u64,
     pub ios: u64,
@@ -77,6 +79,7 @@ impl DirSample {
 
 /// What happened on the target in one interval.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Sample {
     /// Per-run sequence number, from 0.
     pub seq: u64,
@@ -107,6 +110,7 @@ pub struct Sample {
 
 /// One target's share of an interval in a multi-target run.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PartSample {
     /// Index into the run's targets.
     pub target: u32,
@@ -208,6 +212,7 @@ impl Sample {
 
 /// The whole run: the same fields as a sample, over the measured time.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunSummary {
     /// Measured time (ramp excluded), nanoseconds.
     pub duration_ns: u64,
@@ -220,6 +225,7 @@ pub struct RunSummary {
 
 /// Non-empty buckets of a latency histogram, for exact re-aggregation and plotting.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HistogramDump {
     /// How buckets are laid out, e.g. `fio plat: 64 buckets per power of two, 29 groups`.
     pub layout: String,
@@ -232,6 +238,7 @@ pub struct HistogramDump {
 /// One non-empty bucket: its index in the layout, its lower bound and representative
 /// (midpoint) value in ns, and how many I/Os fell in it.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HistBucket {
     pub index: u32,
     pub lo_ns: u64,

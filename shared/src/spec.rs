@@ -32,6 +32,7 @@ pub const VERIFY_HEADER_BYTES: u64 = 48;
 
 /// Direction and order of the I/O.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RwMode {
     /// Sequential reads.
@@ -107,6 +108,7 @@ impl FromStr for RwMode {
 /// What the written blocks contain. Results always state it: compressing controllers score
 /// up to 1.5× higher on zeros than on random data.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum DataPattern {
     /// Fresh, incompressible data for every write.
@@ -150,6 +152,7 @@ impl FromStr for DataPattern {
 
 /// A rate cap over the whole run (all jobs together).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Rate {
     BytesPerSec(u64),
@@ -188,6 +191,7 @@ impl FromStr for Rate {
 
 /// Which I/O backend runs the workload.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     /// io_uring with fixed buffers and registered files (falls back to `sync` when io_uring
@@ -232,6 +236,7 @@ impl FromStr for Backend {
 
 /// A workload as the user describes it (CLI flags, API body, dashboard form).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkloadSpec {
     pub rw: RwMode,
@@ -239,6 +244,10 @@ pub struct WorkloadSpec {
     pub read_pct: u8,
     /// Block size in bytes.
     #[serde(deserialize_with = "crate::lenient::bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::bytes")
+    )]
     pub bs: u64,
     pub iodepth: u32,
     /// Parallel jobs, each its own thread and ring. Sequential jobs split the span
@@ -246,23 +255,47 @@ pub struct WorkloadSpec {
     pub jobs: u32,
     /// Start of the span on the target, in bytes.
     #[serde(deserialize_with = "crate::lenient::bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::bytes")
+    )]
     pub offset: u64,
     /// Length of the span; `None` means from `offset` to the end of the target.
     #[serde(deserialize_with = "crate::lenient::opt_bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_bytes")
+    )]
     pub size: Option<u64>,
     /// Total bytes to transfer (all jobs); `None` means `size × loops` unless time-based.
     #[serde(deserialize_with = "crate::lenient::opt_bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_bytes")
+    )]
     pub io_size: Option<u64>,
     /// Passes over the span for size-based runs.
     pub loops: u32,
     /// Run time after the ramp. When set without `io_size`, the run is time-based and
     /// repeats over the span until the time is up.
     #[serde(deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub runtime_ms: Option<u64>,
     /// Time run before statistics start (excluded from samples and summary).
     #[serde(deserialize_with = "crate::lenient::ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::ms")
+    )]
     pub ramp_ms: u64,
     #[serde(deserialize_with = "crate::lenient::opt_rate")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_rate")
+    )]
     pub rate: Option<Rate>,
     pub pattern: DataPattern,
     /// Random offsets visit every block of the span exactly once before repeating
@@ -274,6 +307,10 @@ pub struct WorkloadSpec {
     pub end_fsync: bool,
     /// Sample interval.
     #[serde(deserialize_with = "crate::lenient::ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::ms")
+    )]
     pub interval_ms: u64,
     pub backend: Backend,
     /// Seed for random offsets and data; the same seed gives the same offset sequence.
@@ -290,6 +327,10 @@ pub struct WorkloadSpec {
     pub scan: bool,
     /// An I/O at least this slow is a slow one in the scan's map (default 200 ms).
     #[serde(deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub scan_slow_ms: Option<u64>,
     /// How random offsets are drawn: uniform (default), zipf:THETA, pareto:H, normal:SIGMA.
     pub random_distribution: crate::access::Distribution,
@@ -339,6 +380,7 @@ impl Default for WorkloadSpec {
 
 /// One problem with a spec: which field, the offending value, and why.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[error("{field} = {value}: {message}")]
 pub struct SpecError {
     pub field: String,

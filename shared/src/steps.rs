@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// One workload of a sequence.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// What the step measures, e.g. `SEQ1M Q8T1 read #2`.
@@ -77,37 +78,70 @@ pub fn repeat_steps(steps: Vec<Step>, n: u32, idle_ms: u64) -> Vec<Step> {
 
 /// Knobs a preset takes (CLI flags, `"options"` in the API); each preset documents which.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, default)]
 pub struct PresetOptions {
     /// Test size / span (cdm: 1 GiB; iometer-mix: 1 GiB; snia-steady: the target).
     #[serde(deserialize_with = "crate::lenient::opt_bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_bytes")
+    )]
     pub size: Option<u64>,
     /// Passes per test (cdm: 5).
     pub count: Option<u32>,
     /// Time per step (cdm: 5 s; iometer-mix: 10 min; atto: 3 s; orion: 5 s; rounds: 60 s).
     #[serde(deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub runtime_ms: Option<u64>,
     /// The rate a `sustain` run must hold (e.g. 3200 MB/s).
     #[serde(deserialize_with = "crate::lenient::opt_rate")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_rate")
+    )]
     pub rate: Option<Rate>,
     /// Parallel streams for `sustain` (each at rate / streams).
     pub streams: Option<u32>,
     /// Idle between steps (cdm: 1 s; cache-recovery: 30 s).
     #[serde(deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub idle_ms: Option<u64>,
     /// The RAM buffer a `sustain` pass may rely on (default 1000 ms of data).
     #[serde(deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub buffer_ms: Option<u64>,
     /// Block size for full-span, fill, sustain (default 1 MiB; fill 4 MiB).
     #[serde(deserialize_with = "crate::lenient::opt_bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_bytes")
+    )]
     pub bs: Option<u64>,
     /// Sample interval of every step (ms, 100..60000; default 1000). Every preset takes it.
     #[serde(deserialize_with = "crate::lenient::opt_ms")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_ms")
+    )]
     pub interval_ms: Option<u64>,
     /// Verify each pure-write step (`--verify`): every preset with a write step takes it.
     pub verify: Option<bool>,
     /// The p99 latency limit of `latency-target`, in µs.
     #[serde(deserialize_with = "crate::lenient::opt_us")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_us")
+    )]
     pub p99_us: Option<u64>,
 }
 
@@ -176,6 +210,7 @@ impl PresetOptions {
 
 /// What one step measured. Its samples are the run's samples with this `step` index.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StepReport {
     pub index: u32,
     pub name: String,

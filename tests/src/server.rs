@@ -167,6 +167,39 @@ impl Server {
         Self::read(r.expect("POST"))
     }
 
+    /// Any request: `method` on `path` with `token` (empty: none), a JSON `body` and further
+    /// headers; the status, the response's headers and its body (JSON, else a string).
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> (u16, ureq::http::HeaderMap, Value) {
+        let mut req = ureq::http::Request::builder()
+            .method(method)
+            .uri(self.url(path));
+        if !token.is_empty() {
+            req = req.header("Authorization", format!("Bearer {token}"));
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = match body {
+            Some(b) => self.http.run(
+                req.header("Content-Type", "application/json")
+                    .body(b.to_string())
+                    .expect("request"),
+            ),
+            None => self.http.run(req.body(()).expect("request")),
+        }
+        .expect("HTTP");
+        let headers = resp.headers().clone();
+        let (status, v) = Self::read(resp);
+        (status, headers, v)
+    }
+
     /// The path of the agent's scratch target, as `GET /api/v1/targets` lists it.
     pub fn scratch_target(&self) -> String {
         let (_, targets) = self.get("/api/v1/targets", OP);

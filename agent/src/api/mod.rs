@@ -7,6 +7,7 @@ pub mod auth;
 pub mod error;
 pub mod extract;
 pub mod metrics;
+pub mod routes;
 pub mod runs;
 pub mod targets;
 pub mod ws;
@@ -17,7 +18,7 @@ mod tests;
 use crate::service::manager::Manager;
 use crate::service::tokens::Tokens;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{any, get, post};
+use axum::routing::any;
 use axum::Router;
 use error::ApiError;
 use std::sync::Arc;
@@ -48,11 +49,29 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
 }
 
 /// The page's content security policy: only the agent's own scripts (and its WebAssembly),
-/// no framing by other sites, connections (HTTP and WebSocket) to the agent only.
+/// no framing by other sites. Connections (HTTP and WebSocket) may go to other hosts: the
+/// fleet view talks to the agents its user adds, each of which decides by `--cors-origin`
+/// whether this page may (no script but the agent's own runs here to misuse that).
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
                    style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; \
-                   connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; \
-                   form-action 'self'";
+                   connect-src 'self' http: https: ws: wss:; frame-ancestors 'none'; \
+                   base-uri 'none'; form-action 'self'";
+
+/// Cross-origin API calls: off unless the operator names origins (`--cors-origin`), and
+/// then only for those, with the bearer token in `Authorization` (no cookies exist, so no
+/// credentials mode). Preflights are answered for the API's methods and headers.
+fn cors(origins: &[String]) -> tower_http::cors::CorsLayer {
+    use axum::http::{header, HeaderValue, Method};
+    let list: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o).ok())
+        .collect();
+    tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::AllowOrigin::list(list))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE])
+        .max_age(std::time::Duration::from_secs(600))
+}
 
 /// Browser hygiene on every response: CSP, no framing, no MIME sniffing, no referrer
 /// (a kiosk URL may carry its token).
@@ -76,24 +95,17 @@ async fn security_headers(mut resp: axum::response::Response) -> axum::response:
 }
 
 pub fn router(state: AppState) -> Router {
-    Router::new()
-        .route("/api/v1/health", get(targets::health))
-        .route("/api/v1/targets", get(targets::list))
-        .route("/api/v1/devices", get(targets::devices))
-        .route("/api/v1/presets", get(targets::presets))
-        .route("/api/v1/traces", get(targets::traces))
-        .route("/api/v1/runs", get(runs::list).post(runs::create))
-        .route("/api/v1/runs/{id}", get(runs::get).delete(runs::delete))
-        .route("/api/v1/runs/{id}/samples", get(runs::samples))
-        .route("/api/v1/runs/{id}/stop", post(runs::stop))
-        .route("/api/v1/runs/{id}/export", get(runs::export))
-        .route("/api/v1/runs/{id}/timeline", get(runs::timeline))
-        .route("/api/v1/ws", get(ws::handler))
-        .route("/metrics", get(metrics::metrics))
-        .route("/api/{*rest}", any(api_not_found))
+    let cors = cors(&state.origins);
+    // Every endpoint comes from the table its OpenAPI document is made from.
+    let api = routes::table().into_iter().fold(Router::new(), |r, route| {
+        let path = route.path;
+        r.route(path, route.into_handler())
+    });
+    api.route("/api/{*rest}", any(api_not_found))
         .fallback(assets::serve)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::map_response(security_headers))
+        .layer(cors)
         .with_state(state)
 }

@@ -25,16 +25,22 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(Created { id })))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
+    /// Only runs on this target (its path).
     target: Option<String>,
+    /// Only runs of this preset.
     preset: Option<String>,
+    /// running, completed, stopped, failed or interrupted.
     status: Option<String>,
-    /// Unix ms.
+    /// Only runs created at or after this time (Unix ms).
     since: Option<u64>,
+    /// Only runs created before this time (Unix ms).
     until: Option<u64>,
+    /// Page number, from 1.
     page: Option<u32>,
+    /// Runs per page (default 50, at most 500).
     per_page: Option<u32>,
 }
 
@@ -101,15 +107,19 @@ pub async fn get(
     load(&st, id).await.map(Json)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SamplesQuery {
+    /// Samples after this seq (a page).
     after_seq: Option<u64>,
+    /// At most this many samples in a page.
     limit: Option<u32>,
     /// At most this many samples over `[from_seq, to_seq]`: the min/max envelope of a long
     /// run (`Store::samples_envelope`), for a chart as wide as this.
     max_points: Option<u32>,
+    /// First seq of the envelope's range.
     from_seq: Option<u64>,
+    /// Last seq of the envelope's range.
     to_seq: Option<u64>,
 }
 
@@ -193,9 +203,10 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportQuery {
+    /// json or csv.
     format: Option<String>,
 }
 

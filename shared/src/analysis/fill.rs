@@ -10,6 +10,7 @@ pub const DROP_PCT: f64 = 10.0;
 
 /// One fill level and the speeds measured at it.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Level {
     pub pct: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -19,6 +20,7 @@ pub struct Level {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FillLevel {
     pub levels: Vec<Level>,
     /// (first − last) / first over the levels that measured the direction, percent: a

@@ -10,6 +10,7 @@ pub const MAX_DEPTH: u32 = 256;
 
 /// One round of the search: what it ran and what it measured.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Round {
     pub iodepth: u32,
     /// The rate cap (IOPS), for the rounds that step the rate.
@@ -73,6 +74,7 @@ pub fn next_round(rounds: &[Round]) -> Option<(u32, Option<u64>)> {
 
 /// The search's result.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LatencyTarget {
     pub limit_us: f64,
     pub rounds: Vec<Round>,

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 
 /// How an analysis came out.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Found,
@@ -42,6 +43,7 @@ pub enum Verdict {
 
 /// Every analysis that applies to a run; absent ones did not apply (e.g. no required rate).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Analysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_cliff: Option<CacheCliff>,
@@ -92,6 +94,7 @@ pub struct Analysis {
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CacheRecovery {
     pub verdict: Verdict,
     /// The cache cliff of the first write and of the second.
@@ -109,6 +112,7 @@ pub struct CacheRecovery {
 
 /// A sustained drop of write speed after a number of bytes: an SLC cache running full.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CacheCliff {
     pub verdict: Verdict,
     pub detected: bool,
@@ -126,6 +130,7 @@ pub struct CacheCliff {
 
 /// The SNIA PTS steady-state rule over a window of rounds.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SteadyState {
     pub verdict: Verdict,
     pub attained: bool,
@@ -146,6 +151,7 @@ pub struct SteadyState {
 
 /// First and last window of a long run (Iometer's first/last minute).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FirstLast {
     pub verdict: Verdict,
     pub window_s: f64,
@@ -160,6 +166,7 @@ pub struct FirstLast {
 
 /// Why a run slowed down.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Slowdown {
     /// A sawtooth locked to temperature near its plateau.
@@ -173,6 +180,7 @@ pub enum Slowdown {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Thermal {
     pub verdict: Verdict,
     pub min_c: Option<f64>,
@@ -187,6 +195,7 @@ pub struct Thermal {
 
 /// Did the target keep up with a constant-rate producer?
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Sustain {
     pub verdict: Verdict,
     pub required_mbps: f64,
@@ -207,6 +216,7 @@ pub struct Sustain {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Band {
     pub band: u32,
     pub mbps: f64,
@@ -215,6 +225,7 @@ pub struct Band {
 
 /// One block size's result in a sweep.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BlockSizePoint {
     pub bs: u64,
     pub iops: f64,
@@ -222,6 +233,7 @@ pub struct BlockSizePoint {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BlockSize {
     pub verdict: Verdict,
     pub best_iops_bs: Option<u64>,
@@ -232,12 +244,14 @@ pub struct BlockSize {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PatternResult {
     pub pattern: String,
     pub mbps: f64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Compressibility {
     pub verdict: Verdict,
     pub patterns: Vec<PatternResult>,
@@ -247,6 +261,7 @@ pub struct Compressibility {
 
 /// An interval whose slowest I/O took longer than the threshold.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StallInterval {
     pub seq: u64,
     pub start_s: f64,
@@ -256,6 +271,7 @@ pub struct StallInterval {
 
 /// One I/O that took longer than the threshold.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SlowIo {
     /// Nanoseconds since the run started, at completion.
     pub at_ns: u64,
@@ -265,6 +281,7 @@ pub struct SlowIo {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stalls {
     pub verdict: Verdict,
     pub threshold_ms: f64,
@@ -286,6 +303,7 @@ pub const MAX_GAPS: usize = 500;
 
 /// A stretch with no completion.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Gap {
     /// Seconds into the run where it began.
     pub start_s: f64,
@@ -295,6 +313,7 @@ pub struct Gap {
 /// Bytes completed per fixed time bucket (10 ms) over the whole run, and the gaps between
 /// successive completions: the fine view that sustained-rate and stall analysis need.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Timeline {
     pub bucket_ms: u32,
     pub bytes: Vec<u64>,
@@ -311,6 +330,7 @@ pub struct Timeline {
 
 /// One temperature reading, milliseconds since the run started.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TempPoint {
     pub at_ms: u64,
     pub c: f64,

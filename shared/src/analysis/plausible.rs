@@ -18,6 +18,7 @@ const ROTATING_MB_S: f64 = 400.0;
 const ROTATING_IOPS: f64 = 1000.0;
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FlagKind {
     /// Faster than the link can carry: a cache, compression or holes answered.
@@ -31,6 +32,7 @@ pub enum FlagKind {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Flag {
     pub kind: FlagKind,
     pub message: String,
@@ -38,6 +40,7 @@ pub struct Flag {
 
 /// What the run's figures were held against, and what did not hold.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Plausibility {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<Link>,

@@ -31,6 +31,7 @@ pub fn t95(df: f64) -> f64 {
 
 /// One metric over the passes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Stat {
     pub n: u32,
     pub mean: f64,
@@ -84,6 +85,7 @@ impl Stat {
 
 /// A metric of a run (or of one preset step) over its passes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Metric {
     /// The preset step, without its pass (none for a single workload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,6 +108,7 @@ impl Metric {
 
 /// The statistics of a repeated run.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Repeat {
     pub passes: u32,
     pub metrics: Vec<Metric>,
@@ -193,6 +196,7 @@ pub fn repeat_stats(passes: &[Vec<(Option<String>, String, f64)>]) -> Repeat {
 
 /// B over A with its 95 % interval.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ratio {
     pub ratio: f64,
     pub lo: f64,
@@ -250,6 +254,7 @@ impl Ratio {
 /// One metric of a comparison: both means, B over A, and the interval when both runs
 /// were repeated.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CompareRow {
     pub label: String,
     pub a: f64,

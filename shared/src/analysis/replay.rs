@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// I/Os of one kind in a trace (or replayed).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OpCount {
     /// `read`, `write`, `trim` or `flush`.
     pub kind: String,
@@ -16,6 +17,7 @@ pub struct OpCount {
 
 /// I/Os of lengths in `(previous class, bytes]`: classes are powers of two.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SizeClass {
     pub up_to_bytes: u64,
     pub reads: u64,
@@ -24,6 +26,7 @@ pub struct SizeClass {
 
 /// How a trace was replayed and what it took.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Replay {
     /// The trace as named by the user (a built-in name or a file name).
     pub trace: String,
@@ -149,6 +152,7 @@ impl Replay {
 
 /// Application presets: storage bandwidth per application and overall.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AppScores {
     pub apps: Vec<AppScore>,
     /// Geometric mean of the applications' bandwidths (PCMark's way of not letting one
@@ -157,6 +161,7 @@ pub struct AppScores {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AppScore {
     pub app: String,
     pub bandwidth_mbps: f64,

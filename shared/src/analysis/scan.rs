@@ -13,6 +13,7 @@ pub const DEFAULT_SLOW_MS: u64 = 200;
 
 /// The cells of a span: the first byte, the bytes per cell and their count.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Layout {
     pub start: u64,
     pub span_bytes: u64,
@@ -45,6 +46,7 @@ impl Layout {
 
 /// One cell: its I/Os, their time, and what went wrong.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cell {
     /// Completed I/Os (errors not included) and the sum and maximum of their latency (µs).
     pub ios: u32,
@@ -82,6 +84,7 @@ impl Cell {
 
 /// A failed I/O.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScanError {
     pub offset: u64,
     pub len: u64,
@@ -92,6 +95,7 @@ pub struct ScanError {
 
 /// What a region of neighbouring cells is.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RegionKind {
     Unreadable,
@@ -100,6 +104,7 @@ pub enum RegionKind {
 
 /// Neighbouring cells with errors (unreadable) or slow I/Os (and no errors).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Region {
     pub kind: RegionKind,
     pub start: u64,
@@ -110,6 +115,7 @@ pub struct Region {
 
 /// The map of one scanned step (or workload).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScanMap {
     /// "read" or "write".
     pub dir: String,

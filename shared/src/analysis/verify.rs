@@ -20,6 +20,7 @@ pub const MAX_LISTED: usize = 32;
 
 /// What a bad block was found to be.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BadKind {
     Corrupt,
@@ -51,6 +52,7 @@ impl BadKind {
 
 /// One bad block: where it was read, what it was, and what its header said.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BadBlock {
     pub offset: u64,
     pub kind: BadKind,
@@ -69,6 +71,7 @@ pub struct BadBlock {
 
 /// Counts of bad blocks by kind.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BadCounts {
     pub corrupt: u64,
     pub misplaced: u64,
@@ -114,6 +117,7 @@ impl BadCounts {
 
 /// The read-back of a run (or of every verified step of a preset).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Verify {
     /// Blocks read back and checked, and their bytes.
     pub blocks_checked: u64,
@@ -136,6 +140,7 @@ pub struct Verify {
 
 /// The positions the read-back found good and bad, over all parts.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Extent {
     /// The lowest and highest offsets of a good block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,6 +269,7 @@ impl Verify {
 /// The verdict of a fake-capacity check (`fakecap`): unique blocks written over a span
 /// and read back.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FakeCap {
     /// `found`: the span does not hold what it claims; `not_found`: every block read back
     /// as written; `not_enough_data`: the read-back did not cover the span.
