@@ -20,8 +20,50 @@ fn auth(token: &str) -> String {
 }
 
 async fn get<T: DeserializeOwned>(token: &str, path: &str) -> Result<T, String> {
-    let r = Request::get(path)
+    get_at("", token, path).await
+}
+
+/// A GET at agent `base` (`""`: the page's own agent, else `http://host:port`).
+async fn get_at<T: DeserializeOwned>(base: &str, token: &str, path: &str) -> Result<T, String> {
+    let mut req = Request::get(&format!("{base}{path}"));
+    if !token.is_empty() {
+        req = req.header("Authorization", &auth(token));
+    }
+    let r = req.send().await.map_err(|e| e.to_string())?;
+    read(r).await
+}
+
+/// Agent `base`'s health (no token): whether it is up, and its version.
+pub async fn health_at(base: &str) -> Result<shared::api::Health, String> {
+    get_at(base, "", "/api/v1/health").await
+}
+
+/// Agent `base`'s targets, with device and temperature.
+pub async fn targets_at(base: &str, token: &str) -> Result<Vec<shared::api::TargetView>, String> {
+    get_at(base, token, "/api/v1/targets").await
+}
+
+/// Agent `base`'s runs going on now.
+pub async fn running_at(base: &str, token: &str) -> Result<RunList, String> {
+    get_at(base, token, "/api/v1/runs?status=running&per_page=10").await
+}
+
+/// Agent `base`'s newest run of any status (the kiosk's last result between runs).
+pub async fn latest_at(base: &str, token: &str) -> Result<RunList, String> {
+    get_at(base, token, "/api/v1/runs?per_page=1").await
+}
+
+/// One run at agent `base`.
+pub async fn run_at(base: &str, token: &str, id: i64) -> Result<shared::api::RunInfo, String> {
+    get_at(base, token, &format!("/api/v1/runs/{id}")).await
+}
+
+/// Starts a run at agent `base`.
+pub async fn start_at(base: &str, token: &str, body: &CreateRun) -> Result<Created, String> {
+    let r = Request::post(&format!("{base}/api/v1/runs"))
         .header("Authorization", &auth(token))
+        .json(body)
+        .map_err(|e| e.to_string())?
         .send()
         .await
         .map_err(|e| e.to_string())?;
@@ -102,14 +144,7 @@ pub fn chart_points() -> u32 {
 }
 
 pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {
-    let r = Request::post("/api/v1/runs")
-        .header("Authorization", &auth(token))
-        .json(body)
-        .map_err(|e| e.to_string())?
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    read(r).await
+    start_at("", token, body).await
 }
 
 pub async fn stop(token: &str, id: i64) -> Result<(), String> {

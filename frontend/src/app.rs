@@ -1,7 +1,9 @@
 //! The shell: connect (token), then the dashboard's tabs (live, new test, history, targets,
-//! one run's results); the kiosk (`/kiosk`) shows only the live view, dark and large.
+//! fleet, one run's results); the kiosk (`/kiosk`) shows only the live view, dark and large,
+//! or with `?agents=` the wall of several agents' live runs.
 
 use crate::stream::LiveState;
+use crate::views::fleet::{Fleet, KioskWall};
 use crate::views::history::History;
 use crate::views::live::LiveView;
 use crate::views::new_test::NewTest;
@@ -68,6 +70,8 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
     };
     provide_context(c);
     c.reload_targets();
+    // `/kiosk?agents=a,b,c`: the wall of several agents' live runs.
+    let wall = crate::session::query_param("agents");
     let disconnect = move |_| {
         crate::session::forget();
         set_token.set(None);
@@ -88,6 +92,7 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
                         <Show when=move || c.operator()>{tab_button(Tab::NewTest, "tab-new", "New test")}</Show>
                         {tab_button(Tab::History, "tab-history", "History")}
                         {tab_button(Tab::Targets, "tab-targets", "Targets")}
+                        {tab_button(Tab::Fleet, "tab-fleet", "Fleet")}
                     </nav>
                 })}
                 <span class="role">{move || live.with(|s| match (s.connected, s.role) {
@@ -103,13 +108,26 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
                         <button class="dismiss" aria-label="dismiss" on:click=move |_| c.banner.set(None)>"×"</button>
                     </p>
                 })}
+            {move || match (c.kiosk, wall.clone()) {
+                (true, Some(agents)) => view! { <KioskWall agents=agents/> }.into_any(),
+                _ => view! { <Page/> }.into_any(),
+            }}
+        </main>
+    }
+}
+
+/// The current tab's page.
+#[component]
+fn Page() -> impl IntoView {
+    let c = crate::views::ctx();
+    view! {
             {move || match c.tab.get() {
                 Tab::Live => view! { <LiveView/> }.into_any(),
                 Tab::NewTest => view! { <NewTest/> }.into_any(),
                 Tab::History => view! { <History/> }.into_any(),
                 Tab::Targets => view! { <Targets/> }.into_any(),
+                Tab::Fleet => view! { <Fleet/> }.into_any(),
                 Tab::Run(id) => view! { <RunResults id=id/> }.into_any(),
             }}
-        </main>
     }
 }

@@ -10,6 +10,7 @@ pub mod app;
 pub mod charts;
 pub mod compare;
 pub mod downsample;
+pub mod fleet;
 pub mod form;
 pub mod format;
 pub mod grid;

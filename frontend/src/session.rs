@@ -1,6 +1,38 @@
-//! The token: from `?token=` in the URL, else remembered in local storage.
+//! The token: from `?token=` in the URL, else remembered in local storage; the fleet's
+//! agents and tokens, kept in local storage too (never in a link).
 
 const KEY: &str = "diskscope.token";
+const FLEET_KEY: &str = "diskscope.fleet";
+
+/// The other agents this browser was given (address and token).
+pub fn load_fleet() -> Vec<crate::fleet::Member> {
+    storage()
+        .and_then(|s| s.get_item(FLEET_KEY).ok().flatten())
+        .map(|t| crate::fleet::parse(&t))
+        .unwrap_or_default()
+}
+
+pub fn save_fleet(list: &[crate::fleet::Member]) {
+    if let Some(s) = storage() {
+        let _ = s.set_item(FLEET_KEY, &crate::fleet::to_json(list));
+    }
+}
+
+/// The page's origin (`http://host:port`), as other agents' `--cors-origin` must name it.
+pub fn own_origin() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().origin().ok())
+        .unwrap_or_default()
+}
+
+/// A query parameter of the page's address.
+pub fn query_param(name: &str) -> Option<String> {
+    web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
+        .and_then(|p| p.get(name))
+        .filter(|v| !v.is_empty())
+}
 
 fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
@@ -8,12 +40,7 @@ fn storage() -> Option<web_sys::Storage> {
 
 /// The token to use at start-up.
 pub fn initial_token() -> Option<String> {
-    let from_url = web_sys::window()
-        .and_then(|w| w.location().search().ok())
-        .and_then(|q| web_sys::UrlSearchParams::new_with_str(&q).ok())
-        .and_then(|p| p.get("token"))
-        .filter(|t| !t.is_empty());
-    if let Some(t) = from_url {
+    if let Some(t) = query_param("token") {
         remember(&t);
         return Some(t);
     }

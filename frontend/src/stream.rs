@@ -96,7 +96,7 @@ impl LiveState {
 }
 
 #[cfg(target_arch = "wasm32")]
-pub use browser::connect;
+pub use browser::{connect, connect_to};
 
 #[cfg(target_arch = "wasm32")]
 mod browser {
@@ -108,10 +108,15 @@ mod browser {
 
     /// Keeps a stream open for as long as the page lives, following the agent's active run.
     pub fn connect(token: String, state: RwSignal<LiveState>) {
+        connect_to(crate::session::ws_url(), token, state);
+    }
+
+    /// The same for the agent whose stream is at `url` (a kiosk wall's tile).
+    pub fn connect_to(url: String, token: String, state: RwSignal<LiveState>) {
         leptos::task::spawn_local(async move {
             let mut backoff_ms = 500u32;
             loop {
-                if let Err(e) = session(&token, state).await {
+                if let Err(e) = session(&url, &token, state).await {
                     state.update(|s| {
                         s.connected = false;
                         s.error = Some(format!("connection to the agent lost ({e}); retrying"));
@@ -123,8 +128,8 @@ mod browser {
         });
     }
 
-    async fn session(token: &str, state: RwSignal<LiveState>) -> Result<(), String> {
-        let ws = WebSocket::open(&crate::session::ws_url()).map_err(|e| e.to_string())?;
+    async fn session(url: &str, token: &str, state: RwSignal<LiveState>) -> Result<(), String> {
+        let ws = WebSocket::open(url).map_err(|e| e.to_string())?;
         let (mut tx, mut rx) = ws.split();
         for msg in [
             ClientMsg::Auth {

@@ -2,6 +2,7 @@
 //! beside this one (form, progress, grid, charts, plot); these only wire it to the page.
 
 pub mod chart_view;
+pub mod fleet;
 pub mod history;
 pub mod live;
 pub mod new_test;
@@ -21,6 +22,8 @@ pub enum Tab {
     NewTest,
     History,
     Targets,
+    /// This agent and the others the browser was given.
+    Fleet,
     /// One stored run's results.
     Run(i64),
 }
