@@ -60,15 +60,32 @@ fn Dashboard(token: String, set_token: RwSignal<Option<String>>) -> impl IntoVie
     let live = RwSignal::new(LiveState::default());
     #[cfg(target_arch = "wasm32")]
     crate::stream::connect(token.clone(), live);
+    let kiosk = crate::session::is_kiosk();
+    let (first_tab, first_picked) = Tab::from_route(crate::session::route());
     let c = Ctx {
         token: StoredValue::new(token),
         live,
         banner: RwSignal::new(None),
-        tab: RwSignal::new(Tab::Live),
-        kiosk: crate::session::is_kiosk(),
+        tab: RwSignal::new(if kiosk { Tab::Live } else { first_tab }),
+        kiosk,
         targets: RwSignal::new(None),
+        picked: RwSignal::new(first_picked),
     };
     provide_context(c);
+    crate::session::drop_token_from_address();
+    if !kiosk {
+        // The address bar follows the view (back and forward too), so every view can be
+        // linked, bookmarked and reloaded.
+        Effect::new(move |_| {
+            let href = crate::route::href(&c.picked.with(|p| c.tab.get().route(p)));
+            crate::session::show_address(&href);
+        });
+        let _ = window_event_listener(leptos::ev::popstate, move |_| {
+            let (tab, picked) = Tab::from_route(crate::session::route());
+            c.picked.set(picked);
+            c.tab.set(tab);
+        });
+    }
     c.reload_targets();
     // `/kiosk?agents=a,b,c`: the wall of several agents' live runs.
     let wall = crate::session::query_param("agents");

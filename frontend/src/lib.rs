@@ -14,11 +14,14 @@ pub mod fleet;
 pub mod form;
 pub mod format;
 pub mod grid;
+pub mod headline;
 pub mod plot;
 pub mod progress;
+pub mod route;
 pub mod scanmap;
 pub mod session;
 pub mod stream;
+pub mod tiles;
 pub mod views;
 
 pub use app::App;

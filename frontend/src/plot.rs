@@ -245,6 +245,8 @@ where
     let text = ("sans-serif", size).into_font().color(&fg);
     let mut chart = ChartBuilder::on(root)
         .margin(10)
+        // Room for the last x label, centred on the right edge of the plot.
+        .margin_right(if dark { 36 } else { 28 })
         .caption(&data.title, ("sans-serif", size + 2).into_font().color(&fg))
         .x_label_area_size(if dark { 56 } else { 40 })
         .y_label_area_size(if dark { 120 } else { 90 })

@@ -69,6 +69,61 @@ pub fn ws_url() -> String {
     format!("{}://{host}/api/v1/ws", if secure { "wss" } else { "ws" })
 }
 
+fn location() -> Option<web_sys::Location> {
+    web_sys::window().map(|w| w.location())
+}
+
+/// The view the page's address names.
+pub fn route() -> crate::route::Route {
+    let l = location();
+    let path = l
+        .as_ref()
+        .and_then(|l| l.pathname().ok())
+        .unwrap_or_default();
+    let query = l.and_then(|l| l.search().ok()).unwrap_or_default();
+    crate::route::parse(&path, &query)
+}
+
+/// Puts `href` in the address bar as a new history entry, unless it is there already.
+pub fn show_address(href: &str) {
+    let Some(l) = location() else { return };
+    let now = format!(
+        "{}{}",
+        l.pathname().unwrap_or_default(),
+        l.search().unwrap_or_default()
+    );
+    if now != href {
+        if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+            let _ = h.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(href));
+        }
+    }
+}
+
+/// Takes `?token=` out of the address once it is remembered (a shared link or a
+/// screenshot of the address bar must not carry it).
+pub fn drop_token_from_address() {
+    let Some(l) = location() else { return };
+    let query = l.search().unwrap_or_default();
+    if crate::route::param(&query, "token").is_none() {
+        return;
+    }
+    let href = format!(
+        "{}{}",
+        l.pathname().unwrap_or_default(),
+        crate::route::without_token(&query)
+    );
+    if let Some(h) = web_sys::window().and_then(|w| w.history().ok()) {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&href));
+    }
+}
+
+/// Whether the system asks for a dark theme (charts then draw dark, as the page is).
+pub fn prefers_dark() -> bool {
+    web_sys::window()
+        .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+        .is_some_and(|m| m.matches())
+}
+
 /// Whether the page is the kiosk view.
 pub fn is_kiosk() -> bool {
     web_sys::window()

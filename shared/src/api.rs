@@ -120,7 +120,8 @@ pub struct SampleList {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TargetView {
     pub path: String,
-    /// `file`, `block`, `directory` (files under it are allowed) or `missing`.
+    /// `file`, `block`, `directory` (files under it are allowed), `new` (the scratch file,
+    /// created at `size` on first use) or `missing`.
     pub kind: String,
     pub size: Option<u64>,
     /// The agent's default scratch file.

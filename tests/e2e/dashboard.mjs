@@ -111,8 +111,11 @@ try {
   step = 'the kiosk with the viewer token follows the active run, without controls';
   const kiosk = await open('kiosk', `${base}/kiosk?token=${viewer}`, { width: 1920, height: 1080 });
   await kiosk.locator('.role', { hasText: 'viewer' }).waitFor(T);
-  await kiosk.locator('.state', { hasText: 'running' }).waitFor(T);
-  await kiosk.locator('#sample-count').waitFor(T);
+  await kiosk.locator('.kiosk-state', { hasText: 'running' }).waitFor(T);
+  await kiosk.locator('#kiosk-test', { hasText: 'quick' }).waitFor(T);
+  await kiosk.locator('#kiosk-target', { hasText: 'scratch.bin' }).waitFor(T);
+  await kiosk.waitForFunction(() => /\d/.test(document.querySelector('#kiosk-big')?.textContent || ''), null, T);
+  await kiosk.locator('canvas#throughput').waitFor(T);
   for (const sel of ['#start-quick', '#stop', '#tab-new', 'nav', 'button']) {
     check(await kiosk.locator(sel).count() === 0, `the kiosk shows ${sel}`);
   }
@@ -128,7 +131,8 @@ try {
   step = 'the operator stops the run; the kiosk sees it end';
   await page.click('#stop');
   await page.locator('.state', { hasText: 'stopped' }).waitFor(T);
-  await kiosk.locator('.state', { hasText: 'stopped' }).waitFor(T);
+  await kiosk.locator('.kiosk-state', { hasText: 'stopped' }).waitFor(T);
+  await kiosk.locator('#kiosk-last', { hasText: 'stopped' }).waitFor(T);
 
   step = 'the stopped run is in the history; a viewer has no delete buttons there';
   let rows = await historyRows(page);
@@ -228,8 +232,9 @@ try {
   await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
   await historyRows(page);
   await page.locator('#history tr', { hasText: 'cdm' }).first().locator('button.open').click();
-  await page.locator('#cdm-grid tbody tr').nth(3).waitFor(T);
-  check(await page.locator('#cdm-grid tbody tr').count() === 4, 'the cdm grid does not have 4 tests');
+  await page.locator('#cdm-tiles .tile-row:not(.head)').nth(3).waitFor(T);
+  check(await page.locator('#cdm-tiles .tile-row:not(.head)').count() === 4, 'the cdm tiles do not have 4 tests');
+  check(await page.locator('#summary').count() === 0, 'a cdm run shows the whole-run aggregate');
   check(await page.locator('#steps tbody tr').count() === 8, 'the cdm run does not have 8 steps');
   await page.screenshot({ path: `${shots}/cdm.png`, fullPage: true });
 

@@ -72,7 +72,8 @@ try {
   await page.reload();
   await page.click('#tab-fleet');
   await card(page, c).locator('.agent-state.online').waitFor(T);
-  check(!page.url().includes(op) || page.url().includes('token='), 'unexpected URL');
+  check(!page.url().includes(op), `the token stayed in the address: ${page.url()}`);
+  check(page.url().endsWith('/fleet'), `the fleet page has no address of its own: ${page.url()}`);
   await page.screenshot({ path: `${shots}/fleet.png`, fullPage: true });
 
   step = 'the same preset starts on all three at once';

@@ -186,13 +186,19 @@ impl Server {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
+        // A fresh connection each time: a pooled one may have been idle past the agent's
+        // keep-alive and be closed under the request.
+        let http = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent();
         let resp = match body {
-            Some(b) => self.http.run(
+            Some(b) => http.run(
                 req.header("Content-Type", "application/json")
                     .body(b.to_string())
                     .expect("request"),
             ),
-            None => self.http.run(req.body(()).expect("request")),
+            None => http.run(req.body(()).expect("request")),
         }
         .expect("HTTP");
         let headers = resp.headers().clone();

@@ -32,6 +32,12 @@ pub(super) fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
     let (kind, size, in_use) = match &probed {
         None => ("directory".to_string(), None, Vec::new()),
         Some(Ok(t)) => (t.kind.as_str().to_string(), Some(t.size), t.in_use()),
+        // The scratch file is made on first use, at its fixed size.
+        Some(Err(_)) if !path.exists() && scratch => (
+            "new".to_string(),
+            Some(crate::service::SCRATCH_SIZE),
+            Vec::new(),
+        ),
         Some(Err(_)) if !path.exists() => ("missing".to_string(), None, Vec::new()),
         Some(Err(e)) => ("unusable".to_string(), None, vec![e.to_string()]),
     };

@@ -30,7 +30,12 @@ pub fn ChartView(
     /// Dragging across the plot selects the x range `(from, to)` (a zoom).
     #[prop(optional)]
     on_range: Option<Callback<(f64, f64)>>,
+    /// The canvas's pixels (default 960 × 300); the kiosk draws taller charts.
+    #[prop(optional)]
+    size: Option<(u32, u32)>,
 ) -> impl IntoView {
+    let (w, h) = size.unwrap_or(SIZE);
+    let dark = dark || crate::session::prefers_dark();
     let canvas = NodeRef::<Canvas>::new();
     let frame = StoredValue::new(None::<Frame>);
     let hover = RwSignal::new(None::<String>);
@@ -108,7 +113,7 @@ pub fn ChartView(
     view! {
         <figure class="chart" class:zoomable=on_range.is_some()>
             <div class="plot">
-                <canvas node_ref=canvas id=id width=SIZE.0 height=SIZE.1
+                <canvas node_ref=canvas id=id width=w height=h
                     on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                     on:mouseleave=move |_| { hover.set(None); drag.set(None) }
                     role="img" aria-label=move || data.with(|d| d.title.clone())></canvas>

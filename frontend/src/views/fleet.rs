@@ -416,8 +416,8 @@ fn AgentTargets(
                                 <td class="path">{t.path.clone()}</td>
                                 <td>{t.model.clone().unwrap_or_else(|| t.kind.clone())}</td>
                                 <td class="num">{match (t.size, t.kind.as_str()) {
+                                    (Some(b), "new") => format!("{} on first use", format_bytes(b)),
                                     (Some(b), _) => format_bytes(b),
-                                    (None, "missing") if t.scratch => "created on first use".into(),
                                     _ => "–".into(),
                                 }}</td>
                                 <td class="num temp">{t.temperature_c.map(|c| format!("{c:.0} °C")).unwrap_or_else(|| "–".into())}</td>

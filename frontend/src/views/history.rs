@@ -68,7 +68,10 @@ pub fn History() -> impl IntoView {
         ..Filters::default()
     });
     let runs = RwSignal::new(None::<Result<RunList, String>>);
-    let picked = RwSignal::new(Vec::<i64>::new());
+    // Picked runs belong to this visit of the history (or the `/compare?runs=` address
+    // that opened it): leaving the view lets them go.
+    let picked = c.picked;
+    on_cleanup(move || picked.set(Vec::new()));
     let presets = LocalResource::new(move || {
         let t = c.token.get_value();
         async move {
@@ -154,8 +157,7 @@ pub fn History() -> impl IntoView {
                     view! {
                         <table id="history">
                             <thead><tr>
-                                <th>"pick"</th><th>"run"</th><th>"when"</th><th>"name"</th><th>"target"</th><th>"status"</th><th>"workload"</th>
-                                <th class="num">"read MB/s"</th><th class="num">"write MB/s"</th><th class="num">"IOPS"</th><th></th>
+                                <th>"pick"</th><th>"run"</th><th>"when"</th><th>"test"</th><th>"target"</th><th>"status"</th><th>"result"</th><th></th>
                             </tr></thead>
                             <tbody>{list.runs.into_iter().map(|r| view! { <HistoryRow r picked on_delete=delete/> }).collect_view()}</tbody>
                         </table>
@@ -176,7 +178,6 @@ pub fn History() -> impl IntoView {
 #[component]
 fn HistoryRow(r: RunInfo, picked: RwSignal<Vec<i64>>, on_delete: Callback<i64>) -> impl IntoView {
     let c = ctx();
-    let s = r.summary.clone().unwrap_or_default();
     let id = r.id;
     let toggle = move |_| {
         picked.update(|p| match p.iter().position(|&x| x == id) {
@@ -192,13 +193,13 @@ fn HistoryRow(r: RunInfo, picked: RwSignal<Vec<i64>>, on_delete: Callback<i64>) 
                 prop:checked=move || picked.with(|p| p.contains(&id)) on:change=toggle/></td>
             <td><button class="open link" on:click=move |_| c.tab.set(Tab::Run(id))>{format!("#{id}")}</button></td>
             <td class="when">{crate::format::fmt_time_ms(r.created_ms)}</td>
-            <td>{r.name.clone().or(r.preset.clone()).unwrap_or_default()}</td>
+            <td class="test">
+                {r.name.clone().map(|n| view! { <strong>{n}</strong><br/> })}
+                {crate::headline::test_name(&r)}
+            </td>
             <td class="path" title=r.target.clone()>{r.target.clone()}</td>
             <td class="status">{r.status.as_str()}</td>
-            <td>{r.spec.shape()}</td>
-            <td class="num">{format!("{:.1}", s.read.mb_s)}</td>
-            <td class="num">{format!("{:.1}", s.write.mb_s)}</td>
-            <td class="num">{format!("{:.0}", s.read.iops + s.write.iops)}</td>
+            <td class="result">{crate::headline::line(&r)}</td>
             <td class="export">
                 <button class="export-json" on:click=move |_| save_export(id, "json")>"JSON"</button>
                 <button class="export-csv" on:click=move |_| save_export(id, "csv")>"CSV"</button>

@@ -76,6 +76,9 @@ pub fn LiveView() -> impl IntoView {
         live.with(|l| charts::by_position(&l.samples, s.as_ref()))
     });
     let dark = c.kiosk;
+    // The kiosk's charts are drawn taller: two rows of them fill a 1080p screen.
+    let size = c.kiosk.then_some((960, 340));
+    let has_samples = move || live.with(|s| !s.samples.is_empty());
     view! {
         <section class="live">
             <Show when=move || c.operator()>
@@ -84,24 +87,113 @@ pub fn LiveView() -> impl IntoView {
                     <button id="stop" on:click=stop disabled=move || live.with(|s| s.status != "running")>"Stop"</button>
                 </div>
             </Show>
-            <RunStatusLine/>
+            {c.kiosk.then(|| view! { <KioskHead info=info/> })}
+            {(!c.kiosk).then(|| view! { <RunStatusLine/> })}
             <ProgressBar info=info/>
-            <div class="charts">
-                <ChartView id="throughput".into() data=chart(charts::throughput) dark=dark bare=dark/>
-                <ChartView id="iops".into() data=chart(charts::iops) dark=dark bare=dark/>
-                <ChartView id="latency".into() data=Signal::derive(move || live.with(|l| charts::latency(&l.samples))) dark=dark bare=dark/>
-                {move || temp.get().map(|d| view! { <ChartView id="temperature".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark/> })}
-                {move || position.get().map(|d| view! { <ChartView id="position".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark/> })}
-            </div>
+            // Before a run's first sample there is nothing to draw: no empty axes.
+            <Show when=has_samples>
+                <div class="charts">
+                    <ChartView id="throughput".into() data=chart(charts::throughput) dark=dark bare=dark size=size.unwrap_or((960, 300))/>
+                    <ChartView id="iops".into() data=chart(charts::iops) dark=dark bare=dark size=size.unwrap_or((960, 300))/>
+                    <ChartView id="latency".into() data=Signal::derive(move || live.with(|l| charts::latency(&l.samples))) dark=dark bare=dark size=size.unwrap_or((960, 300))/>
+                    {move || temp.get().map(|d| view! { <ChartView id="temperature".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark size=size.unwrap_or((960, 300))/> })}
+                    {move || position.get().map(|d| view! { <ChartView id="position".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark size=size.unwrap_or((960, 300))/> })}
+                </div>
+            </Show>
         </section>
+    }
+}
+
+/// The kiosk's head, readable from across the room: the test, target and device, the
+/// current figure in very large type, IOPS, p99 and temperature; between runs, the last
+/// result's headline.
+#[component]
+fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
+    let c = ctx();
+    let live = c.live;
+    let last = RwSignal::new(None::<RunInfo>);
+    // The newest run, reloaded whenever a run starts or ends.
+    Effect::new(move |_| {
+        live.with(|s| (s.run_id, s.status.clone()));
+        let t = c.token.get_value();
+        leptos::task::spawn_local(async move {
+            if let Ok(l) = crate::api::latest_at("", &t).await {
+                last.set(l.runs.into_iter().next());
+            }
+        });
+    });
+    let running = move || live.with(|s| s.status == "running" && s.run_id.is_some());
+    let what = move || {
+        info.with(|i| {
+            i.as_ref().map(|r| {
+                let model = c
+                    .find_target(|t| t.path == r.target, |t| t.model.clone())
+                    .flatten();
+                (
+                    crate::headline::test_name(r),
+                    format!(
+                        "{}{}",
+                        r.target,
+                        model.map(|m| format!(" · {m}")).unwrap_or_default()
+                    ),
+                )
+            })
+        })
+    };
+    let figure = move || {
+        live.with(|s| {
+            s.samples.last().map(|x| {
+                (
+                    format!("{:.0}", x.total_mb_s()),
+                    format!(
+                        "{:.0} IOPS · p99 {}",
+                        x.total_iops(),
+                        format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns))
+                    ),
+                    x.temp_c.map(|t| format!("{t:.0} °C")),
+                )
+            })
+        })
+    };
+    view! {
+        <div class="kiosk-head" id="kiosk-head">
+            {move || what().map(|(test, target)| view! {
+                <p class="kiosk-what"><span class="kiosk-test" id="kiosk-test">{test}</span>
+                    <span class="kiosk-target" id="kiosk-target">{target}</span>
+                    <span class="kiosk-state">{move || live.with(|s| s.status.clone())}</span></p>
+            })}
+            <Show when=running fallback=move || view! {
+                <div class="kiosk-last" id="kiosk-last">
+                    {move || match last.get() {
+                        Some(r) => view! {
+                            <p class="kiosk-label">{format!("Last result · run {} · {} · {}", r.id, crate::headline::test_name(&r), r.status.as_str())}</p>
+                            <p class="kiosk-headline">{crate::headline::line(&r)}</p>
+                        }.into_any(),
+                        None => view! { <p class="kiosk-label">"No run yet: this screen shows the next run on this agent as it happens."</p> }.into_any(),
+                    }}
+                </div>
+            }>
+                <p class="kiosk-figure">
+                    <span class="kiosk-big" id="kiosk-big">{move || figure().map(|f| f.0).unwrap_or_else(|| "–".into())}</span>
+                    <span class="kiosk-unit">"MB/s"</span>
+                    <span class="kiosk-sub">{move || figure().map(|f| f.1).unwrap_or_default()}</span>
+                    <span class="kiosk-temp" id="kiosk-temp">{move || figure().and_then(|f| f.2).unwrap_or_default()}</span>
+                </p>
+            </Show>
+        </div>
     }
 }
 
 #[component]
 fn RunStatusLine() -> impl IntoView {
-    let live = ctx().live;
+    let c = ctx();
+    let live = c.live;
     move || {
         live.with(|s| match (s.run_id, s.samples.last()) {
+            (None, _) if c.operator() => view! {
+                <p class="status empty">"No run yet. Press Quick test for a 10-second look at the scratch file, or set one up under New test; its throughput, IOPS and latency appear here as it runs."</p>
+            }
+            .into_any(),
             (None, _) => {
                 view! { <p class="status empty">"No run yet. Waiting for the next one…"</p> }
                     .into_any()

@@ -3,6 +3,7 @@
 
 pub mod chart_view;
 pub mod fleet;
+pub mod headline;
 pub mod history;
 pub mod live;
 pub mod new_test;
@@ -38,6 +39,38 @@ pub struct Ctx {
     pub tab: RwSignal<Tab>,
     pub kiosk: bool,
     pub targets: RwSignal<Option<Result<Vec<TargetView>, String>>>,
+    /// Runs picked in the history for the side-by-side comparison (`/compare?runs=`).
+    pub picked: RwSignal<Vec<i64>>,
+}
+
+impl Tab {
+    /// The view and selection an address names.
+    pub fn from_route(r: crate::route::Route) -> (Tab, Vec<i64>) {
+        use crate::route::Route;
+        match r {
+            Route::Live => (Tab::Live, Vec::new()),
+            Route::New => (Tab::NewTest, Vec::new()),
+            Route::History => (Tab::History, Vec::new()),
+            Route::Compare(ids) => (Tab::History, ids),
+            Route::Targets => (Tab::Targets, Vec::new()),
+            Route::Fleet => (Tab::Fleet, Vec::new()),
+            Route::Run(id) => (Tab::Run(id), Vec::new()),
+        }
+    }
+
+    /// The address of this view (the history with two or more picked is a comparison).
+    pub fn route(self, picked: &[i64]) -> crate::route::Route {
+        use crate::route::Route;
+        match self {
+            Tab::Live => Route::Live,
+            Tab::NewTest => Route::New,
+            Tab::History if picked.len() >= 2 => Route::Compare(picked.to_vec()),
+            Tab::History => Route::History,
+            Tab::Targets => Route::Targets,
+            Tab::Fleet => Route::Fleet,
+            Tab::Run(id) => Route::Run(id),
+        }
+    }
 }
 
 impl Ctx {

@@ -87,7 +87,9 @@ pub fn RunResults(id: i64) -> impl IntoView {
     let run = move || info.with(|i| i.as_ref().and_then(|r| r.as_ref().ok()).cloned());
     let steps_view = move || {
         let r = run()?;
-        (!r.steps.is_empty()).then(|| view! { <StepsView id steps=r.steps/> })
+        // cdm, cdm-peak and atto open with their grid or bars already.
+        let grids = !matches!(r.preset.as_deref(), Some("cdm" | "cdm-peak" | "atto"));
+        (!r.steps.is_empty()).then(|| view! { <StepsView id steps=r.steps grids/> })
     };
     let analysis_view = move || {
         let lines = run()?.analysis?.summary_lines();
@@ -111,7 +113,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
     let head = move || {
         info.get().map(|r| match r {
             Err(e) => view! { <p class="banner error" role="alert">{e}</p> }.into_any(),
-            Ok(r) => view! { <RunHead r/> }.into_any(),
+            Ok(r) => view! { <RunHead r samples/> }.into_any(),
         })
     };
     view! {
@@ -139,10 +141,11 @@ pub fn RunResults(id: i64) -> impl IntoView {
     }
 }
 
-/// What ran where and what it measured: title, workload line, error, environment, the
-/// targets of a multi-target run, and the summary table.
+/// What ran where and what it measured: title, workload line, error, the headline (the
+/// preset's result as its users know it), environment, the targets of a multi-target run,
+/// and for a single workload the summary table.
 #[component]
-fn RunHead(r: RunInfo) -> impl IntoView {
+fn RunHead(r: RunInfo, samples: RwSignal<Vec<Sample>>) -> impl IntoView {
     let duration = r
         .summary
         .as_ref()
@@ -154,17 +157,21 @@ fn RunHead(r: RunInfo) -> impl IntoView {
         <p class="meta">
             <span class="status-tag">{r.status.as_str()}</span>
             <span class="path">{r.target.clone()}</span>
-            <span>{r.spec.label()}</span>
+            // A preset's first step is not what the run was.
+            <span>{if r.steps.len() > 1 { format!("{} steps", r.steps.len()) } else { r.spec.label() }}</span>
             <span>{crate::format::fmt_time_ms(r.created_ms)}</span>
             <span>{duration}</span>
         </p>
         {r.error.clone().map(|e| view! { <p class="banner error" role="alert">{e.message}</p> })}
+        <super::headline::HeadlineView run=r.clone() samples/>
         {r.environment.clone().map(|env| view! { <EnvironmentLine env/> })}
         {r.analysis.as_ref().and_then(|a| a.plausibility.clone()).map(|p| view! {
             <p class="meta environment" id="plausibility">{p.summary_line()}</p>
         })}
         {(!r.targets.is_empty()).then(|| view! { <TargetsTable targets=r.targets.clone()/> })}
-        <SummaryTable rows/>
+        // The whole-run aggregate means something only for one workload; a preset's
+        // headline and steps say what each of its tests measured.
+        {(r.steps.len() <= 1).then(|| view! { <SummaryTable rows/> })}
     }
 }
 
@@ -257,9 +264,9 @@ fn SummaryTable(rows: Vec<(&'static str, DirSample)>) -> impl IntoView {
 /// A preset's steps: the CrystalDiskMark grid or block-size sweep when the steps make
 /// one, then every step's figures.
 #[component]
-fn StepsView(id: i64, steps: Vec<shared::StepReport>) -> impl IntoView {
-    let grid = crate::grid::grid_from_steps(&steps);
-    let sweep = crate::grid::sweep_from_steps(&steps);
+fn StepsView(id: i64, steps: Vec<shared::StepReport>, grids: bool) -> impl IntoView {
+    let grid = crate::grid::grid_from_steps(&steps).filter(|_| grids);
+    let sweep = crate::grid::sweep_from_steps(&steps).filter(|_| grids);
     view! {
         {grid.map(|rows| view! { <CdmGrid rows/> })}
         {sweep.map(|pts| view! {

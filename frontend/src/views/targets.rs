@@ -7,6 +7,12 @@ use shared::units::format_bytes;
 
 /// Why a target is not free, or what it is.
 pub fn target_note(t: &TargetView) -> String {
+    if t.kind == "new" {
+        return format!(
+            "created on first use ({})",
+            t.size.map(format_bytes).unwrap_or_default()
+        );
+    }
     match (t.scratch, t.busy, t.in_use.is_empty()) {
         (_, true, _) => "busy: a run is going on".to_string(),
         (_, false, false) => format!("writes refused: {}", t.in_use.join("; ")),
