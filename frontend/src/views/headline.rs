@@ -66,35 +66,7 @@ pub fn HeadlineView(run: RunInfo, samples: RwSignal<Vec<Sample>>) -> impl IntoVi
             </section>
         }
         .into_any(),
-        Headline::Steady(s) => {
-            let window = s
-                .round
-                .filter(|_| s.attained)
-                .map(|r| (r.saturating_sub(4).max(1), r));
-            let max = s.rounds.iter().copied().fold(0.0, f64::max).max(1.0);
-            view! {
-                <section class="headline steady" id="headline">
-                    <h3>{match (s.attained, s.round) {
-                        (true, Some(r)) => format!("Steady state at round {r} (SNIA PTS: 5 rounds within 20 % range, 10 % slope)"),
-                        _ => format!("No steady state in {} rounds", s.rounds.len()),
-                    }}</h3>
-                    <ol class="rounds">
-                        {s.rounds.iter().enumerate().map(|(i, v)| {
-                            let n = i as u32 + 1;
-                            let inside = window.is_some_and(|(a, b)| (a..=b).contains(&n));
-                            view! {
-                                <li class:in-window=inside>
-                                    <span class="round">{format!("round {n}")}</span>
-                                    <span class="bar" style=format!("width: {:.1}%", v / max * 100.0)></span>
-                                    <span class="num">{format!("{v:.0} IOPS")}</span>
-                                </li>
-                            }
-                        }).collect_view()}
-                    </ol>
-                </section>
-            }
-            .into_any()
-        }
+        Headline::Steady(s) => view! { <SteadyRounds s/> }.into_any(),
         Headline::Recovery(c) => view! {
             <section class="headline recovery" id="headline">
                 <h3>{format!("Cache before and after {:.0} s idle", c.idle_s)}</h3>
@@ -133,6 +105,37 @@ pub fn HeadlineView(run: RunInfo, samples: RwSignal<Vec<Sample>>) -> impl IntoVi
         .into_any(),
         Headline::Steps => ().into_any(),
     }
+    }
+}
+
+/// SNIA PTS's rounds, the steady-state window (five rounds) marked when it was reached.
+#[component]
+fn SteadyRounds(s: shared::analysis::SteadyState) -> impl IntoView {
+    let window = s
+        .round
+        .filter(|_| s.attained)
+        .map(|r| (r.saturating_sub(4).max(1), r));
+    let max = s.rounds.iter().copied().fold(0.0, f64::max).max(1.0);
+    view! {
+        <section class="headline steady" id="headline">
+            <h3>{match (s.attained, s.round) {
+                (true, Some(r)) => format!("Steady state at round {r} (SNIA PTS: 5 rounds within 20 % range, 10 % slope)"),
+                _ => format!("No steady state in {} rounds", s.rounds.len()),
+            }}</h3>
+            <ol class="rounds">
+                {s.rounds.iter().enumerate().map(|(i, v)| {
+                    let n = i as u32 + 1;
+                    let inside = window.is_some_and(|(a, b)| (a..=b).contains(&n));
+                    view! {
+                        <li class:in-window=inside>
+                            <span class="round">{format!("round {n}")}</span>
+                            <span class="bar" style=format!("width: {:.1}%", v / max * 100.0)></span>
+                            <span class="num">{format!("{v:.0} IOPS")}</span>
+                        </li>
+                    }
+                }).collect_view()}
+            </ol>
+        </section>
     }
 }
 
