@@ -194,6 +194,41 @@ pub fn temperature(samples: &[Sample]) -> Option<ChartData> {
 
 /// Throughput against where on the target it was measured (the HD Tune graph), for
 /// sequential runs whose samples carry offsets.
+/// HD Tune's transfer-rate chart: MB/s against position, a series per direction (the write
+/// pass and the read pass of a full-span run), each interval at the middle of what it
+/// covered.
+pub fn span_by_position(samples: &[Sample]) -> Option<ChartData> {
+    let series: Vec<Series> = [("write", WRITE, false), ("read", READ, true)]
+        .into_iter()
+        .filter_map(|(name, color, read)| {
+            let mut points: Vec<(f64, f64)> = samples
+                .iter()
+                .filter_map(|s| {
+                    let d = if read { &s.read } else { &s.write };
+                    let (lo, hi) = (s.offset_lo?, s.offset_hi?);
+                    (d.bytes > 0).then(|| ((lo as f64 + hi as f64) / 2.0 / 1e9, d.mb_s))
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (points.len() >= 2).then(|| Series {
+                name: name.into(),
+                color,
+                points,
+            })
+        })
+        .collect();
+    (!series.is_empty()).then(|| ChartData {
+        title: "Transfer rate by position".into(),
+        x_desc: "position on the target".into(),
+        y_desc: "MB/s".into(),
+        axis: YAxis::Linear,
+        x_fmt: Fmt::Gigabytes,
+        y_fmt: Fmt::Count,
+        series,
+        markers: Vec::new(),
+    })
+}
+
 pub fn by_position(samples: &[Sample], spec: Option<&WorkloadSpec>) -> Option<ChartData> {
     if spec.is_some_and(|s| s.rw.is_random()) {
         return None;
@@ -330,6 +365,36 @@ mod tests {
                 s
             })
             .collect()
+    }
+
+    #[test]
+    fn a_full_span_run_draws_its_write_and_read_pass_by_position() {
+        let mut samples = seq_write(4);
+        for s in &mut samples {
+            s.write.bytes = 1 << 30;
+        }
+        // The read pass over the same positions, twice as fast.
+        samples.extend(seq_write(4).into_iter().map(|mut s| {
+            s.read = s.write;
+            s.read.mb_s *= 2.0;
+            s.read.bytes = 1 << 30;
+            s.write = Default::default();
+            s
+        }));
+        let c = span_by_position(&samples).expect("chart");
+        assert_eq!(c.series.len(), 2);
+        assert_eq!(
+            (c.series[0].name.as_str(), c.series[1].name.as_str()),
+            ("write", "read")
+        );
+        assert_eq!(
+            c.series[1].points[0],
+            ((0.5 * (1u64 << 30) as f64) / 1e9, 2000.0)
+        );
+        assert!(
+            span_by_position(&samples[..1]).is_none(),
+            "one interval is no chart"
+        );
     }
 
     #[test]

@@ -1,20 +1,15 @@
 // Drives the dashboard in headless Chromium (Debian's /usr/bin/chromium) against a running
 // `diskscope serve`. Usage: node dashboard.mjs BASE_URL OPERATOR_TOKEN VIEWER_TOKEN SHOT_DIR
 // Exits non-zero with a message, and saves a screenshot of every open page, when a check fails.
-import { chromium } from 'playwright-core';
+import { launch, check, fail } from './harness.mjs';
 import { readFileSync } from 'node:fs';
 
 const [base, op, viewer, shots, faulty, counterfeit, damaged] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 const pages = {};
 let step = 'start';
 const errors = [];
 const T = { timeout: 15000 };
-function check(cond, msg) { if (!cond) throw new Error(msg); }
 async function open(name, url, viewport = { width: 1280, height: 800 }) {
   const p = await browser.newPage({ viewport, acceptDownloads: true });
   p.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
@@ -399,11 +394,7 @@ try {
   check(errors.length === 0, `page errors: ${errors.join('; ')}`);
   console.log('dashboard e2e: all steps passed');
 } catch (e) {
-  for (const [name, p] of Object.entries(pages)) {
-    await p.screenshot({ path: `${shots}/failure-${name}.png`, fullPage: true }).catch(() => {});
-  }
-  console.error(`dashboard e2e failed at "${step}": ${e.message} (screenshots: ${shots}/failure-*.png)`);
-  process.exitCode = 1;
+  await fail('dashboard e2e', step, e, pages, shots);
 } finally {
   await browser.close();
 }

@@ -2,20 +2,15 @@
 // node fleet.mjs SHOT_DIR OPERATOR_TOKEN VIEWER_TOKEN HUB_URL OTHER_URL OTHER_URL [CLOSED_URL]
 // HUB_URL serves the page; the others were started with --cors-origin HUB_URL (CLOSED_URL
 // without it). Exits non-zero with a message, and screenshots, when a check fails.
-import { chromium } from 'playwright-core';
+import { launch, check, fail } from './harness.mjs';
 
 const [shots, op, viewer, hub, b, c, closed] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
 const pages = {};
 const errors = [];
 let step = 'start';
 const T = { timeout: 20000 };
-function check(cond, msg) { if (!cond) throw new Error(msg); }
 async function open(name, url, viewport) {
   const p = await context.newPage();
   if (viewport) await p.setViewportSize(viewport);
@@ -119,11 +114,7 @@ try {
   check(errors.length === 0, `page errors: ${errors.join('; ')}`);
   console.log('fleet e2e: all steps passed');
 } catch (e) {
-  for (const [name, p] of Object.entries(pages)) {
-    await p.screenshot({ path: `${shots}/failure-${name}.png`, fullPage: true }).catch(() => {});
-  }
-  console.error(`fleet e2e failed at "${step}": ${e.message} (screenshots: ${shots}/failure-*.png)`);
-  process.exitCode = 1;
+  await fail('fleet e2e', step, e, pages, shots);
 } finally {
   await browser.close();
 }

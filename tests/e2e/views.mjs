@@ -6,20 +6,15 @@
 // address opening it again after a reload, the kiosk's labels and large figure, between
 // runs the last result's headline, the dark theme, copy as image. Prints each preset's
 // headline line and the screenshots it saved.
-import { chromium } from 'playwright-core';
+import { launch, check, fail } from './harness.mjs';
 
 const [base, op, viewer, shots] = process.argv.slice(2);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 const T = { timeout: 20000 };
 const pages = {};
 const errors = [];
 const saved = [];
 let step = 'start';
-function check(cond, msg) { if (!cond) throw new Error(msg); }
 async function context(name, viewport, extra = {}) {
   const ctx = await browser.newContext({ viewport, acceptDownloads: true, ...extra });
   const p = await ctx.newPage();
@@ -61,7 +56,7 @@ const PRESETS = [
   ['cdm', { count: 1, runtime_ms: '400ms', idle_ms: '100ms', size: '64M' }, '#cdm-tiles'],
   ['cdm-peak', { count: 1, runtime_ms: '400ms', idle_ms: '100ms', size: '64M' }, '#cdm-tiles'],
   ['atto', { size: '64M', runtime_ms: '200ms' }, '#atto-bars'],
-  ['full-span', { size: '64M' }, '.min-avg-max'],
+  ['full-span', { interval_ms: '100ms' }, '.full-span canvas'],
   ['sustain', { rate: '100MB', runtime_ms: '2s', size: '256M' }, '.sustain .verdict'],
   ['iometer-mix', { runtime_ms: '3s', size: '64M' }, '.first-last'],
   ['snia-steady', { size: '32M', runtime_ms: '300ms', count: 6 }, '.steady .rounds li'],
@@ -243,11 +238,7 @@ try {
   console.log(`screenshots:\n${saved.join('\n')}`);
   console.log('views e2e: all steps passed');
 } catch (e) {
-  for (const [name, p] of Object.entries(pages)) {
-    await p.screenshot({ path: `${shots}/failure-${name}.png`, fullPage: true }).catch(() => {});
-  }
-  console.error(`views e2e failed at "${step}": ${e.message} (screenshots: ${shots}/failure-*.png)`);
-  process.exitCode = 1;
+  await fail('views e2e', step, e, pages, shots);
 } finally {
   await browser.close();
 }

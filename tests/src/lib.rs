@@ -1,6 +1,7 @@
 //! Helpers for diskscope's integration tests: the real CLI binary, temporary targets, loop
 //! devices and loop-mounted filesystems (when root), and capability probes that skip loudly.
 
+pub mod browser;
 pub mod history;
 pub mod server;
 

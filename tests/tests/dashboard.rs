@@ -24,18 +24,10 @@ use tests::*;
 
 #[test]
 fn dashboard_end_to_end_in_headless_chromium() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    if !root.join("static/pkg/frontend_bg.wasm").exists() {
-        skip!("the dashboard is not built (run scripts/build-frontend.sh)");
-    }
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    if !Path::new(&chromium).exists() {
-        skip!("no Chromium at {chromium} (apt-get install chromium)");
-    }
-    let e2e = root.join("tests/e2e");
-    if !e2e.join("node_modules/playwright-core").exists() {
-        skip!("playwright-core is not installed (cd tests/e2e && npm ci)");
-    }
+    let browser = match tests::browser::Browser::probe() {
+        Ok(b) => b,
+        Err(why) => skip!("{why}"),
+    };
     require_io_uring!();
     let data = disk_tempdir();
     // Emulated drives that fail on purpose (root and FUSE): one fault of each kind for the
@@ -53,28 +45,17 @@ fn dashboard_end_to_end_in_headless_chromium() {
     };
     let allow: Vec<&Path> = drives.iter().map(|e| e.dir()).collect();
     let server = Server::start(data.path(), &allow);
-    let shots = tempfile::Builder::new()
-        .prefix("diskscope-e2e-")
-        .tempdir()
-        .unwrap()
-        .keep();
-    let out = std::process::Command::new("node")
-        .arg(e2e.join("dashboard.mjs"))
-        .arg(format!("http://{}", server.addr))
-        .args([OP, VIEW])
-        .arg(&shots)
-        .args(drives.iter().map(|e| e.disk()))
-        .env("CHROMIUM", &chromium)
-        .output()
-        .expect("run node");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprintln!("{text}");
+    let shots = tests::browser::Browser::shots("diskscope-e2e-");
+    let mut args = vec![
+        format!("http://{}", server.addr),
+        OP.to_string(),
+        VIEW.to_string(),
+        shots.display().to_string(),
+    ];
+    args.extend(drives.iter().map(|e| e.disk().display().to_string()));
+    let (passed, text) = browser.run("dashboard.mjs", &args, &[]);
     assert!(
-        out.status.success(),
+        passed,
         "browser test failed (screenshots in {}): {text}",
         shots.display()
     );

@@ -11,18 +11,10 @@ use tests::*;
 
 #[test]
 fn three_agents_in_the_fleet_view_and_the_kiosk_wall() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    if !root.join("static/pkg/frontend_bg.wasm").exists() {
-        skip!("the dashboard is not built (run scripts/build-frontend.sh)");
-    }
-    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    if !Path::new(&chromium).exists() {
-        skip!("no Chromium at {chromium} (apt-get install chromium)");
-    }
-    let e2e = root.join("tests/e2e");
-    if !e2e.join("node_modules/playwright-core").exists() {
-        skip!("playwright-core is not installed (cd tests/e2e && npm ci)");
-    }
+    let browser = match tests::browser::Browser::probe() {
+        Ok(b) => b,
+        Err(why) => skip!("{why}"),
+    };
     require_io_uring!();
     let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| disk_tempdir()).collect();
     let hub = Server::start(dirs[0].path(), &[]);
@@ -37,31 +29,24 @@ fn three_agents_in_the_fleet_view_and_the_kiosk_wall() {
     let allow: Vec<&Path> = disks.iter().map(|d| d.as_path()).collect();
     let c = Server::start_args(dirs[2].path(), &allow, &["--cors-origin", &hub_url]);
     let closed = Server::start(dirs[3].path(), &[]);
-    let shots = tempfile::Builder::new()
-        .prefix("diskscope-fleet-")
-        .tempdir()
-        .expect("shots dir")
-        .keep();
-    let mut cmd = std::process::Command::new("node");
-    cmd.arg(e2e.join("fleet.mjs"))
-        .arg(&shots)
-        .args([OP, VIEW, &hub_url])
-        .arg(format!("http://{}", b.addr))
-        .arg(format!("http://{}", c.addr))
-        .arg(format!("http://{}", closed.addr))
-        .env("CHROMIUM", &chromium);
-    if emu.is_some() {
-        cmd.env("EXPECT_TEMPERATURE", "1");
-    }
-    let out = cmd.output().expect("run node");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprintln!("{text}");
+    let shots = tests::browser::Browser::shots("diskscope-fleet-");
+    let args = [
+        shots.display().to_string(),
+        OP.to_string(),
+        VIEW.to_string(),
+        hub_url.clone(),
+        format!("http://{}", b.addr),
+        format!("http://{}", c.addr),
+        format!("http://{}", closed.addr),
+    ];
+    let env: &[(&str, &str)] = if emu.is_some() {
+        &[("EXPECT_TEMPERATURE", "1")]
+    } else {
+        &[]
+    };
+    let (passed, text) = browser.run("fleet.mjs", &args, env);
     assert!(
-        out.status.success(),
+        passed,
         "fleet browser test failed (screenshots in {}): {text}",
         shots.display()
     );

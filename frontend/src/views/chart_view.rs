@@ -18,6 +18,18 @@ pub fn draw_on(el: &web_sys::HtmlCanvasElement, data: &ChartData, dark: bool) ->
     crate::plot::draw(&root, data, dark).ok()
 }
 
+/// The canvas's pixels: fewer on a phone, so that its labels are not scaled down to specks.
+fn default_size() -> (u32, u32) {
+    let narrow = web_sys::window()
+        .and_then(|w| w.inner_width().ok()?.as_f64())
+        .is_some_and(|px| px < 700.0);
+    if narrow {
+        (600, 340)
+    } else {
+        SIZE
+    }
+}
+
 #[component]
 pub fn ChartView(
     /// DOM id of the canvas (tests and the benchmark find charts by it).
@@ -30,11 +42,11 @@ pub fn ChartView(
     /// Dragging across the plot selects the x range `(from, to)` (a zoom).
     #[prop(optional)]
     on_range: Option<Callback<(f64, f64)>>,
-    /// The canvas's pixels (default 960 × 300); the kiosk draws taller charts.
-    #[prop(optional)]
+    /// The canvas's pixels (default 960 × 300, 600 × 340 on a phone); the kiosk's differ.
+    #[prop(optional_no_strip)]
     size: Option<(u32, u32)>,
 ) -> impl IntoView {
-    let (w, h) = size.unwrap_or(SIZE);
+    let (w, h) = size.unwrap_or_else(default_size);
     let dark = dark || crate::session::prefers_dark();
     let canvas = NodeRef::<Canvas>::new();
     let frame = StoredValue::new(None::<Frame>);

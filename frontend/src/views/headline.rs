@@ -14,17 +14,13 @@ use shared::{DirSample, Sample};
 #[component]
 pub fn HeadlineView(run: RunInfo, samples: RwSignal<Vec<Sample>>) -> impl IntoView {
     let id = run.id;
-    let spec = run.spec.clone();
     let h = Memo::new(move |_| samples.with(|s| headline(&run, s)));
     move || {
         match h.get() {
         Headline::Cdm(rows) => view! { <CdmTiles id rows/> }.into_any(),
         Headline::Atto(points) => view! { <AttoBars points/> }.into_any(),
         Headline::FullSpan { read, write } => {
-            let spec = spec.clone();
-            let chart = Memo::new(move |_| {
-                samples.with(|s| crate::charts::by_position(s, Some(&spec)))
-            });
+            let chart = Memo::new(move |_| samples.with(|s| crate::charts::span_by_position(s)));
             view! {
                 <section class="headline full-span" id="headline">
                     <h3>"Transfer rate by position (HD Tune)"</h3>

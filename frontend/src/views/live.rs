@@ -93,11 +93,11 @@ pub fn LiveView() -> impl IntoView {
             // Before a run's first sample there is nothing to draw: no empty axes.
             <Show when=has_samples>
                 <div class="charts">
-                    <ChartView id="throughput".into() data=chart(charts::throughput) dark=dark bare=dark size=size.unwrap_or((960, 300))/>
-                    <ChartView id="iops".into() data=chart(charts::iops) dark=dark bare=dark size=size.unwrap_or((960, 300))/>
-                    <ChartView id="latency".into() data=Signal::derive(move || live.with(|l| charts::latency(&l.samples))) dark=dark bare=dark size=size.unwrap_or((960, 300))/>
-                    {move || temp.get().map(|d| view! { <ChartView id="temperature".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark size=size.unwrap_or((960, 300))/> })}
-                    {move || position.get().map(|d| view! { <ChartView id="position".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark size=size.unwrap_or((960, 300))/> })}
+                    <ChartView id="throughput".into() data=chart(charts::throughput) dark=dark bare=dark size=size/>
+                    <ChartView id="iops".into() data=chart(charts::iops) dark=dark bare=dark size=size/>
+                    <ChartView id="latency".into() data=Signal::derive(move || live.with(|l| charts::latency(&l.samples))) dark=dark bare=dark size=size/>
+                    {move || temp.get().map(|d| view! { <ChartView id="temperature".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark size=size/> })}
+                    {move || position.get().map(|d| view! { <ChartView id="position".into() data=Signal::derive(move || d.clone()) dark=dark bare=dark size=size/> })}
                 </div>
             </Show>
         </section>
