@@ -99,6 +99,11 @@ try {
   await wall.waitForTimeout(1500);
   await wall.screenshot({ path: `${shots}/kiosk-wall.png` });
 
+  step = 'between runs a tile shows the last result';
+  const running = await (await fetch(`${hub}/api/v1/runs?status=running`, { headers: { Authorization: `Bearer ${op}` } })).json();
+  await fetch(`${hub}/api/v1/runs/${running.runs[0].id}/stop`, { method: 'POST', headers: { Authorization: `Bearer ${op}` } });
+  await wall.locator(`.tile[data-url="${hub}"] .tile-last`, { hasText: 'last result: write' }).waitFor(T);
+
   step = 'a tile for an agent this browser has no token for says so';
   const stray = await open('stray', `${hub}/kiosk?agents=${hub},http://127.0.0.1:9`, { width: 1280, height: 720 });
   await stray.locator('.tile.error', { hasText: 'No token for this agent' }).waitFor(T);

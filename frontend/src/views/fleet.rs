@@ -471,29 +471,42 @@ fn WallTile(i: usize, url: String, base: String, token: String) -> impl IntoView
         };
         crate::stream::connect_to(ws, token.clone(), live);
     }
-    // The followed run's record: its preset or workload and target.
+    // The followed run's record (its preset or workload and target), fetched again when it
+    // ends; before any run here, the agent's newest (its headline fills the tile).
     let info = RwSignal::new(None::<RunInfo>);
     let device = RwSignal::new(None::<String>);
     Effect::new(move |_| {
-        let Some(id) = live.with(|s| s.run_id) else {
-            return;
-        };
+        let (run, _) = live.with(|s| (s.run_id, s.status.clone()));
         let (base, token) = (base.clone(), token.clone());
         leptos::task::spawn_local(async move {
-            if let Ok(r) = crate::api::run_at(&base, &token, id).await {
-                let targets = crate::api::targets_at(&base, &token)
+            let r = match run {
+                Some(id) => crate::api::run_at(&base, &token, id).await.ok(),
+                None => crate::api::latest_at(&base, &token)
                     .await
-                    .unwrap_or_default();
-                device.set(
-                    targets
-                        .iter()
-                        .find(|t| t.path == r.target)
-                        .and_then(|t| t.model.clone()),
-                );
-                info.set(Some(r));
-            }
+                    .ok()
+                    .and_then(|l| l.runs.into_iter().next()),
+            };
+            let Some(r) = r else { return };
+            let targets = crate::api::targets_at(&base, &token)
+                .await
+                .unwrap_or_default();
+            device.set(
+                targets
+                    .iter()
+                    .find(|t| t.path == r.target)
+                    .and_then(|t| t.model.clone()),
+            );
+            info.set(Some(r));
         });
     });
+    // Between runs: the last result's headline.
+    let last = move || {
+        info.with(|i| {
+            i.as_ref()
+                .filter(|r| r.status != shared::RunStatus::Running)
+                .map(|r| format!("last result: {}", crate::headline::line(r)))
+        })
+    };
     let what = move || {
         info.with(|i| {
             i.as_ref().map(|r| {
@@ -540,6 +553,7 @@ fn WallTile(i: usize, url: String, base: String, token: String) -> impl IntoView
                 <span class="tile-state">{state}</span>
             </header>
             <p class="tile-what">{what}</p>
+            <p class="tile-last">{last}</p>
             <p class="tile-figures">
                 <span class="tile-big">{move || figure().map(|f| f.0).unwrap_or_else(|| "–".into())}</span>
                 <span>{move || figure().map(|f| f.1).unwrap_or_default()}</span>
