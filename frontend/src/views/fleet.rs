@@ -439,7 +439,15 @@ pub fn KioskWall(agents: String) -> impl IntoView {
     let own = crate::session::own_origin();
     let fleet = crate::session::load_fleet();
     let own_token = c.token.get_value();
-    let tiles = fleet::parse_agents(&agents)
+    let list = fleet::parse_agents(&agents);
+    // Up to three agents share one row of the screen: their charts are drawn tall enough
+    // to fill it; more agents wrap into rows of flatter charts.
+    let chart = if list.len() <= 3 {
+        (640, 560)
+    } else {
+        (640, 300)
+    };
+    let tiles = list
         .into_iter()
         .enumerate()
         .map(|(i, r)| match r {
@@ -452,7 +460,9 @@ pub fn KioskWall(agents: String) -> impl IntoView {
                     </article>
                 }
                 .into_any(),
-                Some((base, token)) => view! { <WallTile i=i url=url base=base token=token/> }.into_any(),
+                Some((base, token)) => {
+                    view! { <WallTile i=i url=url base=base token=token chart/> }.into_any()
+                }
             },
         })
         .collect_view();
@@ -460,7 +470,15 @@ pub fn KioskWall(agents: String) -> impl IntoView {
 }
 
 #[component]
-fn WallTile(i: usize, url: String, base: String, token: String) -> impl IntoView {
+fn WallTile(
+    i: usize,
+    url: String,
+    base: String,
+    token: String,
+    /// The chart's canvas pixels.
+    chart: (u32, u32),
+) -> impl IntoView {
+    let size = chart;
     let live = RwSignal::new(LiveState::default());
     #[cfg(target_arch = "wasm32")]
     {
@@ -560,7 +578,7 @@ fn WallTile(i: usize, url: String, base: String, token: String) -> impl IntoView
                 <span class="tile-temp">{move || figure().map(|f| f.2).unwrap_or_default()}</span>
             </p>
             <Show when=move || live.with(|s| !s.samples.is_empty())>
-                <ChartView id=format!("wall-{i}-throughput") data=chart dark=true bare=true/>
+                <ChartView id=format!("wall-{i}-throughput") data=chart dark=true bare=true size=Some(size)/>
             </Show>
         </article>
     }
