@@ -11,59 +11,24 @@ pub struct Member {
     pub token: String,
 }
 
-/// `input` as an origin the page can call: `http://` added when no scheme is given, a
-/// trailing `/` dropped; a path, query or other scheme is refused naming the input.
+/// `input` as an origin the page can call (`shared::origin::parse`, the rule the agent's
+/// `--cors-origin` follows): `http://` added when no scheme is given; a path, query or other
+/// scheme is refused naming the input.
 pub fn normalize_url(input: &str) -> Result<String, String> {
-    let lower = input.trim().trim_end_matches('/').to_ascii_lowercase();
-    let t = lower.as_str();
+    let t = input.trim();
     if t.is_empty() {
         return Err("enter the agent's address, e.g. http://lab-pc:7878".into());
     }
-    let (scheme, rest) = match t.split_once("://") {
-        Some((s @ ("http" | "https"), r)) => (s, r),
-        Some((s, _)) => {
-            return Err(format!(
-                "'{input}': the agent's address starts with http:// or https://, not {s}://"
-            ))
-        }
-        None => ("http", t),
+    let with_scheme = if t.contains("://") {
+        t.to_string()
+    } else {
+        format!("http://{t}")
     };
-    if !is_authority(rest) {
-        return Err(format!(
-            "'{input}' is not an agent's address: expected host[:port], e.g. http://lab-pc:7878 (no path)"
-        ));
-    }
-    Ok(format!("{scheme}://{rest}"))
-}
-
-/// `host`, `host:port` or `[v6]:port`: a non-empty host name or address and a port of
-/// digits.
-fn is_authority(a: &str) -> bool {
-    // The host ends at the `]` of an IPv6 literal, else at the first `:`.
-    let (host_ok, after) = match a.strip_prefix('[') {
-        Some(v6) => match v6.split_once(']') {
-            Some((h, rest)) => (
-                !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit() || c == ':'),
-                rest,
-            ),
-            None => return false,
-        },
-        None => {
-            let end = a.find(':').unwrap_or(a.len());
-            let h = &a[..end];
-            (
-                !h.is_empty()
-                    && h.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'),
-                &a[end..],
-            )
-        }
-    };
-    let port_ok = after.is_empty()
-        || after
-            .strip_prefix(':')
-            .is_some_and(|p| (1..=5).contains(&p.len()) && p.chars().all(|c| c.is_ascii_digit()));
-    host_ok && port_ok
+    shared::origin::parse(&with_scheme).map_err(|_| {
+        format!(
+            "'{input}' is not an agent's address: expected http(s)://host[:port], e.g. http://lab-pc:7878 (no path)"
+        )
+    })
 }
 
 /// The live stream's address at agent `base` (`ws://…/api/v1/ws`, `wss://` for https).

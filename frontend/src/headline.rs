@@ -244,6 +244,20 @@ pub fn line(r: &RunInfo) -> String {
     }
 }
 
+/// An interval's figures as the kiosk and the wall show them: MB/s (the number), IOPS and
+/// p99, and the temperature when the device reports one.
+pub fn live_figures(x: &Sample) -> (String, String, Option<String>) {
+    (
+        format!("{:.0}", x.total_mb_s()),
+        format!(
+            "{:.0} IOPS · p99 {}",
+            x.total_iops(),
+            format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns))
+        ),
+        x.temp_c.map(|t| format!("{t:.0} °C")),
+    )
+}
+
 /// The test a run is, as a person names it: the preset, else the workload.
 pub fn test_name(r: &RunInfo) -> String {
     match &r.preset {

@@ -103,10 +103,10 @@ pub fn show_address(href: &str) {
 /// screenshot of the address bar must not carry it).
 pub fn drop_token_from_address() {
     let Some(l) = location() else { return };
-    let query = l.search().unwrap_or_default();
-    if crate::route::param(&query, "token").is_none() {
+    if query_param("token").is_none() {
         return;
     }
+    let query = l.search().unwrap_or_default();
     let href = format!(
         "{}{}",
         l.pathname().unwrap_or_default(),

@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod api;
 pub mod devices;
 pub mod lenient;
+pub mod origin;
 pub mod replay;
 pub mod report;
 pub mod sample;

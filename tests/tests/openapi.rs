@@ -209,7 +209,9 @@ fn cross_origin_calls_only_for_the_named_origins() {
         let (status, h, _) = server.call("GET", "/api/v1/targets", VIEW, None, &[("Origin", hub)]);
         assert_eq!((status, allow_origin(&h)), (200, None));
     }
-    let server = Server::start_args(&data, &[], &["--cors-origin", hub]);
+    // Written as a person might (capitals, a trailing slash): browsers send it lowercase.
+    let written = format!("{}/", hub.to_uppercase());
+    let server = Server::start_args(&data, &[], &["--cors-origin", &written]);
     let (status, h, _) = preflight(&server, hub);
     assert!((200..300).contains(&status), "preflight {status}");
     assert_eq!(allow_origin(&h).as_deref(), Some(hub));

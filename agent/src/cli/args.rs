@@ -159,7 +159,7 @@ pub struct ServeArgs {
     /// An origin (scheme://host:port) besides the agent's own whose pages may call the API
     /// and open the live WebSocket (repeatable): the dashboard of another agent showing this
     /// one in its fleet view or kiosk wall. Cross-origin access is off without it.
-    #[arg(long, value_parser = origin)]
+    #[arg(long, value_parser = shared::origin::parse)]
     pub cors_origin: Vec<String>,
     /// Memory all runs going at once may pin (buffers, rings, job state), e.g. 4G; a run
     /// that would go over is refused before it starts (default: half of the RAM).
@@ -183,25 +183,6 @@ fn size(s: &str) -> Result<u64, String> {
 
 fn duration_ms(s: &str) -> Result<u64, String> {
     parse_duration_ms(s).map_err(|e| e.to_string())
-}
-
-/// A web origin as browsers send it: `http(s)://host[:port]`, no path, no trailing slash.
-fn origin(s: &str) -> Result<String, String> {
-    let o = s.trim_end_matches('/');
-    let rest = o
-        .strip_prefix("http://")
-        .or_else(|| o.strip_prefix("https://"))
-        .ok_or_else(|| format!("'{s}' is not an origin: it must start with http:// or https://"))?;
-    let ok = !rest.is_empty()
-        && rest
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c));
-    if !ok {
-        return Err(format!(
-            "'{s}' is not an origin: expected scheme://host[:port] without a path, e.g. http://lab-pc:7878"
-        ));
-    }
-    Ok(o.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -484,22 +465,6 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn cors_origins_are_origins() {
-        assert_eq!(
-            origin("http://lab-pc:7878/").as_deref(),
-            Ok("http://lab-pc:7878")
-        );
-        assert_eq!(
-            origin("https://[::1]:8443").as_deref(),
-            Ok("https://[::1]:8443")
-        );
-        for bad in ["lab-pc:7878", "http://", "http://a/b", "*", "http://a b"] {
-            let e = origin(bad).expect_err(bad);
-            assert!(e.contains(&format!("'{bad}'")), "{e}");
-        }
     }
 
     #[test]

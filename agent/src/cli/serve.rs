@@ -39,12 +39,8 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         manager: Arc::clone(&manager),
         tokens: Arc::new(tokens.clone()),
         failures: Default::default(),
-        origins: Arc::new(
-            args.cors_origin
-                .iter()
-                .map(|o| o.trim_end_matches('/').to_string())
-                .collect(),
-        ),
+        // Already normalised as browsers send them (`shared::origin::parse`).
+        origins: Arc::new(args.cors_origin.clone()),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -8,7 +8,7 @@ use crate::fleet::{self, Member};
 use crate::stream::LiveState;
 use leptos::prelude::*;
 use shared::api::{CreateRun, Health, RunInfo, TargetView};
-use shared::units::{format_bytes, format_ns};
+use shared::units::format_bytes;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An agent on the page: its address, where calls go (`""` for the page's own agent) and
@@ -541,21 +541,7 @@ fn WallTile(
             })
         })
     };
-    let figure = move || {
-        live.with(|s| {
-            s.samples.last().map(|x| {
-                (
-                    format!("{:.0} MB/s", x.total_mb_s()),
-                    format!(
-                        "{:.0} IOPS · p99 {}",
-                        x.total_iops(),
-                        format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns))
-                    ),
-                    x.temp_c.map(|t| format!("{t:.0} °C")).unwrap_or_default(),
-                )
-            })
-        })
-    };
+    let figure = move || live.with(|s| s.samples.last().map(crate::headline::live_figures));
     let state = move || {
         live.with(|s| match (s.connected, s.run_id) {
             (false, _) => s.error.clone().unwrap_or_else(|| "connecting…".into()),
@@ -573,9 +559,9 @@ fn WallTile(
             <p class="tile-what">{what}</p>
             <p class="tile-last">{last}</p>
             <p class="tile-figures">
-                <span class="tile-big">{move || figure().map(|f| f.0).unwrap_or_else(|| "–".into())}</span>
+                <span class="tile-big">{move || figure().map_or_else(|| "–".into(), |f| format!("{} MB/s", f.0))}</span>
                 <span>{move || figure().map(|f| f.1).unwrap_or_default()}</span>
-                <span class="tile-temp">{move || figure().map(|f| f.2).unwrap_or_default()}</span>
+                <span class="tile-temp">{move || figure().and_then(|f| f.2).unwrap_or_default()}</span>
             </p>
             <Show when=move || live.with(|s| !s.samples.is_empty())>
                 <ChartView id=format!("wall-{i}-throughput") data=chart dark=true bare=true size=Some(size)/>

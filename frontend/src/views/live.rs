@@ -140,21 +140,7 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
             })
         })
     };
-    let figure = move || {
-        live.with(|s| {
-            s.samples.last().map(|x| {
-                (
-                    format!("{:.0}", x.total_mb_s()),
-                    format!(
-                        "{:.0} IOPS · p99 {}",
-                        x.total_iops(),
-                        format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns))
-                    ),
-                    x.temp_c.map(|t| format!("{t:.0} °C")),
-                )
-            })
-        })
-    };
+    let figure = move || live.with(|s| s.samples.last().map(crate::headline::live_figures));
     view! {
         <div class="kiosk-head" id="kiosk-head">
             {move || what().map(|(test, target)| view! {
