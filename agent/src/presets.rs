@@ -5,6 +5,7 @@
 //! (`"preset"`, `"options"`) and the dashboard's picker all go through [`build`].
 
 use shared::api::Preset;
+use shared::preset::PresetKind;
 use shared::units::size_short;
 use shared::{DataPattern, PresetOptions, Rate, RwMode, Step, WorkloadSpec};
 
@@ -68,7 +69,7 @@ pub enum PresetError {
 /// (any other is refused by name), and how its steps are made for a target — a table like
 /// fio's engine ops, so a name is defined in exactly one place.
 struct Def {
-    name: &'static str,
+    kind: PresetKind,
     description: &'static str,
     takes: &'static [&'static str],
     build: fn(&Ctx) -> Result<Vec<Step>, PresetError>,
@@ -105,7 +106,7 @@ impl Ctx<'_> {
 
     fn bad(&self, message: String) -> PresetError {
         PresetError::Option {
-            preset: self.def.name,
+            preset: self.def.kind.name(),
             message,
         }
     }
@@ -126,68 +127,69 @@ const APPS: &[&str] = &["size", "count", "idle"];
 
 #[rustfmt::skip]
 const DEFS: &[Def] = &[
-    Def { name: "quick", description: "sequential 1 MiB writes, QD8, 10 s: cache and sustained write rate at a glance",
+    Def { kind: PresetKind::Quick, description: "sequential 1 MiB writes, QD8, 10 s: cache and sustained write rate at a glance",
           takes: RUNTIME, build: |c| c.single(RwMode::Write, MIB, 8), tune: None },
-    Def { name: "cdm", description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s",
+    Def { kind: PresetKind::Cdm, description: "CrystalDiskMark grid: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write; 1 GiB, 5 passes of 5 s",
           takes: GRID, build: |c| cdm(c, CDM), tune: None },
-    Def { name: "cdm-peak", description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1",
+    Def { kind: PresetKind::CdmPeak, description: "CrystalDiskMark peak profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1",
           takes: GRID, build: |c| cdm(c, CDM_PEAK), tune: None },
-    Def { name: "atto", description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each",
+    Def { kind: PresetKind::Atto, description: "ATTO-style sequential read/write sweep, 512 B..64 MiB at QD4 over 256 MiB, 3 s each",
           takes: SIZED, build: atto, tune: None },
-    Def { name: "orion-matrix", description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each",
+    Def { kind: PresetKind::OrionMatrix, description: "ORION-style matrix: block size 4K/8K/16K/64K/1M × QD 1/4/16/32, random read and write, 5 s each",
           takes: SIZED, build: orion_matrix, tune: None },
-    Def { name: "full-span", description: "HD Tune-style: sequential write then read over the whole target (or size), 1 MiB blocks, speed by position",
+    Def { kind: PresetKind::FullSpan, description: "HD Tune-style: sequential write then read over the whole target (or size), 1 MiB blocks, speed by position",
           takes: &["bs", "size"], build: full_span, tune: None },
-    Def { name: "iometer-mix", description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute",
+    Def { kind: PresetKind::IometerMix, description: "Iometer-style 4K random 50/50 read/write, QD32, 1 GiB span, 10 min: first vs last minute",
           takes: SIZED, build: iometer_mix,
           // First vs last tenth of the run, at most a minute each.
           tune: Some(|c, a| a.first_last_window_s = (c.runtime_or(IOMETER_MS) as f64 / 1e3 / 10.0).min(60.0)) },
-    Def { name: "snia-steady", description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25)",
+    Def { kind: PresetKind::SniaSteady, description: "SNIA PTS-style: precondition with 128K sequential writes over 2× the span, then 1-minute rounds of 4K random write QD32 until steady state (max 25)",
           takes: &["size", "runtime", "count"], build: snia_steady, tune: None },
-    Def { name: "fill", description: "write 95 % of the target (or size) with 4 MiB writes: rate, temperature and completion gaps over the fill",
+    Def { kind: PresetKind::Fill, description: "write 95 % of the target (or size) with 4 MiB writes: rate, temperature and completion gaps over the fill",
           takes: &["bs", "size"], build: fill, tune: None },
-    Def { name: "sustain", description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up?",
+    Def { kind: PresetKind::Sustain, description: "constant-rate producer at --rate (e.g. 3200MB) over the whole span or --runtime: does the target keep up?",
           takes: &["rate", "streams", "runtime", "buffer_ms", "bs", "size"], build: sustain, tune: None },
-    Def { name: "compress-probe", description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB",
+    Def { kind: PresetKind::CompressProbe, description: "the same sequential write with random, zero and 50 % compressible data, 10 s each over 1 GiB",
           takes: &["size", "runtime", "idle"], build: compress_probe, tune: None },
-    Def { name: "cache-recovery", description: "write past the cache, idle, write again: does the cache come back? (size: bytes of each write)",
+    Def { kind: PresetKind::CacheRecovery, description: "write past the cache, idle, write again: does the cache come back? (size: bytes of each write)",
           takes: &["size", "idle"], build: cache_recovery, tune: Some(|_, a| a.cache_recovery = true) },
-    Def { name: "latency-target", description: "the highest 4K random read IOPS whose p99 stays under p99 (default 1 ms): queue depth doubles from 1, then the rate steps down at the first depth that breaks the limit; 5 s per round",
+    Def { kind: PresetKind::LatencyTarget, description: "the highest 4K random read IOPS whose p99 stays under p99 (default 1 ms): queue depth doubles from 1, then the rate steps down at the first depth that breaks the limit; 5 s per round",
           takes: &["p99_us", "runtime", "size", "bs"], build: latency_target, tune: Some(|c, a| a.p99_target_us = Some(p99_limit(c))) },
-    Def { name: "fill-level", description: "the same 4K random read and write QD32 at 0, 25, 50, 75 and 90 % of the target (or size) filled with 4 MiB writes between them: speed against fill level (reads of the filled part, writes to the free part)",
+    Def { kind: PresetKind::FillLevel, description: "the same 4K random read and write QD32 at 0, 25, 50, 75 and 90 % of the target (or size) filled with 4 MiB writes between them: speed against fill level (reads of the filled part, writes to the free part)",
           takes: &["size", "runtime"], build: fill_level, tune: None },
-    Def { name: "fakecap", description: "f3-style fake-capacity check: unique blocks written over the whole device (or a file over the free space, or size) and read back: the real usable capacity, first and last good offsets",
+    Def { kind: PresetKind::Fakecap, description: "f3-style fake-capacity check: unique blocks written over the whole device (or a file over the free space, or size) and read back: the real usable capacity, first and last good offsets",
           takes: &["bs", "size"], build: fakecap, tune: Some(|c, a| a.fakecap_span = Some(fakecap_span(c))) },
-    Def { name: "error-scan", description: "HD Tune-style error scan: sequential reads over the whole target (or size) that go on past I/O errors and slow I/Os, mapped by position; verify: write and verify first (destroys the data)",
+    Def { kind: PresetKind::ErrorScan, description: "HD Tune-style error scan: sequential reads over the whole target (or size) that go on past I/O errors and slow I/Os, mapped by position; verify: write and verify first (destroys the data)",
           takes: &["bs", "size"], build: error_scan, tune: None },
-    Def { name: "apps", description: "PCMark-style application traces replayed as recorded (idle over 10 ms compressed): app-build, app-database, app-files; storage bandwidth per application and overall (geometric mean); count: passes",
+    Def { kind: PresetKind::Apps, description: "PCMark-style application traces replayed as recorded (idle over 10 ms compressed): app-build, app-database, app-files; storage bandwidth per application and overall (geometric mean); count: passes",
           takes: APPS, build: |c| apps(c, &["app-build", "app-database", "app-files"]), tune: None },
-    Def { name: "app-build", description: "a recorded cargo build of the agent (1.4 GiB written, 84 MiB read, 88 s recorded, 7 s replayed), replayed as recorded: storage bandwidth",
+    Def { kind: PresetKind::AppBuild, description: "a recorded cargo build of the agent (1.4 GiB written, 84 MiB read, 88 s recorded, 7 s replayed), replayed as recorded: storage bandwidth",
           takes: APPS, build: |c| apps(c, &["app-build"]), tune: None },
-    Def { name: "app-database", description: "a recorded SQLite workload (WAL inserts, cold range queries, updates; 650 flushes), replayed as recorded: storage bandwidth",
+    Def { kind: PresetKind::AppDatabase, description: "a recorded SQLite workload (WAL inserts, cold range queries, updates; 650 flushes), replayed as recorded: storage bandwidth",
           takes: APPS, build: |c| apps(c, &["app-database"]), tune: None },
-    Def { name: "app-files", description: "a recorded untar, cold read-back and delete of a 150 MB source tree with fstrim, replayed as recorded: storage bandwidth",
+    Def { kind: PresetKind::AppFiles, description: "a recorded untar, cold read-back and delete of a 150 MB source tree with fstrim, replayed as recorded: storage bandwidth",
           takes: APPS, build: |c| apps(c, &["app-files"]), tune: None },
-    Def { name: "seq1m-q8-read", description: "SEQ1M Q8T1 read, 10 s",
+    Def { kind: PresetKind::Seq1mQ8Read, description: "SEQ1M Q8T1 read, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::Read, MIB, 8), tune: None },
-    Def { name: "seq1m-q8-write", description: "SEQ1M Q8T1 write, 10 s",
+    Def { kind: PresetKind::Seq1mQ8Write, description: "SEQ1M Q8T1 write, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::Write, MIB, 8), tune: None },
-    Def { name: "rnd4k-q32-read", description: "RND4K Q32T1 read, 10 s",
+    Def { kind: PresetKind::Rnd4kQ32Read, description: "RND4K Q32T1 read, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::RandRead, 4096, 32), tune: None },
-    Def { name: "rnd4k-q32-write", description: "RND4K Q32T1 write, 10 s",
+    Def { kind: PresetKind::Rnd4kQ32Write, description: "RND4K Q32T1 write, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::RandWrite, 4096, 32), tune: None },
-    Def { name: "rnd4k-q1-read", description: "RND4K Q1T1 read, 10 s",
+    Def { kind: PresetKind::Rnd4kQ1Read, description: "RND4K Q1T1 read, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::RandRead, 4096, 1), tune: None },
-    Def { name: "rnd4k-q1-write", description: "RND4K Q1T1 write, 10 s",
+    Def { kind: PresetKind::Rnd4kQ1Write, description: "RND4K Q1T1 write, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::RandWrite, 4096, 1), tune: None },
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
-    DEFS.iter().find(|d| d.name == name)
+    let kind = PresetKind::from_name(name)?;
+    DEFS.iter().find(|d| d.kind == kind)
 }
 
 pub fn names() -> Vec<&'static str> {
-    DEFS.iter().map(|d| d.name).collect()
+    DEFS.iter().map(|d| d.kind.name()).collect()
 }
 
 /// The keys of the options preset `name` takes, then `verify` when it has a write step and
@@ -285,7 +287,7 @@ pub fn build(
         return Err(c.bad(format!(
             "does not use {} (it takes: {})",
             unused.join(", "),
-            options_of(def.name).join(", ")
+            options_of(def.kind.name()).join(", ")
         )));
     }
     let mut steps = (def.build)(&c)?;
@@ -661,21 +663,22 @@ fn cache_recovery(c: &Ctx) -> Result<Vec<Step>, PresetError> {
 pub fn all() -> Vec<Preset> {
     DEFS.iter()
         .map(|d| {
+            let name = d.kind.name();
             let o = PresetOptions {
-                rate: (d.name == "sustain").then_some(Rate::BytesPerSec(500_000_000)),
+                rate: (d.kind == PresetKind::Sustain).then_some(Rate::BytesPerSec(500_000_000)),
                 ..PresetOptions::default()
             };
-            let steps = build(d.name, &o, GIB, 512)
+            let steps = build(name, &o, GIB, 512)
                 .map(|b| b.steps)
                 .unwrap_or_default();
             Preset {
-                name: d.name.to_string(),
-                options: options_of(d.name),
+                name: name.to_string(),
+                options: options_of(name),
                 // The options are listed from what the preset takes, so they cannot drift.
                 description: format!(
                     "{} [options: {}]",
                     d.description,
-                    options_of(d.name).join(", ")
+                    options_of(name).join(", ")
                 ),
                 spec: steps.first().map(|s| s.spec.clone()).unwrap_or_default(),
                 steps,
@@ -705,6 +708,11 @@ mod tests {
             }
             assert_eq!(all.iter().filter(|q| q.name == p.name).count(), 1);
         }
+        // The shared type and the table name the same presets, each once.
+        for k in PresetKind::ALL {
+            assert_eq!(DEFS.iter().filter(|d| d.kind == *k).count(), 1, "{k}");
+        }
+        assert_eq!(DEFS.len(), PresetKind::ALL.len());
     }
 
     #[test]

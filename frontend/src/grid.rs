@@ -62,6 +62,7 @@ mod tests {
             steps: Vec::new(),
             analysis: None,
             targets: Vec::new(),
+            plan: Vec::new(),
         }
     }
 

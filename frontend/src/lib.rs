@@ -14,7 +14,7 @@ pub mod fleet;
 pub mod form;
 pub mod format;
 pub mod grid;
-pub mod headline;
+pub use shared::headline;
 pub mod plot;
 pub mod progress;
 pub mod route;

@@ -106,18 +106,7 @@ impl Frame {
 /// Series with at most this many points draw a mark at each.
 const SPARSE_POINTS: usize = 64;
 
-/// Seconds as `12 s`, `3.5 min` or `2.1 h`.
-pub fn fmt_seconds(s: f64) -> String {
-    if s >= 7200.0 {
-        format!("{:.1} h", s / 3600.0)
-    } else if s >= 300.0 {
-        format!("{:.1} min", s / 60.0)
-    } else if s < 20.0 && s.fract().abs() > 1e-9 {
-        format!("{s:.1} s")
-    } else {
-        format!("{s:.0} s")
-    }
-}
+pub use shared::units::fmt_seconds;
 
 /// Plain numbers with thousands shortened (`12.5k`, `1.2M`).
 pub fn fmt_count(v: f64) -> String {

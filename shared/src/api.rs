@@ -97,6 +97,18 @@ pub struct RunInfo {
     /// A run over several targets: each one's summary.
     #[serde(default)]
     pub targets: Vec<crate::report::TargetPart>,
+    /// The steps as planned when the run started (their pauses, lengths, spans): what the
+    /// live view's progress counts through. Only `GET /api/v1/runs/{id}` carries it (a
+    /// history page leaves it empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<crate::preset::PlannedStep>,
+}
+
+impl RunInfo {
+    /// What the run is: a preset (typed) or a custom workload.
+    pub fn kind(&self) -> crate::preset::RunKind {
+        crate::preset::RunKind::of(self.preset.as_deref())
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -106,6 +106,11 @@ pub struct Sample {
     /// (or the CPU it shares), not the target, set the pace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_cpu_pct: Option<f64>,
+    /// An idle interval before a step (CrystalDiskMark's pause, a cache-recovery idle, the
+    /// idle between passes): nothing was asked of the target, so it is no stall; charts
+    /// leave it out and break their lines there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pause: bool,
 }
 
 /// One target's share of an interval in a multi-target run.
@@ -173,6 +178,12 @@ impl Sample {
         }
     }
 
+    /// Whether `next` may merge into this sample: the same step, and both a pause or
+    /// neither (a pause and the step after it share the step index).
+    pub fn joins(&self, next: &Sample) -> bool {
+        self.step == next.step && self.pause == next.pause
+    }
+
     /// Halves a series: neighbours of the same step merged pairwise ([`Sample::absorb`]),
     /// the same bytes and time in half the points (bounded views of long runs).
     /// In place: the vector keeps its capacity (a bounded view never reallocates).
@@ -183,7 +194,7 @@ impl Sample {
             samples.swap(w, r);
             let pair = samples
                 .get(r + 1)
-                .is_some_and(|b| b.step == samples[w].step);
+                .is_some_and(|b| samples[w].joins(b));
             if pair {
                 let (done, rest) = samples.split_at_mut(r + 1);
                 done[w].absorb(&rest[0]);

@@ -145,6 +145,19 @@ pub fn format_bytes(bytes: u64) -> String {
     }
 }
 
+/// Seconds as `12 s`, `3.5 min` or `2.1 h`.
+pub fn fmt_seconds(s: f64) -> String {
+    if s >= 7200.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else if s >= 300.0 {
+        format!("{:.1} min", s / 60.0)
+    } else if s < 20.0 && s.fract().abs() > 1e-9 {
+        format!("{s:.1} s")
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
 /// Formats a duration in nanoseconds with a readable unit (`850 ns`, `12.3 µs`, `4.56 ms`).
 pub fn format_ns(ns: u64) -> String {
     match ns {

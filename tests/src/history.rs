@@ -30,6 +30,7 @@ pub fn synthetic_run(
             preset: None,
             spec: &spec,
             created_ms: 1_700_000_000_000 + seed,
+            plan: &[],
         })
         .expect("create run");
     let window = interval_ms * 1_000_000;

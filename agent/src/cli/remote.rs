@@ -240,26 +240,16 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<ExitCode> {
     }
     let text = remote.get(&path, "listing the runs")?;
     let list: shared::api::RunList = serde_json::from_str(&text).context("the run list")?;
-    println!(
-        "{:>6}  {:<11} {:<20} {:>10} {:>10}  target",
-        "id", "status", "preset / name", "read MB/s", "write MB/s"
-    );
+    println!("{:>6}  {:<11} {:<20} {:<40}  result", "id", "status", "test", "target");
     for r in &list.runs {
-        let (rd, wr) = r
-            .summary
-            .as_ref()
-            .map_or((0.0, 0.0), |s| (s.read.mb_s, s.write.mb_s));
-        let label = r
-            .preset
-            .clone()
-            .or_else(|| r.name.clone())
-            .unwrap_or_default();
+        // The same one line as the dashboard's history and the kiosk.
         println!(
-            "{:>6}  {:<11} {:<20} {rd:>10.1} {wr:>10.1}  {}",
+            "{:>6}  {:<11} {:<20} {:<40}  {}",
             r.id,
             r.status.as_str(),
-            label,
-            r.target
+            shared::headline::test_name(r),
+            r.target,
+            shared::headline::line(r)
         );
     }
     println!(

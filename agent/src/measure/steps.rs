@@ -21,6 +21,24 @@ pub struct StepPlan {
     pub plan: Plan,
 }
 
+impl StepPlan {
+    /// The step as the live view's progress counts it: its pause, its length (time or
+    /// bytes), the span it covers, its rounds.
+    pub fn planned(&self) -> shared::preset::PlannedStep {
+        let spec = self.plan.spec();
+        let (lo, hi) = self.plan.span_bytes();
+        shared::preset::PlannedStep {
+            name: shared::steps::step_label(&self.step.name, self.step.pass),
+            pause_ms: self.step.pause_before_ms,
+            runtime_ms: spec.runtime_ms.filter(|_| spec.is_time_based()),
+            bytes: self.plan.planned_bytes().filter(|_| !spec.is_time_based()),
+            span_bytes: hi.saturating_sub(lo),
+            max_rounds: self.step.until_steady,
+            search: self.step.p99_target_us.is_some(),
+        }
+    }
+}
+
 /// Plans every step against the target before anything runs: a bad step fails the whole
 /// sequence up front, naming the step.
 pub fn plan_steps(steps: &[Step], target: &Locator) -> Result<Vec<StepPlan>, MeasureError> {
@@ -269,6 +287,7 @@ impl Sequence {
                 start_ns: self.t_ns,
                 end_ns: self.t_ns + chunk * 1_000_000,
                 step,
+                pause: true,
                 ..Sample::default()
             };
             s.read.cum_bytes = self.totals.read_bytes;

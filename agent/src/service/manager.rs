@@ -272,12 +272,14 @@ impl Manager {
             also_plans.push(plan);
         }
         let path = target.path.clone();
+        let plan: Vec<_> = plans.iter().map(measure::StepPlan::planned).collect();
         let id = self.store.create_run(&NewRun {
             name: req.name.as_deref(),
             target: &path.display().to_string(),
             preset: req.preset.as_deref(),
             spec: &spec,
             created_ms: crate::env::unix_ms(),
+            plan: &plan,
         })?;
         let cancel = Arc::new(AtomicBool::new(false));
         let me = Arc::clone(self);

@@ -158,6 +158,7 @@ impl Merger {
                 .cpu_ns
                 .filter(|_| window > 0)
                 .map(|c| (c as f64 / window as f64 * 100.0).min(100.0)),
+            pause: false,
         };
         self.next_seq += 1;
         sample

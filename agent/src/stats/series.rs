@@ -52,7 +52,7 @@ impl SampleSeries {
     pub fn push(&mut self, s: Sample) {
         self.count += 1;
         match &mut self.pending {
-            Some((p, n)) if p.step == s.step => {
+            Some((p, n)) if p.joins(&s) => {
                 p.absorb(&s);
                 *n += 1;
             }

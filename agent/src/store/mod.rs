@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0004_exact_timeline.sql"),
     include_str!("migrations/0005_sample_rates.sql"),
     include_str!("migrations/0006_drop_device_snapshots.sql"),
+    include_str!("migrations/0007_run_plan.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +62,8 @@ pub struct NewRun<'a> {
     pub preset: Option<&'a str>,
     pub spec: &'a WorkloadSpec,
     pub created_ms: u64,
+    /// The steps as planned (empty: not known).
+    pub plan: &'a [shared::preset::PlannedStep],
 }
 
 /// How a run ended, as stored.
@@ -126,11 +129,14 @@ impl Store {
 
     pub fn create_run(&self, r: &NewRun<'_>) -> Result<RunId, StoreError> {
         let spec = serde_json::to_string(r.spec)?;
+        let plan = (!r.plan.is_empty())
+            .then(|| serde_json::to_string(r.plan))
+            .transpose()?;
         let conn = self.conn();
         conn.execute(
-            "INSERT INTO runs (name, target, preset, state, created_ms, spec_json)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5)",
-            params![r.name, r.target, r.preset, r.created_ms as i64, spec],
+            "INSERT INTO runs (name, target, preset, state, created_ms, spec_json, plan_json)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
+            params![r.name, r.target, r.preset, r.created_ms as i64, spec, plan],
         )?;
         Ok(conn.last_insert_rowid())
     }
@@ -264,7 +270,14 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?;
         let runs = rows
             .into_iter()
-            .map(RawRun::into_info)
+            .map(|r| {
+                // A page of the history carries no plans (a 10,000-step run's is large).
+                RawRun {
+                    plan: None,
+                    ..r
+                }
+                .into_info()
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok((runs, total as u64))
     }
@@ -539,7 +552,8 @@ fn migrate(conn: &Connection, path: &str) -> Result<(), StoreError> {
 }
 
 const RUN_COLUMNS: &str = "SELECT id, name, target, preset, state, created_ms, ended_ms, spec_json,
-    environment_json, summary_json, error_json, steps_json, analysis_json, targets_json FROM runs";
+    environment_json, summary_json, error_json, steps_json, analysis_json, targets_json,
+    plan_json FROM runs";
 
 struct RawRun {
     id: i64,
@@ -556,6 +570,7 @@ struct RawRun {
     steps: Option<String>,
     analysis: Option<String>,
     targets: Option<String>,
+    plan: Option<String>,
 }
 
 fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
@@ -574,6 +589,7 @@ fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
         steps: r.get(11)?,
         analysis: r.get(12)?,
         targets: r.get(13)?,
+        plan: r.get(14)?,
     })
 }
 
@@ -599,6 +615,7 @@ impl RawRun {
             steps: parse_opt(self.steps)?.unwrap_or_default(),
             analysis: parse_opt(self.analysis)?,
             targets: parse_opt(self.targets)?.unwrap_or_default(),
+            plan: parse_opt(self.plan)?.unwrap_or_default(),
         })
     }
 }
@@ -663,6 +680,7 @@ mod tests {
             target,
             preset: None,
             spec,
+            plan: &[],
             created_ms: at,
         }
     }

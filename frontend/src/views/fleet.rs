@@ -528,14 +528,7 @@ fn WallTile(
     let what = move || {
         info.with(|i| {
             i.as_ref().map(|r| {
-                let test = r.preset.clone().unwrap_or_else(|| {
-                    format!(
-                        "{} {} QD{}",
-                        r.spec.rw,
-                        format_bytes(r.spec.bs),
-                        r.spec.iodepth
-                    )
-                });
+                let test = crate::headline::test_name(r);
                 let dev = device.get().map(|d| format!(" · {d}")).unwrap_or_default();
                 format!("{test} · {}{dev}", r.target)
             })
@@ -559,9 +552,9 @@ fn WallTile(
             <p class="tile-what">{what}</p>
             <p class="tile-last">{last}</p>
             <p class="tile-figures">
-                <span class="tile-big">{move || figure().map_or_else(|| "–".into(), |f| format!("{} MB/s", f.0))}</span>
-                <span>{move || figure().map(|f| f.1).unwrap_or_default()}</span>
-                <span class="tile-temp">{move || figure().and_then(|f| f.2).unwrap_or_default()}</span>
+                <span class="tile-big">{move || figure().map_or_else(|| "–".into(), |f| format!("{} {}", f.big, f.unit))}</span>
+                <span>{move || figure().map(|f| f.sub).unwrap_or_default()}</span>
+                <span class="tile-temp">{move || figure().and_then(|f| f.temp).unwrap_or_default()}</span>
             </p>
             <Show when=move || live.with(|s| !s.samples.is_empty())>
                 <ChartView id=format!("wall-{i}-throughput") data=chart dark=true bare=true size=Some(size)/>

@@ -6,7 +6,7 @@ use super::ctx;
 use crate::charts;
 use leptos::prelude::*;
 use shared::api::{CreateRun, RunInfo};
-use shared::units::{format_bytes, format_ns};
+use shared::units::format_bytes;
 
 #[component]
 pub fn LiveView() -> impl IntoView {
@@ -88,7 +88,7 @@ pub fn LiveView() -> impl IntoView {
                 </div>
             </Show>
             {c.kiosk.then(|| view! { <KioskHead info=info/> })}
-            {(!c.kiosk).then(|| view! { <RunStatusLine/> })}
+            {(!c.kiosk).then(|| view! { <RunStatusLine info/> })}
             <ProgressBar info=info/>
             // Before a run's first sample there is nothing to draw: no empty axes.
             <Show when=has_samples>
@@ -130,7 +130,10 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
                     .find_target(|t| t.path == r.target, |t| t.model.clone())
                     .flatten();
                 (
-                    crate::headline::test_name(r),
+                    match &r.name {
+                        Some(n) => format!("{} · {n}", crate::headline::test_name(r)),
+                        None => crate::headline::test_name(r),
+                    },
                     format!(
                         "{}{}",
                         r.target,
@@ -152,18 +155,18 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
                 <div class="kiosk-last" id="kiosk-last">
                     {move || match last.get() {
                         Some(r) => view! {
-                            <p class="kiosk-label">{format!("Last result · run {} · {} · {}", r.id, crate::headline::test_name(&r), r.status.as_str())}</p>
-                            <p class="kiosk-headline">{crate::headline::line(&r)}</p>
+                            <p class="kiosk-label">{format!("Last result · run {}{} · {} · {}", r.id, r.name.as_ref().map(|n| format!(" “{n}”")).unwrap_or_default(), crate::headline::test_name(&r), r.status.as_str())}</p>
+                            <p class="kiosk-headline" id="kiosk-headline">{crate::headline::line(&r)}</p>
                         }.into_any(),
                         None => view! { <p class="kiosk-label">"No run yet: this screen shows the next run on this agent as it happens."</p> }.into_any(),
                     }}
                 </div>
             }>
                 <p class="kiosk-figure">
-                    <span class="kiosk-big" id="kiosk-big">{move || figure().map(|f| f.0).unwrap_or_else(|| "–".into())}</span>
-                    <span class="kiosk-unit">"MB/s"</span>
-                    <span class="kiosk-sub">{move || figure().map(|f| f.1).unwrap_or_default()}</span>
-                    <span class="kiosk-temp" id="kiosk-temp">{move || figure().and_then(|f| f.2).unwrap_or_default()}</span>
+                    <span class="kiosk-big" id="kiosk-big">{move || figure().map(|f| f.big).unwrap_or_else(|| "–".into())}</span>
+                    <span class="kiosk-unit" id="kiosk-unit">{move || figure().map(|f| f.unit).unwrap_or_else(|| "MB/s".into())}</span>
+                    <span class="kiosk-sub" id="kiosk-sub">{move || figure().map(|f| f.sub).unwrap_or_default()}</span>
+                    <span class="kiosk-temp" id="kiosk-temp">{move || figure().and_then(|f| f.temp).unwrap_or_default()}</span>
                 </p>
             </Show>
         </div>
@@ -171,7 +174,7 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
 }
 
 #[component]
-fn RunStatusLine() -> impl IntoView {
+fn RunStatusLine(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
     let c = ctx();
     let live = c.live;
     move || {
@@ -184,24 +187,36 @@ fn RunStatusLine() -> impl IntoView {
                 view! { <p class="status empty">"No run yet. Waiting for the next one…"</p> }
                     .into_any()
             }
+            // The run ended: its stored result, not its last interval.
+            (Some(id), _) if s.status != "running" => {
+                let stored = info.with(|i| {
+                    i.as_ref()
+                        .filter(|r| r.id == id && r.status.as_str() != "running")
+                        .map(|r| (crate::headline::test_name(r), crate::headline::line(r)))
+                });
+                let (test, line) = stored.unwrap_or_else(|| (String::new(), "loading the result…".into()));
+                view! {
+                    <p class="status ended" id="live-end">
+                        <span class="run">"run " {id}</span>
+                        <span class="state">{s.status.clone()}</span>
+                        <span class="test">{test}</span>
+                        <span class="result" id="live-result">{line}</span>
+                        <button class="link" id="open-result" on:click=move |_| c.tab.set(super::Tab::Run(id))>"Open the result →"</button>
+                    </p>
+                }
+                .into_any()
+            }
             (Some(id), last) => {
-                let (mbs, iops, p99) = last
-                    .map(|x| {
-                        (
-                            format!("{:.1} MB/s", x.total_mb_s()),
-                            format!("{:.0} IOPS", x.total_iops()),
-                            format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns)),
-                        )
-                    })
-                    .unwrap_or_default();
+                let f = last.map(crate::headline::live_figures);
                 view! {
                     <p class="status">
                         <span class="run">"run " {id}</span>
                         <span class="state">{s.status.clone()}</span>
                         <span id="sample-count" class="samples">{s.samples.len()} " samples"</span>
-                        <span class="big">{mbs}</span>
-                        <span>{iops}</span>
-                        <span>"p99 " {p99}</span>
+                        {f.map(|f| view! {
+                            <span class="big">{f.big}" "{f.unit}</span>
+                            <span>{f.sub}</span>
+                        })}
                     </p>
                 }
                 .into_any()
@@ -210,7 +225,8 @@ fn RunStatusLine() -> impl IntoView {
     }
 }
 
-/// Bytes done, share of the run and time left.
+/// The step that runs, bytes done of the step, share of the whole run and time left,
+/// counted through the run's plan.
 #[component]
 fn ProgressBar(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
     let c = ctx();
@@ -218,25 +234,28 @@ fn ProgressBar(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
         let run = info.get()?;
         let p = c.live.with(|s| {
             (s.run_id == Some(run.id)).then(|| {
-                crate::progress::progress(&run.spec, c.target_size(&run.target), s.samples.last())
+                crate::progress::progress(&run.plan, &run.spec, c.target_size(&run.target), &s.samples)
             })
         })?;
         let running = c.live.with(|s| s.status == "running");
+        if !running {
+            return None;
+        }
         let pct = p.fraction.map(|f| f * 100.0);
-        let total = p
-            .total_bytes
-            .map(|t| format!(" of {}", format_bytes(t)))
-            .unwrap_or_default();
-        let eta = match (running, p.eta_s) {
-            (true, Some(e)) => format!("ETA {}", crate::progress::fmt_eta(e)),
-            (true, None) => "ETA unknown".into(),
-            (false, _) => String::new(),
+        let bytes = match p.total_bytes {
+            Some(t) => format!("{} of {}", format_bytes(p.done_bytes), format_bytes(t)),
+            None => format_bytes(p.done_bytes),
+        };
+        let eta = match p.eta_s {
+            Some(e) => format!("ETA {}", crate::progress::fmt_eta(e)),
+            None => "ETA unknown".into(),
         };
         Some(view! {
             <div class="progress">
                 <progress id="progress" max="100" value=pct.unwrap_or(0.0)></progress>
-                <span>{format!("{}{total}", format_bytes(p.done_bytes))}</span>
-                <span>{pct.map(|x| format!("{x:.0} %")).unwrap_or_default()}</span>
+                <span id="progress-pct">{pct.map(|x| format!("{x:.0} %")).unwrap_or_default()}</span>
+                {p.step.map(|s| view! { <span id="progress-step">{s}</span> })}
+                <span id="progress-bytes">{bytes}</span>
                 <span>{format!("{} elapsed", crate::progress::fmt_eta(p.elapsed_s))}</span>
                 <span id="eta">{eta}</span>
             </div>

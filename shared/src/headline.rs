@@ -1,13 +1,15 @@
 //! Each preset's result in the form its users know (CrystalDiskMark's tiles, ATTO's bars,
-//! HD Tune's min/avg/max, a sustain verdict, ...), and the one line a history row or the
-//! kiosk shows between runs. Pure logic over a stored run, tested natively; drawn by
-//! `views/headline.rs`.
+//! HD Tune's min/avg/max, a sustain verdict, ...), and the one line a history row, the
+//! kiosk, the fleet wall and `diskscope runs` show. Which form a run gets is its
+//! [`crate::preset::RunKind`]'s [`HeadlineKind`]; the dashboard draws it
+//! (`frontend/src/views/headline.rs`).
 
-use shared::analysis::{CacheRecovery, Compressibility, FirstLast, SteadyState, Sustain};
-use shared::api::RunInfo;
-use shared::steps::{GridRow, SweepPoint};
-use shared::units::{format_bytes, format_ns};
-use shared::{DirSample, Sample};
+use crate::analysis::{CacheRecovery, Compressibility, FirstLast, SteadyState, Sustain};
+use crate::api::RunInfo;
+use crate::preset::{HeadlineKind, RunKind};
+use crate::steps::{GridRow, SweepPoint};
+use crate::units::{format_bytes, format_ns};
+use crate::{DirSample, Sample};
 
 /// Lowest, mean and highest MB/s of one direction over a run's intervals.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -80,27 +82,27 @@ pub fn min_avg_max(samples: &[Sample], read: bool) -> Option<MinAvgMax> {
 /// The run's headline; `samples` are its charts' samples (for full-span's min/max).
 pub fn headline(r: &RunInfo, samples: &[Sample]) -> Headline {
     let a = r.analysis.clone().unwrap_or_default();
-    match r.preset.as_deref() {
-        Some("cdm" | "cdm-peak") => {
-            crate::grid::grid_from_steps(&r.steps).map_or(Headline::Steps, Headline::Cdm)
-        }
-        Some("atto") => crate::grid::sweep_from_steps(&r.steps).map_or(Headline::Steps, |mut p| {
+    match RunKind::of(r.preset.as_deref()).headline() {
+        HeadlineKind::Cdm => crate::steps::grid_from_steps(&r.steps).map_or(Headline::Steps, Headline::Cdm),
+        HeadlineKind::Atto => crate::steps::sweep_from_steps(&r.steps).map_or(Headline::Steps, |mut p| {
             p.sort_by_key(|x| x.bs);
             Headline::Atto(p)
         }),
-        Some("full-span") => Headline::FullSpan {
+        HeadlineKind::FullSpan => Headline::FullSpan {
             read: min_avg_max(samples, true),
             write: min_avg_max(samples, false),
         },
-        Some("sustain") => a.sustain.map_or(Headline::Steps, Headline::Sustain),
-        Some("iometer-mix") => a.first_last.map_or(Headline::Steps, Headline::FirstLast),
-        Some("snia-steady") => a.steady_state.map_or(Headline::Steps, Headline::Steady),
-        Some("cache-recovery") => a.cache_recovery.map_or(Headline::Steps, Headline::Recovery),
-        Some("compress-probe") => a
+        HeadlineKind::Sustain => a.sustain.map_or(Headline::Steps, Headline::Sustain),
+        HeadlineKind::FirstLast => a.first_last.map_or(Headline::Steps, Headline::FirstLast),
+        HeadlineKind::Steady => a.steady_state.map_or(Headline::Steps, Headline::Steady),
+        HeadlineKind::Recovery => a.cache_recovery.map_or(Headline::Steps, Headline::Recovery),
+        HeadlineKind::Compress => a
             .compressibility
             .map_or(Headline::Steps, Headline::Compress),
-        Some(_) if r.steps.len() > 1 => Headline::Steps,
-        _ => {
+        HeadlineKind::Steps => Headline::Steps,
+        // A single workload repeated is several steps: its statistics say it (`Steps`).
+        HeadlineKind::Single if r.steps.len() > 1 => Headline::Steps,
+        HeadlineKind::Single => {
             let s = r.summary.clone().unwrap_or_default();
             Headline::Single {
                 read: dir(s.read),
@@ -191,7 +193,7 @@ pub fn line(r: &RunInfo) -> String {
         ),
         Headline::FirstLast(f) => format!(
             "first {} {:.0} IOPS → last {:.0} IOPS ({})",
-            crate::plot::fmt_seconds(f.window_s),
+            crate::units::fmt_seconds(f.window_s),
             f.first_iops,
             f.last_iops,
             f.iops_ratio
@@ -244,18 +246,46 @@ pub fn line(r: &RunInfo) -> String {
     }
 }
 
-/// An interval's figures as the kiosk and the wall show them: MB/s (the number), IOPS and
-/// p99, and the temperature when the device reports one.
-pub fn live_figures(x: &Sample) -> (String, String, Option<String>) {
-    (
-        format!("{:.0}", x.total_mb_s()),
-        format!(
-            "{:.0} IOPS · p99 {}",
-            x.total_iops(),
-            format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns))
-        ),
-        x.temp_c.map(|t| format!("{t:.0} °C")),
-    )
+/// An interval's figures as the kiosk and the wall show them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiveFigures {
+    /// The large number: MB/s.
+    pub big: String,
+    /// What the number is: `MB/s`, or `MB/s read + write` when both directions ran.
+    pub unit: String,
+    /// IOPS and p99 (and each direction's MB/s for a mix).
+    pub sub: String,
+    pub temp: Option<String>,
+}
+
+/// The interval's figures; a pause between steps reads as a pause, not as zeros.
+pub fn live_figures(x: &Sample) -> LiveFigures {
+    let temp = x.temp_c.map(|t| format!("{t:.0} °C"));
+    if x.pause {
+        return LiveFigures {
+            big: "–".into(),
+            unit: String::new(),
+            sub: "pause between steps".into(),
+            temp,
+        };
+    }
+    let mix = x.read.ios > 0 && x.write.ios > 0;
+    let p99 = format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns));
+    LiveFigures {
+        big: format!("{:.0}", x.total_mb_s()),
+        unit: if mix { "MB/s read + write" } else { "MB/s" }.into(),
+        sub: if mix {
+            format!(
+                "read {:.0} · write {:.0} MB/s · {:.0} IOPS · p99 {p99}",
+                x.read.mb_s,
+                x.write.mb_s,
+                x.total_iops()
+            )
+        } else {
+            format!("{:.0} IOPS · p99 {p99}", x.total_iops())
+        },
+        temp,
+    }
 }
 
 /// The test a run is, as a person names it: the preset, else the workload.
@@ -269,8 +299,8 @@ pub fn test_name(r: &RunInfo) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::report::RunStatus;
-    use shared::{RunSummary, RwMode, StepReport, WorkloadSpec};
+    use crate::report::RunStatus;
+    use crate::{RunSummary, RwMode, StepReport, WorkloadSpec};
 
     fn summary(read: f64, write: f64) -> RunSummary {
         let mut s = RunSummary {
@@ -330,6 +360,7 @@ mod tests {
             steps,
             analysis: None,
             targets: Vec::new(),
+            plan: Vec::new(),
         }
     }
 
@@ -396,7 +427,7 @@ mod tests {
         assert_eq!((m.min, m.avg, m.max), (100.0, 200.0, 300.0));
         assert!(min_avg_max(&[sample(100.0)], false).is_none());
         let sustain = RunInfo {
-            analysis: Some(shared::analysis::Analysis {
+            analysis: Some(crate::analysis::Analysis {
                 sustain: Some(Sustain {
                     pass: false,
                     required_mbps: 3200.0,
