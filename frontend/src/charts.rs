@@ -2,7 +2,7 @@
 //! IOPS, latency, temperature, throughput against position, runs overlaid, block-size sweep.
 
 use crate::grid::SweepPoint;
-use crate::plot::{ChartData, Fmt, Marker, Series, YAxis};
+use crate::plot::{ChartData, Fmt, Marker, Series, YAxis, BREAK};
 use shared::{LatencyStats, Rate, Sample, WorkloadSpec};
 
 pub const READ: (u8, u8, u8) = (52, 120, 246);
@@ -16,10 +16,44 @@ pub const PALETTE: [(u8, u8, u8); 6] = [
     (90, 90, 90),
 ];
 
-fn over_time(samples: &[Sample], f: impl Fn(&Sample) -> f64) -> Vec<(f64, f64)> {
+/// A line over time: each sample at its end; `f`'s `None` (nothing to show) and pauses
+/// leave a gap, and the line breaks where a step ends, so that it never joins two
+/// different workloads or runs through a pause.
+fn over_time(samples: &[Sample], f: impl Fn(&Sample) -> Option<f64>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(samples.len());
+    let mut prev: Option<&Sample> = None;
+    for x in samples {
+        let t = x.end_ns as f64 / 1e9;
+        let v = if x.pause { None } else { f(x) };
+        let joined = prev.is_some_and(|p| p.step == x.step && !p.pause);
+        match v {
+            Some(v) => {
+                if !joined && out.last().is_some_and(|p| !p.1.is_nan()) {
+                    out.push((x.start_ns as f64 / 1e9, BREAK));
+                }
+                out.push((t, v));
+            }
+            None if out.last().is_some_and(|p| !p.1.is_nan()) => out.push((t, BREAK)),
+            None => {}
+        }
+        prev = Some(x).filter(|_| v.is_some());
+    }
+    out
+}
+
+/// The steps (by index) in which a direction moved data: a read line has nothing to say
+/// during a write step.
+fn active_steps(samples: &[Sample], read: bool) -> std::collections::BTreeSet<u32> {
     samples
         .iter()
-        .map(|x| (x.end_ns as f64 / 1e9, f(x)))
+        .filter(|s| {
+            if read {
+                s.read.ios > 0
+            } else {
+                s.write.ios > 0
+            }
+        })
+        .map(|s| s.step)
         .collect()
 }
 
@@ -36,24 +70,58 @@ fn timed(title: &str, y_desc: &str, axis: YAxis, y_fmt: Fmt) -> ChartData {
     }
 }
 
-/// Read and write lines, only for the directions that moved data.
+/// Read and write lines, only for the directions that moved data, each only over the
+/// steps it ran in (a stall inside them is a zero, a step of the other direction a gap).
 fn directions(samples: &[Sample], f: fn(&shared::DirSample) -> f64) -> Vec<Series> {
     let mut out = Vec::new();
-    if samples.iter().any(|s| s.read.ios > 0) || samples.iter().all(|s| s.write.ios == 0) {
+    let (reads, writes) = (active_steps(samples, true), active_steps(samples, false));
+    if !reads.is_empty() || writes.is_empty() {
         out.push(Series {
             name: "read".into(),
             color: READ,
-            points: over_time(samples, |x| f(&x.read)),
+            points: over_time(samples, |x| {
+                (reads.contains(&x.step) || writes.is_empty()).then(|| f(&x.read))
+            }),
         });
     }
-    if samples.iter().any(|s| s.write.ios > 0) {
+    if !writes.is_empty() {
         out.push(Series {
             name: "write".into(),
             color: WRITE,
-            points: over_time(samples, |x| f(&x.write)),
+            points: over_time(samples, |x| writes.contains(&x.step).then(|| f(&x.write))),
         });
     }
     out
+}
+
+/// Stalls the analyses found, for the time charts: stretches with no completion (at least
+/// the threshold long) and the slow I/Os.
+pub fn stall_marker(a: &shared::analysis::Analysis) -> Option<Marker> {
+    let st = a.stalls.as_ref()?;
+    let spans: Vec<(f64, f64)> = st
+        .gaps
+        .iter()
+        .map(|g| (g.start_s, g.start_s + g.ms / 1e3))
+        .collect();
+    let ticks: Vec<f64> = st.ios.iter().map(|i| i.at_ns as f64 / 1e9).collect();
+    if spans.is_empty() && ticks.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if st.gaps_total > 0 {
+        parts.push(format!(
+            "{} gaps ≥ {:.0} ms",
+            st.gaps_total, st.threshold_ms
+        ));
+    }
+    if st.slow_ios_total > 0 {
+        parts.push(format!("{} slow I/Os", st.slow_ios_total));
+    }
+    Some(Marker::Stalls {
+        spans,
+        ticks,
+        label: format!("stalls: {}", parts.join(", ")),
+    })
 }
 
 /// MB/s per direction; a required byte rate shows as a level, and a cache cliff (found
@@ -161,10 +229,13 @@ pub fn latency(samples: &[Sample]) -> ChartData {
     let mut c = timed("Latency (log scale)", "latency", YAxis::Log, Fmt::Micros);
     let us =
         |x: &Sample, f: fn(&LatencyStats) -> u64| f(&x.read.lat).max(f(&x.write.lat)) as f64 / 1e3;
+    // An interval without I/O has no latency: a gap, not a 0 on the log axis' floor.
     let line = |name: &str, color, f: fn(&LatencyStats) -> u64| Series {
         name: name.into(),
         color,
-        points: over_time(samples, |x| us(x, f)),
+        points: over_time(samples, |x| {
+            (x.read.ios + x.write.ios > 0).then(|| us(x, f))
+        }),
     };
     c.series = vec![
         line("p50", (60, 160, 90), |l| l.p50_ns),
@@ -282,7 +353,7 @@ pub fn overlay(
         .map(|(i, (id, samples))| Series {
             name: format!("run {id}"),
             color: PALETTE[i % PALETTE.len()],
-            points: over_time(samples, metric),
+            points: over_time(samples, |x| Some(metric(x))),
         })
         .collect();
     c

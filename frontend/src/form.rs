@@ -540,6 +540,12 @@ pub const PRESET_OPTIONS: &[Field] = &[
         help: "sustain: parallel writers sharing the rate",
     },
     Field {
+        key: "buffer_ms",
+        label: "Buffer (ms of data)",
+        kind: Kind::Text("1s"),
+        help: "sustain: the RAM buffer a pass may rely on, e.g. 500ms",
+    },
+    Field {
         key: "idle",
         label: "Idle between steps",
         kind: Kind::Text("preset default"),
@@ -607,6 +613,7 @@ pub fn preset_options(
     o.rate = opt!("rate", |t: String| t.parse::<Rate>());
     o.streams = opt!("streams", whole("stream count"));
     o.idle_ms = opt!("idle", |t: String| parse_duration_ms(&t));
+    o.buffer_ms = opt!("buffer_ms", |t: String| parse_duration_ms(&t));
     o.bs = opt!("bs", |t: String| parse_size(&t));
     o.interval_ms = opt!("interval", |t: String| parse_duration_ms(&t));
     o.verify = (fields.get("verify").map(String::as_str) == Some("true")).then_some(true);

@@ -7,9 +7,22 @@ use shared::api::RunInfo;
 
 pub use shared::steps::{grid_from_steps, sweep_from_steps, test_label, GridRow, SweepPoint};
 
+/// What each picked run measured: its steps (a preset's tests, not its first step's spec
+/// over its whole-run summary), or its one workload.
 fn measured(runs: &[RunInfo]) -> Vec<(&shared::WorkloadSpec, &shared::RunSummary)> {
     runs.iter()
-        .filter_map(|r| r.summary.as_ref().map(|s| (&r.spec, s)))
+        .flat_map(|r| {
+            let steps: Vec<_> = r.steps.iter().map(|s| (&s.spec, &s.summary)).collect();
+            if steps.is_empty() {
+                r.summary
+                    .as_ref()
+                    .map(|s| (&r.spec, s))
+                    .into_iter()
+                    .collect()
+            } else {
+                steps
+            }
+        })
         .collect()
 }
 

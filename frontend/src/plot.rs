@@ -14,8 +14,21 @@ use plotters::prelude::*;
 pub struct Series {
     pub name: String,
     pub color: (u8, u8, u8),
-    /// `(x, y)`, x ascending.
+    /// `(x, y)`, x ascending; a point whose y is NaN is a break (a step boundary, a pause,
+    /// an interval with nothing to show): the line stops there and starts again after it.
     pub points: Vec<(f64, f64)>,
+}
+
+/// The break marker in [`Series::points`].
+pub const BREAK: f64 = f64::NAN;
+
+impl Series {
+    /// The line's unbroken stretches.
+    pub fn segments(&self) -> impl Iterator<Item = &[(f64, f64)]> {
+        self.points
+            .split(|p| p.1.is_nan())
+            .filter(|s| !s.is_empty())
+    }
 }
 
 /// Vertical axis of a chart.
@@ -35,6 +48,13 @@ pub enum Marker {
     At { x: f64, label: String },
     /// A shaded window `x0..x1` (e.g. the steady-state window).
     Band { x0: f64, x1: f64, label: String },
+    /// Stalls: stretches with no completion (shaded) and slow I/Os (ticks at the top), one
+    /// legend entry for all of them.
+    Stalls {
+        spans: Vec<(f64, f64)>,
+        ticks: Vec<f64>,
+        label: String,
+    },
 }
 
 /// What a chart shows; the same value draws on a canvas or into an SVG file.
@@ -64,6 +84,24 @@ pub enum Fmt {
 }
 
 impl Fmt {
+    /// A tick label on an axis whose ticks are `step` apart: as many decimals as the step
+    /// needs, so that neighbouring ticks never read the same (`0.15 s`, `0.20 s`).
+    pub fn tick(self, v: f64, step: f64) -> String {
+        let decimals = |unit: f64| -> usize {
+            if step <= 0.0 || !step.is_finite() {
+                return 0;
+            }
+            (-(step / unit).log10()).ceil().clamp(0.0, 4.0) as usize
+        };
+        match self {
+            Fmt::Seconds if step < 1.0 => format!("{v:.*} s", decimals(1.0)),
+            Fmt::Gigabytes if step < 0.01 => format!("{:.*} MB", decimals(1e-3), v * 1e3),
+            Fmt::Gigabytes if step < 1.0 => format!("{v:.*} GB", decimals(1.0)),
+            Fmt::Count if step < 1.0 => format!("{v:.*}", decimals(1.0)),
+            _ => self.apply(v),
+        }
+    }
+
     pub fn apply(self, v: f64) -> String {
         match self {
             Fmt::Seconds => fmt_seconds(v),
@@ -183,7 +221,8 @@ fn x_bounds(data: &ChartData) -> (f64, f64) {
         .series
         .iter()
         .flat_map(|s| s.points.first().into_iter().chain(s.points.last()))
-        .map(|p| p.0);
+        .map(|p| p.0)
+        .filter(|x| x.is_finite());
     let (lo, hi) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
     if lo > hi {
         (0.0, 1.0)
@@ -242,14 +281,30 @@ where
         .build_cartesian_2d(x0..x1, y)
         .map_err(|e| err(&e))?;
     let (x_fmt, y_fmt) = (data.x_fmt, data.y_fmt);
+    let (x_step, y_step) = {
+        let (xr, yr) = (chart.x_range(), chart.y_range());
+        (
+            nice_step((xr.end - xr.start) / 8.0),
+            match data.axis {
+                YAxis::Linear => nice_step((yr.end - yr.start) / 6.0),
+                YAxis::Log => f64::INFINITY,
+            },
+        )
+    };
     chart
         .configure_mesh()
         .x_desc(&data.x_desc)
         .y_desc(&data.y_desc)
         .x_labels(8)
         .y_labels(6)
-        .x_label_formatter(&|v| x_fmt.apply(*v))
-        .y_label_formatter(&|v| y_fmt.apply(*v))
+        .x_label_formatter(&|v| x_fmt.tick(*v, x_step))
+        .y_label_formatter(&|v| {
+            if y_step.is_finite() {
+                y_fmt.tick(*v, y_step)
+            } else {
+                y_fmt.apply(*v)
+            }
+        })
         .axis_style(fg)
         .label_style(text.clone())
         .light_line_style(fg.mix(0.06))
@@ -264,17 +319,25 @@ where
     for s in &data.series {
         let (r, g, b) = s.color;
         let color = RGBColor(r, g, b);
-        let points = min_max(&s.points, width);
+        let n: usize = s.segments().map(<[_]>::len).sum();
         // Few points (a zoom into a handful of samples): each one marked, so that a single
         // sample still shows.
-        let marks = if points.len() <= SPARSE_POINTS { 3 } else { 0 };
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)).point_size(marks))
-            .map_err(|e| err(&e))?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
+        let marks = if n <= SPARSE_POINTS { 3 } else { 0 };
+        let mut first = true;
+        for seg in s.segments() {
+            // Each stretch gets its share of the pixel columns.
+            let cols = (width * seg.len() / n.max(1)).max(1);
+            let drawn = chart
+                .draw_series(
+                    LineSeries::new(min_max(seg, cols), color.stroke_width(2)).point_size(marks),
+                )
+                .map_err(|e| err(&e))?;
+            if std::mem::take(&mut first) {
+                drawn.label(s.name.as_str()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                });
+            }
+        }
     }
     if !data.series.is_empty() {
         chart
@@ -294,6 +357,25 @@ where
         x0,
         x1,
     })
+}
+
+/// A round tick distance near `raw` (1, 2 or 5 times a power of ten), as the mesh picks.
+fn nice_step(raw: f64) -> f64 {
+    if raw <= 0.0 || !raw.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(raw.log10().floor());
+    let m = raw / p;
+    let k = if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    k * p
 }
 
 /// The analyses' marks on a chart: bands (a range of x), lines at an x, dashed levels.
@@ -341,6 +423,30 @@ where
                         )
                     });
             }
+            Marker::Stalls {
+                spans,
+                ticks,
+                label,
+            } => {
+                let red = RGBColor(210, 40, 40);
+                let tick_h = (y.1 - y.0) * 0.06;
+                chart
+                    .draw_series(
+                        spans
+                            .iter()
+                            .map(|(a, b)| {
+                                Rectangle::new([(*a, y.0), (*b, y.1)], red.mix(0.18).filled())
+                            })
+                            .chain(ticks.iter().map(|t| {
+                                Rectangle::new([(*t, y.1 - tick_h), (*t, y.1)], red.stroke_width(2))
+                            })),
+                    )
+                    .map_err(|e| err(&e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 16, y + 5)], red.mix(0.4).filled())
+                    });
+            }
             Marker::Level { y: level, label } => {
                 chart
                     .draw_series(DashedLineSeries::new(
@@ -360,9 +466,15 @@ where
     Ok(())
 }
 
-/// The hover readout at data x: for each series, the point nearest to `x`.
+/// The hover readout at data x: for each series, the point nearest to `x` (none in a
+/// break), with its unit.
 pub fn readout(data: &ChartData, x: f64) -> String {
     let mut parts = vec![data.x_fmt.apply(x)];
+    // Counts read with the axis's unit (`MB/s`, `I/O per second`); the others carry theirs.
+    let unit = match data.y_fmt {
+        Fmt::Count => format!(" {}", data.y_desc),
+        _ => String::new(),
+    };
     for s in &data.series {
         let i = s.points.partition_point(|p| p.0 < x);
         let near = [i.checked_sub(1), Some(i)]
@@ -370,11 +482,33 @@ pub fn readout(data: &ChartData, x: f64) -> String {
             .flatten()
             .filter_map(|j| s.points.get(j))
             .min_by(|a, b| (a.0 - x).abs().total_cmp(&(b.0 - x).abs()));
-        if let Some(p) = near {
-            parts.push(format!("{} {}", s.name, data.y_fmt.apply(p.1)));
+        if let Some(p) = near.filter(|p| !p.1.is_nan()) {
+            parts.push(format!("{} {}{unit}", s.name, data.y_fmt.apply(p.1)));
         }
     }
     parts.join(" · ")
+}
+
+/// Each series' unbroken stretches as JSON (`[{"name":"read","segments":[[x0,x1,n],…]}]`):
+/// the canvas carries it so that a test can check from the chart's own data that no line
+/// joins samples across a step boundary or a pause.
+pub fn segments_json(data: &ChartData) -> String {
+    let series: Vec<String> = data
+        .series
+        .iter()
+        .map(|s| {
+            let segs: Vec<String> = s
+                .segments()
+                .map(|g| format!("[{},{},{}]", g[0].0, g[g.len() - 1].0, g.len()))
+                .collect();
+            format!(
+                "{{\"name\":\"{}\",\"segments\":[{}]}}",
+                s.name.replace(['"', '\\'], ""),
+                segs.join(",")
+            )
+        })
+        .collect();
+    format!("[{}]", series.join(","))
 }
 
 /// The chart as an SVG document.
@@ -468,7 +602,23 @@ mod tests {
         let x = frame.x_at(mid).expect("inside");
         assert!((x - 1.0).abs() < 0.01, "{x}");
         assert_eq!(frame.x_at(0.0), None);
-        assert_eq!(readout(&d, 1.2), "1.2 s · write 20");
+        assert_eq!(readout(&d, 1.2), "1.2 s · write 20 MB/s");
+        // A break has no value to read.
+        let gap = data(YAxis::Linear, vec![(0.0, 10.0), (1.0, BREAK), (2.0, 30.0)]);
+        assert_eq!(readout(&gap, 1.0), "1 s");
+        assert_eq!(gap.series[0].segments().count(), 2);
+    }
+
+    #[test]
+    fn ticks_carry_as_many_decimals_as_their_spacing_needs() {
+        let labels: Vec<String> = [0.15, 0.2, 0.25]
+            .iter()
+            .map(|v| Fmt::Seconds.tick(*v, 0.05))
+            .collect();
+        assert_eq!(labels, ["0.15 s", "0.20 s", "0.25 s"]);
+        assert_eq!(Fmt::Gigabytes.tick(0.032, 0.008), "32 MB");
+        assert_eq!(Fmt::Seconds.tick(40.0, 10.0), "40 s");
+        assert_eq!(nice_step(0.06), 0.1);
     }
 
     #[test]

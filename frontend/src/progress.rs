@@ -34,7 +34,10 @@ fn from_spec(spec: &WorkloadSpec, target_size: Option<u64>) -> PlannedStep {
         bytes: if spec.is_time_based() {
             None
         } else {
-            Some(spec.io_size.unwrap_or(span.saturating_mul(u64::from(spec.loops))))
+            Some(
+                spec.io_size
+                    .unwrap_or(span.saturating_mul(u64::from(spec.loops))),
+            )
         },
         span_bytes: span,
         ..PlannedStep::default()
@@ -81,10 +84,7 @@ pub fn progress(
         .iter()
         .position(|s| s.step as usize == idx && !s.pause);
     let (step_t0, step_b0) = match first_of_step {
-        Some(0) | None => (
-            samples.first().map_or(0.0, |s| s.start_ns as f64 / 1e9),
-            0,
-        ),
+        Some(0) | None => (samples.first().map_or(0.0, |s| s.start_ns as f64 / 1e9), 0),
         Some(i) => (samples[i].start_ns as f64 / 1e9, cum(&samples[i - 1])),
     };
     let done = if in_pause || first_of_step.is_none() {
@@ -132,11 +132,18 @@ pub fn progress(
     let fraction = match eta_s {
         Some(e) if elapsed_s + e > 0.0 => Some((elapsed_s / (elapsed_s + e)).clamp(0.0, 1.0)),
         // Only the bytes of one step are known.
-        _ if plan.len() == 1 => cur.bytes.filter(|b| *b > 0).map(|b| (done as f64 / b as f64).min(1.0)),
+        _ if plan.len() == 1 => cur
+            .bytes
+            .filter(|b| *b > 0)
+            .map(|b| (done as f64 / b as f64).min(1.0)),
         _ => None,
     };
     let step = (plan.len() > 1).then(|| {
-        let what = if in_pause { "pause before step" } else { "step" };
+        let what = if in_pause {
+            "pause before step"
+        } else {
+            "step"
+        };
         format!("{what} {} of {}: {}", idx + 1, plan.len(), cur.name)
     });
     Progress {
@@ -199,7 +206,10 @@ mod tests {
         };
         let samples: Vec<Sample> = (1..=4).map(|i| at(f64::from(i), 123)).collect();
         let p = progress(&[], &spec, Some(1 << 30), &samples);
-        assert_eq!((p.fraction, p.eta_s, p.total_bytes), (Some(0.4), Some(6.0), None));
+        assert_eq!(
+            (p.fraction, p.eta_s, p.total_bytes),
+            (Some(0.4), Some(6.0), None)
+        );
         assert_eq!(p.step, None);
     }
 
@@ -211,7 +221,9 @@ mod tests {
             ..WorkloadSpec::default()
         };
         let target = (100 << 20) + (1 << 20);
-        let samples: Vec<Sample> = (1..=10).map(|i| at(f64::from(i), i as u64 * (5 << 20))).collect();
+        let samples: Vec<Sample> = (1..=10)
+            .map(|i| at(f64::from(i), i as u64 * (5 << 20)))
+            .collect();
         let p = progress(&[], &spec, Some(target), &samples);
         assert_eq!(p.total_bytes, Some(200 << 20));
         assert_eq!(p.fraction, Some(0.25));

@@ -95,6 +95,20 @@ impl LiveState {
     }
 }
 
+/// The first wait before reconnecting, and the longest.
+pub const FIRST_BACKOFF_MS: u32 = 500;
+pub const MAX_BACKOFF_MS: u32 = 8000;
+
+/// The wait before the next reconnect: from the first step again after a good session
+/// (the agent said hello), else doubled up to the longest.
+pub fn next_backoff(current_ms: u32, good_session: bool) -> u32 {
+    if good_session {
+        FIRST_BACKOFF_MS
+    } else {
+        (current_ms * 2).min(MAX_BACKOFF_MS)
+    }
+}
+
 #[cfg(target_arch = "wasm32")]
 pub use browser::{connect, connect_to};
 
@@ -105,31 +119,57 @@ mod browser {
     use gloo_net::websocket::{futures::WebSocket, Message};
     use leptos::prelude::*;
     use shared::api::{ClientMsg, ServerMsg};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
 
     /// Keeps a stream open for as long as the page lives, following the agent's active run.
     pub fn connect(token: String, state: RwSignal<LiveState>) {
         connect_to(crate::session::ws_url(), token, state);
     }
 
-    /// The same for the agent whose stream is at `url` (a kiosk wall's tile).
+    /// The same for the agent whose stream is at `url` (a kiosk wall's tile). The stream
+    /// ends with the view that opened it (Disconnect, a tile removed): the owner's cleanup
+    /// stops it, so no socket outlives its view or reconnects for nobody.
     pub fn connect_to(url: String, token: String, state: RwSignal<LiveState>) {
+        let stopped = Arc::new(AtomicBool::new(false));
+        let stop = Arc::clone(&stopped);
+        on_cleanup(move || stop.store(true, Ordering::Relaxed));
         leptos::task::spawn_local(async move {
-            let mut backoff_ms = 500u32;
-            loop {
-                if let Err(e) = session(&url, &token, state).await {
-                    state.update(|s| {
-                        s.connected = false;
-                        s.error = Some(format!("connection to the agent lost ({e}); retrying"));
-                    });
+            let mut backoff_ms = super::FIRST_BACKOFF_MS;
+            while !stopped.load(Ordering::Relaxed) {
+                let good = match session(&url, &token, state, &stopped).await {
+                    Ok(good) => good,
+                    Err((good, e)) => {
+                        if !stopped.load(Ordering::Relaxed) {
+                            state.try_update(|s| {
+                                s.connected = false;
+                                s.error =
+                                    Some(format!("connection to the agent lost ({e}); retrying"));
+                            });
+                        }
+                        good
+                    }
+                };
+                backoff_ms = super::next_backoff(backoff_ms, good);
+                if stopped.load(Ordering::Relaxed) {
+                    break;
                 }
                 gloo_timers::future::TimeoutFuture::new(backoff_ms).await;
-                backoff_ms = (backoff_ms * 2).min(8000);
             }
         });
     }
 
-    async fn session(url: &str, token: &str, state: RwSignal<LiveState>) -> Result<(), String> {
-        let ws = WebSocket::open(url).map_err(|e| e.to_string())?;
+    /// One connection until it closes or the stream is stopped; `true` with it when the
+    /// agent said hello (a good session: the back-off starts again from its first step).
+    async fn session(
+        url: &str,
+        token: &str,
+        state: RwSignal<LiveState>,
+        stopped: &AtomicBool,
+    ) -> Result<bool, (bool, String)> {
+        let mut good = false;
+        let fail = |good: bool| move |e: String| (good, e);
+        let ws = WebSocket::open(url).map_err(|e| (false, e.to_string()))?;
         let (mut tx, mut rx) = ws.split();
         for msg in [
             ClientMsg::Auth {
@@ -139,22 +179,30 @@ mod browser {
                 max_points: Some(crate::api::chart_points()),
             },
         ] {
-            let text = serde_json::to_string(&msg).map_err(|e| e.to_string())?;
+            let text = serde_json::to_string(&msg).map_err(|e| (false, e.to_string()))?;
             tx.send(Message::Text(text))
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| (false, e.to_string()))?;
         }
         while let Some(m) = rx.next().await {
-            match m.map_err(|e| e.to_string())? {
+            if stopped.load(Ordering::Relaxed) {
+                // Dropping both halves closes the socket.
+                return Ok(good);
+            }
+            match m.map_err(|e| e.to_string()).map_err(fail(good))? {
                 Message::Text(t) => {
                     if let Ok(msg) = serde_json::from_str::<ServerMsg>(&t) {
-                        state.update(|s| s.apply(msg));
+                        good |= matches!(msg, ServerMsg::Hello { .. });
+                        // The view may be gone: its signal with it.
+                        if state.try_update(|s| s.apply(msg)).is_none() {
+                            return Ok(good);
+                        }
                     }
                 }
                 Message::Bytes(_) => {}
             }
         }
-        Err("closed".into())
+        Err((good, "closed".into()))
     }
 }
 
@@ -170,6 +218,16 @@ mod tests {
                 ..Sample::default()
             },
         }
+    }
+
+    #[test]
+    fn the_backoff_doubles_to_its_cap_and_resets_after_a_good_session() {
+        let mut b = FIRST_BACKOFF_MS;
+        for _ in 0..10 {
+            b = next_backoff(b, false);
+        }
+        assert_eq!(b, MAX_BACKOFF_MS);
+        assert_eq!(next_backoff(b, true), FIRST_BACKOFF_MS);
     }
 
     #[test]

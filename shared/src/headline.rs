@@ -83,11 +83,15 @@ pub fn min_avg_max(samples: &[Sample], read: bool) -> Option<MinAvgMax> {
 pub fn headline(r: &RunInfo, samples: &[Sample]) -> Headline {
     let a = r.analysis.clone().unwrap_or_default();
     match RunKind::of(r.preset.as_deref()).headline() {
-        HeadlineKind::Cdm => crate::steps::grid_from_steps(&r.steps).map_or(Headline::Steps, Headline::Cdm),
-        HeadlineKind::Atto => crate::steps::sweep_from_steps(&r.steps).map_or(Headline::Steps, |mut p| {
-            p.sort_by_key(|x| x.bs);
-            Headline::Atto(p)
-        }),
+        HeadlineKind::Cdm => {
+            crate::steps::grid_from_steps(&r.steps).map_or(Headline::Steps, Headline::Cdm)
+        }
+        HeadlineKind::Atto => {
+            crate::steps::sweep_from_steps(&r.steps).map_or(Headline::Steps, |mut p| {
+                p.sort_by_key(|x| x.bs);
+                Headline::Atto(p)
+            })
+        }
         HeadlineKind::FullSpan => Headline::FullSpan {
             read: min_avg_max(samples, true),
             write: min_avg_max(samples, false),

@@ -352,7 +352,10 @@ fn strip_pass(name: &str) -> &str {
     let t = name.trim_end();
     match t.rsplit_once(' ') {
         Some((head, last))
-            if last.trim_start_matches('#').chars().all(|c| c.is_ascii_digit())
+            if last
+                .trim_start_matches('#')
+                .chars()
+                .all(|c| c.is_ascii_digit())
                 && !last.trim_start_matches('#').is_empty()
                 && (last.starts_with('#') || head.ends_with("round")) =>
         {

@@ -269,3 +269,93 @@ pub struct TargetPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::analysis::verify::Verify>,
 }
+
+/// A run's warnings with each repeated one said once: the same warning for several steps
+/// (`step 'X': W`, the first step's without the prefix) becomes one line naming the steps.
+/// Warnings whose figures differ between steps group by their wording (digits aside) and
+/// keep the first one's figures, saying so.
+pub fn said_once(warnings: &[String]) -> Vec<String> {
+    fn split(w: &str) -> (Option<&str>, &str) {
+        match w.strip_prefix("step '").and_then(|r| r.split_once("': ")) {
+            Some((step, body)) => (Some(step), body),
+            None => (None, w),
+        }
+    }
+    let shape = |b: &str| -> String {
+        b.chars()
+            .map(|c| {
+                if c.is_ascii_digit() || c == '.' {
+                    '#'
+                } else {
+                    c
+                }
+            })
+            .collect()
+    };
+    // (shape, first body, steps, bodies differ)
+    let mut groups: Vec<(String, String, Vec<String>, bool)> = Vec::new();
+    for w in warnings {
+        let (step, body) = split(w);
+        let key = shape(body);
+        let step = step.map_or_else(|| "first".to_string(), |s| format!("'{s}'"));
+        match groups.iter_mut().find(|g| g.0 == key) {
+            Some(g) => {
+                g.3 |= g.1 != body;
+                if !g.2.contains(&step) {
+                    g.2.push(step);
+                }
+            }
+            None => groups.push((key, body.to_string(), vec![step], false)),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, body, steps, differ)| match steps.as_slice() {
+            [one] if one == "first" => body,
+            [one] => format!("step {one}: {body}"),
+            many => {
+                let shown: Vec<&str> = many.iter().take(4).map(String::as_str).collect();
+                let more = many.len().saturating_sub(4);
+                format!(
+                    "{} steps ({}{}): {body}{}",
+                    many.len(),
+                    shown.join(", "),
+                    if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    },
+                    if differ {
+                        " (figures of the first; they differ by step)"
+                    } else {
+                        ""
+                    }
+                )
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod said_once_tests {
+    use super::said_once;
+
+    #[test]
+    fn the_same_warning_for_many_steps_is_one_line() {
+        let w: Vec<String> = vec![
+            "block layer split 2.00 requests per I/O".into(),
+            "step '1K read': block layer split 2.00 requests per I/O".into(),
+            "step '2K read': block layer split 4.00 requests per I/O".into(),
+            "step '2K read': other".into(),
+        ];
+        let out = said_once(&w);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(
+            out[0].starts_with("3 steps (first, '1K read', '2K read'): block layer split 2.00"),
+            "{}",
+            out[0]
+        );
+        assert!(out[0].ends_with("they differ by step)"), "{}", out[0]);
+        assert_eq!(out[1], "step '2K read': other");
+    }
+}

@@ -192,9 +192,7 @@ impl Sample {
         let (mut w, mut r) = (0, 0);
         while r < samples.len() {
             samples.swap(w, r);
-            let pair = samples
-                .get(r + 1)
-                .is_some_and(|b| samples[w].joins(b));
+            let pair = samples.get(r + 1).is_some_and(|b| samples[w].joins(b));
             if pair {
                 let (done, rest) = samples.split_at_mut(r + 1);
                 done[w].absorb(&rest[0]);

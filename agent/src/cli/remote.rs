@@ -240,7 +240,10 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<ExitCode> {
     }
     let text = remote.get(&path, "listing the runs")?;
     let list: shared::api::RunList = serde_json::from_str(&text).context("the run list")?;
-    println!("{:>6}  {:<11} {:<20} {:<40}  result", "id", "status", "test", "target");
+    println!(
+        "{:>6}  {:<11} {:<20} {:<40}  result",
+        "id", "status", "test", "target"
+    );
     for r in &list.runs {
         // The same one line as the dashboard's history and the kiosk.
         println!(

@@ -272,11 +272,7 @@ impl Store {
             .into_iter()
             .map(|r| {
                 // A page of the history carries no plans (a 10,000-step run's is large).
-                RawRun {
-                    plan: None,
-                    ..r
-                }
-                .into_info()
+                RawRun { plan: None, ..r }.into_info()
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok((runs, total as u64))

@@ -128,7 +128,8 @@ pub fn ChartView(
                 <canvas node_ref=canvas id=id width=w height=h
                     on:mousemove=on_move on:mousedown=on_down on:mouseup=on_up
                     on:mouseleave=move |_| { hover.set(None); drag.set(None) }
-                    role="img" aria-label=move || data.with(|d| d.title.clone())></canvas>
+                    role="img" aria-label=move || data.with(|d| d.title.clone())
+                    data-segments=move || data.with(crate::plot::segments_json)></canvas>
                 {selection}
             </div>
             <figcaption>

@@ -157,7 +157,7 @@ pub fn History() -> impl IntoView {
                     view! {
                         <table id="history">
                             <thead><tr>
-                                <th>"pick"</th><th>"run"</th><th>"when"</th><th>"test"</th><th>"target"</th><th>"status"</th><th>"result"</th><th></th>
+                                <th>"pick"</th><th>"run"</th><th class="when">"when"</th><th>"test"</th><th>"target"</th><th>"status"</th><th>"result"</th><th></th>
                             </tr></thead>
                             <tbody>{list.runs.into_iter().map(|r| view! { <HistoryRow r picked on_delete=delete/> }).collect_view()}</tbody>
                         </table>
@@ -250,6 +250,41 @@ fn Significance(infos: RwSignal<Vec<RunInfo>>) -> impl IntoView {
     }
 }
 
+/// Picked runs test by test: each run's mean over its passes (± the 95 % interval when it
+/// has several), and B over A.
+#[component]
+fn StepTable(c: Memo<crate::compare::StepCompare>, ids: Signal<Vec<i64>>) -> impl IntoView {
+    let cell = |s: &Option<shared::analysis::repeat::Stat>| match s {
+        Some(s) if s.n > 1 => format!("{:.1} ± {:.1}", s.mean, (s.ci_hi - s.ci_lo) / 2.0),
+        Some(s) => format!("{:.1}", s.mean),
+        None => "–".into(),
+    };
+    move || {
+        let c = c.get();
+        let ids = ids.get();
+        view! {
+            {c.note.clone().map(|n| view! { <p class="meta" id="compare-note">{n}</p> })}
+            <table id="step-compare">
+                <thead><tr><th>"test"</th><th>"metric"</th>
+                    {ids.iter().map(|id| view! { <th class="num">{format!("run {id}")}</th> }).collect_view()}
+                    {ids.iter().skip(1).map(|id| view! { <th class="num">{format!("run {id} / run {}", ids[0])}</th> }).collect_view()}
+                </tr></thead>
+                <tbody>{c.rows.iter().map(|r| view! {
+                    <tr data-test=r.key.to_string() data-metric=r.metric>
+                        <th>{r.key.to_string()}</th><td>{r.metric}</td>
+                        {r.stats.iter().map(|s| view! { <td class="num">{cell(s)}</td> }).collect_view()}
+                        {r.ratios.iter().map(|x| view! { <td class="num ratio">{match x {
+                            Some((q, Some(ci))) => format!("{q:.2}× ({:.2}–{:.2}{})", ci.lo, ci.hi, if ci.significant { "" } else { ", noise" }),
+                            Some((q, None)) => format!("{q:.2}×"),
+                            None => "–".into(),
+                        }}</td> }).collect_view()}
+                    </tr>
+                }).collect_view()}</tbody>
+            </table>
+        }
+    }
+}
+
 /// The picked runs side by side.
 #[component]
 fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
@@ -277,6 +312,15 @@ fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
             series.set(s);
         });
     });
+    // Whole-run ratios mean something only between single workloads; preset runs (and
+    // mixed picks) are compared test by test.
+    let singles = move || {
+        infos.with(|l| {
+            l.iter().all(|r| {
+                r.steps.len() <= 1 && r.kind().headline() == shared::preset::HeadlineKind::Single
+            })
+        })
+    };
     let table = move || {
         infos.with(|list| {
             let Some(a) = list.first() else {
@@ -303,6 +347,7 @@ fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     };
+    let by_step = Memo::new(move |_| infos.with(|l| crate::compare::by_step(l)));
     let grid = Memo::new(move |_| infos.with(|l| crate::grid::grid(l)));
     let sweep = Memo::new(move |_| infos.with(|l| crate::grid::block_size_sweep(l)));
     let mb = |x: &Sample| x.total_mb_s();
@@ -316,10 +361,15 @@ fn Selection(picked: RwSignal<Vec<i64>>) -> impl IntoView {
                     <ChartView id="compare-chart".into() data=Signal::derive(move || series.with(|s| charts::overlay("Throughput by run", "MB/s", YAxis::Linear, Fmt::Count, s, mb)))/>
                     <ChartView id="compare-latency".into() data=Signal::derive(move || series.with(|s| charts::overlay("p99 latency by run (log scale)", "latency", YAxis::Log, Fmt::Micros, s, p99)))/>
                 </div>
-                <table id="ratios">
-                    <thead><tr><th>"B / A"</th><th>"metric"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"ratio"</th></tr></thead>
-                    <tbody>{table}</tbody>
-                </table>
+                <Show when=singles>
+                    <table id="ratios">
+                        <thead><tr><th>"B / A"</th><th>"metric"</th><th class="num">"A"</th><th class="num">"B"</th><th class="num">"ratio"</th></tr></thead>
+                        <tbody>{table}</tbody>
+                    </table>
+                </Show>
+                <Show when=move || !singles()>
+                    <StepTable c=by_step ids=Signal::derive(move || infos.with(|l| l.iter().map(|r| r.id).collect::<Vec<_>>()))/>
+                </Show>
                 <Significance infos/>
                 {move || grid.get().map(|rows| view! {
                     <h3>"As a CrystalDiskMark grid (best of the picked runs, MB/s)"</h3>

@@ -234,7 +234,12 @@ fn ProgressBar(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
         let run = info.get()?;
         let p = c.live.with(|s| {
             (s.run_id == Some(run.id)).then(|| {
-                crate::progress::progress(&run.plan, &run.spec, c.target_size(&run.target), &s.samples)
+                crate::progress::progress(
+                    &run.plan,
+                    &run.spec,
+                    c.target_size(&run.target),
+                    &s.samples,
+                )
             })
         })?;
         let running = c.live.with(|s| s.status == "running");

@@ -51,12 +51,9 @@ pub fn NewTest() -> impl IntoView {
             crate::form::preset_options(&used)
         })
     });
-    // The picked preset, when it is a sequence of several steps.
-    let sequence = move || {
-        preset
-            .get()
-            .and_then(|n| find(&n).filter(|p| p.steps.len() > 1))
-    };
+    // The picked preset: its own options under their own labels, never the custom
+    // fields (editing one of those would make it a custom run).
+    let sequence = move || preset.get().and_then(|n| find(&n));
     let block = move || {
         target.with(|p| {
             c.find_target(|t| &t.path == p, |t| t.kind == "block")
@@ -128,7 +125,7 @@ pub fn NewTest() -> impl IntoView {
     }
 }
 
-/// A preset of several steps: its steps in short, and the options it takes.
+/// A preset: its steps in short, and the options it takes.
 #[component]
 fn PresetSteps(
     p: Preset,
@@ -161,7 +158,7 @@ fn PresetSteps(
     let n = p.steps.len();
     let names: Vec<String> = p.steps.iter().take(12).map(|s| s.name.clone()).collect();
     view! {
-        <h3>{format!("Preset {}: {n} steps", p.name)}</h3>
+        <h3>{if n == 1 { format!("Preset {}: one step", p.name) } else { format!("Preset {}: {n} steps", p.name) }}</h3>
         <p class="help">{names.join(" · ")}{(n > 12).then_some(" · …")}</p>
         <div class="fields preset-options">{crate::form::PRESET_OPTIONS.iter().filter(|f| p.options.iter().any(|o| o == f.key)).map(opt_field).collect_view()}</div>
     }

@@ -30,14 +30,22 @@ pub fn RunResults(id: i64) -> impl IntoView {
     let samples = RwSignal::new(Vec::<Sample>::new());
     // The charts' range: the whole run, or the samples `seq` from..=to (zoomed in).
     let zoom = RwSignal::new(None::<(u64, u64)>);
+    // Each load is numbered; only the newest one's answer is drawn (a slow whole-run
+    // envelope arriving after a zoom must not replace it).
+    let generation = StoredValue::new(0u64);
     let load = move |range: Option<(u64, u64)>| {
         let t = c.token.get_value();
         zoom.set(range);
+        generation.update_value(|g| *g += 1);
+        let mine = generation.get_value();
         leptos::task::spawn_local(async move {
             let got = match range {
                 Some((a, b)) => crate::api::samples_range(&t, id, a, b).await,
                 None => crate::api::samples(&t, id).await,
             };
+            if generation.try_get_value() != Some(mine) {
+                return;
+            }
             if let Some(s) = c.report(got) {
                 samples.set(s);
             }
@@ -88,8 +96,9 @@ pub fn RunResults(id: i64) -> impl IntoView {
     let steps_view = move || {
         let r = run()?;
         // cdm, cdm-peak and atto open with their grid or bars already.
-        let grids = !matches!(r.preset.as_deref(), Some("cdm" | "cdm-peak" | "atto"));
-        (!r.steps.is_empty()).then(|| view! { <StepsView id steps=r.steps grids/> })
+        let charts = r.kind().charts();
+        (!r.steps.is_empty())
+            .then(|| view! { <StepsView id steps=r.steps grid=charts.grid sweep=charts.sweep/> })
     };
     let analysis_view = move || {
         let lines = run()?.analysis?.summary_lines();
@@ -204,7 +213,7 @@ fn EnvironmentLine(env: shared::Environment) -> impl IntoView {
         <p class="meta environment">{facts.join(" · ")}</p>
         {io_path.map(|l| view! { <p class="meta environment" id="io-path">{l}</p> })}
         {(!env.warnings.is_empty()).then(|| view! {
-            <ul class="warnings" id="warnings">{env.warnings.into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
+            <ul class="warnings" id="warnings">{shared::report::said_once(&env.warnings).into_iter().map(|w| view! { <li>{w}</li> }).collect_view()}</ul>
         })}
     }
 }
@@ -264,9 +273,9 @@ fn SummaryTable(rows: Vec<(&'static str, DirSample)>) -> impl IntoView {
 /// A preset's steps: the CrystalDiskMark grid or block-size sweep when the steps make
 /// one, then every step's figures.
 #[component]
-fn StepsView(id: i64, steps: Vec<shared::StepReport>, grids: bool) -> impl IntoView {
-    let grid = crate::grid::grid_from_steps(&steps).filter(|_| grids);
-    let sweep = crate::grid::sweep_from_steps(&steps).filter(|_| grids);
+fn StepsView(id: i64, steps: Vec<shared::StepReport>, grid: bool, sweep: bool) -> impl IntoView {
+    let grid = crate::grid::grid_from_steps(&steps).filter(|_| grid);
+    let sweep = crate::grid::sweep_from_steps(&steps).filter(|_| sweep);
     view! {
         {grid.map(|rows| view! { <CdmGrid rows/> })}
         {sweep.map(|pts| view! {
@@ -365,25 +374,42 @@ fn RunCharts(
         Signal::derive(move || {
             let s = spec();
             let mut c = samples.with(|x| f(x, s.as_ref()));
-            // Preset runs: the agent's per-step analysis marks the chart.
-            if let Some(r) = run().filter(|r| !r.steps.is_empty()) {
+            if let Some(r) = run() {
                 if let Some(a) = &r.analysis {
-                    c.markers.extend(charts::analysis_markers(a, &r.steps));
+                    // Preset runs: the agent's per-step analysis marks the chart.
+                    if !r.steps.is_empty() {
+                        c.markers.extend(charts::analysis_markers(a, &r.steps));
+                    }
+                    c.markers.extend(charts::stall_marker(a));
                 }
             }
             c
         })
     };
+    // Only the position chart that means something for this kind of run (full-span's is
+    // in its headline).
     let position = Memo::new(move |_| {
         let s = spec();
-        samples.with(|x| charts::by_position(x, s.as_ref()))
+        let kind = run().map(|r| r.kind().charts().position);
+        (kind == Some(shared::preset::PositionChart::Window))
+            .then(|| samples.with(|x| charts::by_position(x, s.as_ref())))
+            .flatten()
     });
     let temp = Memo::new(move |_| samples.with(|x| charts::temperature(x)));
+    let latency = Signal::derive(move || {
+        let mut c = samples.with(|x| charts::latency(x));
+        c.markers.extend(
+            run()
+                .and_then(|r| r.analysis)
+                .and_then(|a| charts::stall_marker(&a)),
+        );
+        c
+    });
     view! {
             <div class="charts">
                 <ChartView id=format!("run-{id}-throughput") data=chart(charts::throughput) on_range/>
                 <ChartView id=format!("run-{id}-iops") data=chart(charts::iops) on_range/>
-                <ChartView id=format!("run-{id}-latency") data=Signal::derive(move || samples.with(|x| charts::latency(x))) on_range/>
+                <ChartView id=format!("run-{id}-latency") data=latency on_range/>
                 {move || temp.get().map(|d| view! { <ChartView id=format!("run-{id}-temperature") data=Signal::derive(move || d.clone()) on_range/> })}
                 {move || position.get().map(|d| view! { <ChartView id=format!("run-{id}-position") data=Signal::derive(move || d.clone())/> })}
             </div>
