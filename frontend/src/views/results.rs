@@ -100,17 +100,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
         (!r.steps.is_empty())
             .then(|| view! { <StepsView id steps=r.steps grid=charts.grid sweep=charts.sweep/> })
     };
-    let analysis_view = move || {
-        let lines = run()?.analysis?.summary_lines();
-        (!lines.is_empty()).then(|| {
-            view! {
-                <section class="analysis" id="analysis">
-                    <h3>"What the analyses found"</h3>
-                    <ul>{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
-                </section>
-            }
-        })
-    };
+    let analysis_view = move || analysis_panel(run());
     let delete = Callback::new(move |()| {
         let t = c.token.get_value();
         leptos::task::spawn_local(async move {
@@ -148,6 +138,19 @@ pub fn RunResults(id: i64) -> impl IntoView {
             {steps_view}
         </section>
     }
+}
+
+/// The analyses' findings in a sentence each.
+fn analysis_panel(r: Option<RunInfo>) -> Option<impl IntoView> {
+    let lines = r?.analysis?.summary_lines();
+    (!lines.is_empty()).then(|| {
+        view! {
+            <section class="analysis" id="analysis">
+                <h3>"What the analyses found"</h3>
+                <ul>{lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            </section>
+        }
+    })
 }
 
 /// What ran where and what it measured: title, workload line, error, the headline (the

@@ -1,0 +1,290 @@
+// Every figure the dashboard shows is the stored result. Usage:
+// node figures.mjs BASE_URL OPERATOR_TOKEN VIEWER_TOKEN SHOT_DIR
+// Runs a single workload, a read/write mix and the presets (small sizes) through the API,
+// then at 1920x1080 and 390x844 reads the figures on results, history, compare, the kiosk
+// and the live view's end and checks each against the API's stored report to its shown
+// precision; checks that every visible table header sits over its column's cells; checks
+// from the charts' own data (the canvas's data-segments) that no line joins samples across
+// a step boundary or pause; checks cdm's progress at 40 % of its planned time; starts
+// sustain from the New-test form and finds preset `sustain` stored.
+import { launch, check, fail } from './harness.mjs';
+
+const [base, op, viewer, shots] = process.argv.slice(2);
+const browser = await launch();
+const T = { timeout: 20000 };
+const pages = {};
+const errors = [];
+let step = 'start';
+const api = (path, init = {}) => fetch(`${base}${path}`, {
+  ...init,
+  headers: { Authorization: `Bearer ${op}`, 'content-type': 'application/json', ...(init.headers || {}) },
+});
+const info = async (id) => (await api(`/api/v1/runs/${id}`)).json();
+async function start(body) {
+  const r = await api('/api/v1/runs', { method: 'POST', body: JSON.stringify(body) });
+  const text = await r.text();
+  check(r.status === 201, `${body.preset || body.name} did not start: ${r.status} ${text}`);
+  return JSON.parse(text).id;
+}
+async function waitEnd(id) {
+  for (let i = 0; i < 1500; i++) {
+    const run = await info(id);
+    if (run.status !== 'running') {
+      check(run.status === 'completed', `run ${id} ended ${run.status}: ${JSON.stringify(run.error)}`);
+      return run;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`run ${id} did not end`);
+}
+const runToEnd = async (body) => (await waitEnd(await start(body))).id;
+async function context(name, viewport) {
+  const ctx = await browser.newContext({ viewport });
+  const p = await ctx.newPage();
+  p.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
+  pages[name] = p;
+  await p.goto(`${base}/?token=${op}`);
+  await p.locator('.role', { hasText: 'operator' }).waitFor(T);
+  return p;
+}
+// A figure as shown, to the precision shown.
+const num = (text) => parseFloat(String(text).replace(/[^0-9.\-]/g, ''));
+function same(shown, stored, decimals, what) {
+  const want = Number(stored).toFixed(decimals);
+  const got = Number(num(shown)).toFixed(decimals);
+  check(got === want, `${what}: the page shows ${shown}, the stored result is ${want}`);
+}
+// Each visible header's box lies over its column's cells.
+async function headersOverCells(p, what) {
+  const bad = await p.evaluate(() => {
+    const out = [];
+    for (const table of document.querySelectorAll('table')) {
+      if (!table.offsetParent) continue;
+      const head = table.querySelector('thead tr');
+      if (!head) continue;
+      const ths = [...head.children].filter((c) => c.offsetParent && getComputedStyle(c).display !== 'none');
+      for (const row of table.querySelectorAll('tbody tr')) {
+        const cells = [...row.children].filter((c) => getComputedStyle(c).display !== 'none');
+        if (cells.length !== ths.length) {
+          out.push(`${table.id || table.className}: ${ths.length} headers over ${cells.length} cells`);
+          break;
+        }
+        ths.forEach((th, i) => {
+          const a = th.getBoundingClientRect();
+          const b = cells[i].getBoundingClientRect();
+          const mid = b.left + b.width / 2;
+          if (mid < a.left - 1 || mid > a.right + 1) out.push(`${table.id}: header '${th.textContent}' is not over its cell '${cells[i].textContent}'`);
+        });
+      }
+    }
+    return out;
+  });
+  check(bad.length === 0, `${what}: ${bad.slice(0, 3).join('; ')}`);
+}
+// No chart line joins samples of two steps or runs through a pause.
+async function noJoinedSteps(p, run, what) {
+  const bounds = run.steps.slice(1).map((s) => s.start_ns / 1e9);
+  const charts = await p.evaluate(() => [...document.querySelectorAll('canvas[data-segments]')]
+    .map((c) => [c.id, c.getAttribute('data-segments')]));
+  check(charts.length > 0, `${what}: no chart carries its data`);
+  let checked = 0;
+  for (const [id, json] of charts) {
+    if (!/throughput|iops|latency/.test(id)) continue;
+    for (const s of JSON.parse(json)) {
+      for (const [x0, x1] of s.segments) {
+        checked++;
+        const t = bounds.find((b) => x0 < b - 1e-6 && x1 > b + 1e-6);
+        check(t === undefined, `${what}: chart ${id} line '${s.name}' runs from ${x0} s to ${x1} s across the step boundary at ${t} s`);
+      }
+    }
+  }
+  check(checked > 0, `${what}: no line segments to check`);
+}
+// The CrystalDiskMark figures of a run's steps: the best and mean MB/s per test label.
+function cdmFigures(run) {
+  const out = {};
+  for (const s of run.steps) {
+    const kind = /rand/.test(s.spec.rw) ? 'RND' : 'SEQ';
+    const bs = s.spec.bs >= 1 << 20 ? `${s.spec.bs >> 20}M` : `${s.spec.bs >> 10}K`;
+    const label = `${kind}${bs} Q${s.spec.iodepth}T${s.spec.jobs}`;
+    const dir = s.summary.read.ios > 0 ? 'read' : 'write';
+    const v = s.summary[dir].mb_s;
+    (out[`${label} ${dir}`] ||= []).push(v);
+  }
+  return out;
+}
+
+const PRESETS = [
+  ['cdm', { count: 2, runtime_ms: '400ms', idle_ms: '200ms', size: '64M' }],
+  ['atto', { size: '16M', runtime_ms: '150ms' }],
+  ['full-span', { interval_ms: '100ms', size: '256M' }],
+  ['iometer-mix', { runtime_ms: '2s', size: '64M' }],
+  ['compress-probe', { size: '64M', runtime_ms: '500ms', idle_ms: '200ms' }],
+  ['quick', { runtime_ms: '2s' }],
+];
+
+try {
+  const targets = await (await api('/api/v1/targets')).json();
+  const scratch = targets.find((t) => t.scratch).path;
+
+  step = 'a single workload, a read/write mix and the presets run';
+  const ids = {};
+  ids.single = await runToEnd({ target: scratch, name: 'single randread',
+    spec: { rw: 'randread', bs: '4k', iodepth: 32, size: '64M', runtime_ms: '1s' } });
+  ids.mix = await runToEnd({ target: scratch, name: 'mix 70/30',
+    spec: { rw: 'randrw', read_pct: 70, bs: '4k', iodepth: 16, size: '64M', runtime_ms: '1s' } });
+  for (const [preset, options] of PRESETS) {
+    step = `running ${preset}`;
+    ids[preset] = await runToEnd({ target: scratch, preset, options });
+  }
+  const runs = {};
+  for (const [k, id] of Object.entries(ids)) runs[k] = await info(id);
+
+  for (const [vw, vh] of [[1920, 1080], [390, 844]]) {
+    const tag = `${vw}x${vh}`;
+    const p = await context(`dashboard-${tag}`, { width: vw, height: vh });
+
+    for (const k of ['single', 'mix']) {
+      step = `${tag}: ${k}'s summary table is the stored summary, each header over its cells`;
+      const r = runs[k];
+      await p.goto(`${base}/runs/${r.id}`);
+      await p.locator('#summary tbody tr').first().waitFor(T);
+      const head = await p.locator('#summary thead th').allTextContents();
+      for (const row of await p.locator('#summary tbody tr').all()) {
+        const cells = await row.locator('th, td').allTextContents();
+        const d = r.summary[cells[0]];
+        const col = (name) => cells[head.indexOf(name)];
+        same(col('MB/s'), d.mb_s, 1, `${tag} ${k} ${cells[0]} MB/s`);
+        same(col('IOPS'), d.iops, 0, `${tag} ${k} ${cells[0]} IOPS`);
+      }
+      await headersOverCells(p, `${tag} ${k} result`);
+      const top = await p.locator('#headline').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+      check(top < vh, `${tag} ${k}: the result starts below the first screen (${top} px)`);
+      await noJoinedSteps(p, r, `${tag} ${k}`);
+    }
+
+    step = `${tag}: cdm's tiles are its steps' best and mean`;
+    const cdm = runs.cdm;
+    const figs = cdmFigures(cdm);
+    await p.goto(`${base}/runs/${cdm.id}`);
+    await p.locator('#cdm-tiles .cdm-tile').nth(7).waitFor(T);
+    for (const row of await p.locator('#cdm-tiles .tile-row:not(.head)').all()) {
+      const label = (await row.locator('.cdm-label').textContent()).trim();
+      for (const dir of ['read', 'write']) {
+        const v = figs[`${label} ${dir}`];
+        check(v, `${tag}: cdm tile ${label} ${dir} has no step`);
+        same(await row.locator(`.cdm-tile.${dir} .best`).textContent(), Math.max(...v), 2, `${tag} cdm ${label} ${dir} best`);
+        same(await row.locator(`.cdm-tile.${dir} .mean`).textContent(), v.reduce((a, b) => a + b) / v.length, 2, `${tag} cdm ${label} ${dir} mean`);
+      }
+    }
+    await headersOverCells(p, `${tag} cdm result`);
+    await noJoinedSteps(p, cdm, `${tag} cdm`);
+
+    for (const k of ['atto', 'full-span', 'iometer-mix', 'compress-probe']) {
+      step = `${tag}: ${k}'s charts break at its steps and its tables line up`;
+      await p.goto(`${base}/runs/${runs[k].id}`);
+      await p.locator('#headline').waitFor(T);
+      await p.locator('.charts canvas').first().waitFor(T);
+      await headersOverCells(p, `${tag} ${k}`);
+      await noJoinedSteps(p, runs[k], `${tag} ${k}`);
+      if (k === 'atto') {
+        check(await p.locator('canvas[id$="-position"]').count() === 0, `${tag}: atto draws a throughput-by-position chart`);
+        const warnings = await p.locator('#warnings li').allTextContents();
+        const lines = warnings.map((w) => w.replace(/^\d+ steps \(.*?\): |^step '.*?': /, '').replace(/[\d.]+/g, '#'));
+        check(new Set(lines).size === lines.length, `${tag}: atto repeats a warning: ${warnings.join(' | ')}`);
+      }
+    }
+
+    step = `${tag}: the history rows are the stored results`;
+    await p.goto(`${base}/history`);
+    const cdmRow = await p.locator(`#history tr[data-run="${cdm.id}"] td.result`).textContent(T);
+    const seqRead = Math.max(...figs['SEQ1M Q8T1 read']);
+    check(cdmRow.includes(`SEQ1M Q8T1 R ${seqRead.toFixed(0)}`), `${tag}: cdm history row ${cdmRow} (stored SEQ1M Q8T1 read best ${seqRead})`);
+    const single = runs.single.summary.read;
+    const singleRow = await p.locator(`#history tr[data-run="${runs.single.id}"] td.result`).textContent(T);
+    same(singleRow.match(/read ([\d.]+) MB\/s/)?.[1], single.mb_s, single.mb_s >= 100 ? 0 : 1, `${tag} single history row`);
+    const fs = runs['full-span'];
+    const fsRow = await p.locator(`#history tr[data-run="${fs.id}"] td.result`).textContent(T);
+    const fsWrite = fs.steps.find((s) => s.summary.write.ios > 0).summary.write.mb_s;
+    const fsRead = fs.steps.find((s) => s.summary.read.ios > 0).summary.read.mb_s;
+    same(fsRow.match(/write avg ([\d.]+)/)?.[1], fsWrite, fsWrite >= 100 ? 0 : 1, `${tag} full-span write`);
+    same(fsRow.match(/read avg ([\d.]+)/)?.[1], fsRead, fsRead >= 100 ? 0 : 1, `${tag} full-span read`);
+    await headersOverCells(p, `${tag} history`);
+
+    step = `${tag}: compare matches cdm and a single run on the test they share`;
+    await p.goto(`${base}/compare?runs=${cdm.id},${runs.single.id}`);
+    await p.locator('#step-compare tbody tr').first().waitFor(T);
+    const note = await p.locator('#compare-note').textContent(T);
+    check(note.includes('RND4K Q32T1 read') && note.includes('different kinds'), `${tag}: compare note: ${note}`);
+    const rows = await p.locator('#step-compare tbody tr').all();
+    check(rows.length > 0 && await p.locator('#ratios').count() === 0, `${tag}: a cdm run and a randread in one whole-run ratio table`);
+    const mb = p.locator('#step-compare tr[data-test="RND4K Q32T1 read"][data-metric="MB/s"] td');
+    const a = figs['RND4K Q32T1 read'];
+    same(await mb.nth(1).textContent(), a.reduce((x, y) => x + y) / a.length, 1, `${tag} compare cdm RND4K Q32T1 read mean`);
+    same(await mb.nth(2).textContent(), single.mb_s, 1, `${tag} compare single RND4K Q32T1 read`);
+    const gridRead = await p.locator('#cdm-grid tr', { hasText: 'SEQ1M Q8T1' }).locator('td').first().textContent(T);
+    same(gridRead, seqRead, 2, `${tag} compare grid SEQ1M Q8T1 read`);
+    await headersOverCells(p, `${tag} compare`);
+  }
+
+  step = 'the kiosk between runs shows the last stored result';
+  const kiosk = await browser.newContext({ viewport: { width: 1920, height: 1080 } }).then((c) => c.newPage());
+  pages.kiosk = kiosk;
+  await kiosk.goto(`${base}/kiosk?token=${viewer}`);
+  const last = runs.quick;
+  await kiosk.locator('#kiosk-headline').waitFor(T);
+  const kLine = await kiosk.locator('#kiosk-headline').textContent();
+  same(kLine.match(/write ([\d.]+) MB\/s/)?.[1], last.summary.write.mb_s, last.summary.write.mb_s >= 100 ? 0 : 1, 'kiosk last result');
+
+  step = "cdm's progress at 40 % of its planned time";
+  const live = await context('live', { width: 1400, height: 1000 });
+  // 8 steps of 1 s with 0.5 s pauses: 11.5 s planned.
+  const t0 = Date.now();
+  const cdmLive = await start({ target: scratch, preset: 'cdm', options: { count: 1, runtime_ms: '1s', idle_ms: '500ms', size: '64M' } });
+  await live.locator('#progress-step').waitFor(T);
+  const first = await (await api(`/api/v1/runs/${cdmLive}/samples`)).json();
+  const wait = 0.4 * 11500 - (Date.now() - t0) + 300;
+  if (wait > 0) await live.waitForTimeout(wait);
+  const pct = await live.locator('#progress').evaluate((e) => e.value);
+  const stepText = await live.locator('#progress-step').textContent();
+  check(pct >= 20 && pct <= 70, `cdm at 40 % of its planned time reads ${pct} % (${stepText})`);
+  check(/^(pause before )?step \d of 8: /.test(stepText), `progress says ${stepText}`);
+  console.log(`cdm progress at 40 % of planned time: ${pct.toFixed(0)} %, "${stepText}" (${first.samples?.length ?? 0} samples when it showed)`);
+  const cdmEnded = await waitEnd(cdmLive);
+  step = "the live view's end is the stored result, with a link to it";
+  await live.locator('#live-result').waitFor(T);
+  await live.waitForFunction(() => !document.querySelector('#live-result').textContent.includes('loading'), null, T);
+  const endLine = await live.locator('#live-result').textContent();
+  const endFigs = cdmFigures(cdmEnded);
+  const endSeq = Math.max(...endFigs['SEQ1M Q8T1 read']);
+  check(endLine.includes(`SEQ1M Q8T1 R ${endSeq.toFixed(0)}`), `live end reads ${endLine}, stored SEQ1M Q8T1 read ${endSeq}`);
+  await live.click('#open-result');
+  await live.locator('#cdm-tiles').waitFor(T);
+  check(live.url().endsWith(`/runs/${cdmLive}`), `open the result went to ${live.url()}`);
+
+  step = 'sustain from the New-test form is a sustain run';
+  await live.goto(`${base}/new`);
+  await live.selectOption('#preset', 'sustain');
+  await live.fill('#o-rate', '100MB');
+  await live.fill('#o-runtime', '2s');
+  await live.fill('#o-size', '256M');
+  await live.fill('#o-buffer_ms', '500ms');
+  check(await live.locator('#f-rate').count() === 0, 'the sustain form shows the custom fields');
+  await live.click('#start');
+  await live.locator('#live-result').waitFor({ timeout: 30000 });
+  const list = await (await api('/api/v1/runs?per_page=1')).json();
+  const sus = await waitEnd(list.runs[0].id);
+  check(sus.preset === 'sustain', `the form's sustain run is stored as preset ${sus.preset}`);
+  check(sus.analysis?.sustain?.buffer_ms === 500, `the form's buffer reached the run: ${JSON.stringify(sus.analysis?.sustain)}`);
+  await live.waitForFunction(() => /PASS|FAIL/.test(document.querySelector('#live-result')?.textContent || ''), null, T);
+  const susLine = await live.locator('#live-result').textContent();
+  same(susLine.match(/([\d.]+) MB\/s achieved/)?.[1], sus.analysis.sustain.achieved_mbps, 0, 'sustain achieved at the live end');
+  await live.screenshot({ path: `${shots}/live-end-sustain.png`, fullPage: true });
+
+  check(errors.length === 0, `page errors: ${errors.join('; ')}`);
+  console.log('figures e2e: all steps passed');
+} catch (e) {
+  await fail('figures e2e', step, e, pages, shots);
+} finally {
+  await browser.close();
+}
