@@ -41,6 +41,30 @@ fn over_time(samples: &[Sample], f: impl Fn(&Sample) -> Option<f64>) -> Vec<(f64
     out
 }
 
+/// Breaks every line at each of `at` (seconds): a stored run's step boundaries, rounds
+/// included (the rounds of a step share its samples' step index, but each is a workload of
+/// its own: a steady-state round, a latency search's next depth).
+pub fn break_at(c: &mut ChartData, at: &[f64]) {
+    for s in &mut c.series {
+        let mut out = Vec::with_capacity(s.points.len() + at.len());
+        let mut next = at.iter().copied().peekable();
+        for (i, p) in s.points.iter().enumerate() {
+            out.push(*p);
+            let Some(q) = s.points.get(i + 1) else { break };
+            while next.peek().is_some_and(|t| *t < p.0 - 1e-9) {
+                next.next();
+            }
+            if let Some(&t) = next.peek() {
+                if p.0 <= t + 1e-9 && q.0 > t + 1e-9 && !p.1.is_nan() && !q.1.is_nan() {
+                    out.push((t, BREAK));
+                    next.next();
+                }
+            }
+        }
+        s.points = out;
+    }
+}
+
 /// The steps (by index) in which a direction moved data: a read line has nothing to say
 /// during a write step.
 fn active_steps(samples: &[Sample], read: bool) -> std::collections::BTreeSet<u32> {
@@ -466,6 +490,38 @@ mod tests {
             span_by_position(&samples[..1]).is_none(),
             "one interval is no chart"
         );
+    }
+
+    #[test]
+    fn lines_break_at_pauses_steps_and_stored_boundaries() {
+        let mut samples = seq_write(6);
+        for s in &mut samples {
+            s.start_ns = s.end_ns - 1_000_000_000;
+        }
+        samples[2].pause = true;
+        samples[2].write.ios = 0;
+        samples[3].step = 1;
+        samples[4].step = 1;
+        samples[5].step = 1;
+        let mut c = throughput(&samples, None);
+        let segs: Vec<(f64, f64)> = c.series[0]
+            .segments()
+            .map(|g| (g[0].0, g[g.len() - 1].0))
+            .collect();
+        assert_eq!(segs, [(1.0, 2.0), (4.0, 6.0)], "{:?}", c.series[0].points);
+        // A round boundary inside step 1 (at 5 s), known from the stored steps.
+        break_at(&mut c, &[5.0]);
+        let segs: Vec<(f64, f64)> = c.series[0]
+            .segments()
+            .map(|g| (g[0].0, g[g.len() - 1].0))
+            .collect();
+        assert_eq!(segs, [(1.0, 2.0), (4.0, 5.0), (6.0, 6.0)]);
+        // An idle interval has no latency point.
+        let lat = latency(&samples);
+        assert!(lat.series[0]
+            .points
+            .iter()
+            .all(|p| p.0 != 3.0 || p.1.is_nan()));
     }
 
     #[test]

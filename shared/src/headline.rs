@@ -242,12 +242,48 @@ pub fn line(r: &RunInfo) -> String {
                 parts.join(" · ")
             }
         }
-        Headline::Steps => r
-            .analysis
-            .as_ref()
-            .and_then(|a| a.summary_lines().into_iter().next())
-            .unwrap_or_else(|| format!("{} steps", r.steps.len())),
+        Headline::Steps => steps_line(r),
     }
+}
+
+/// A preset without a form of its own: its own finding (fake capacity, application
+/// score, fill levels, latency target) when it has one, else its best step per direction.
+fn steps_line(r: &RunInfo) -> String {
+    if let Some(l) = r
+        .analysis
+        .as_ref()
+        .and_then(|a| a.summary_lines().into_iter().next())
+        .filter(|l| !l.contains("not enough"))
+    {
+        return l;
+    }
+    let best = |read: bool| {
+        r.steps
+            .iter()
+            .map(|s| {
+                (
+                    if read {
+                        s.summary.read
+                    } else {
+                        s.summary.write
+                    },
+                    s,
+                )
+            })
+            .filter(|(d, _)| d.ios > 0)
+            .max_by(|a, b| a.0.mb_s.total_cmp(&b.0.mb_s))
+            .map(|(d, s)| {
+                format!(
+                    "{} {} ({})",
+                    if read { "read" } else { "write" },
+                    mbs(d.mb_s),
+                    s.name
+                )
+            })
+    };
+    let mut parts: Vec<String> = [best(true), best(false)].into_iter().flatten().collect();
+    parts.push(format!("{} steps", r.steps.len()));
+    format!("best {}", parts.join(" · "))
 }
 
 /// An interval's figures as the kiosk and the wall show them.

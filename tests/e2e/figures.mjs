@@ -114,12 +114,34 @@ function cdmFigures(run) {
   return out;
 }
 
+// Every preset, small (sustain is started from the form below); `quick` last, so that it
+// is the kiosk's last result.
 const PRESETS = [
-  ['cdm', { count: 2, runtime_ms: '400ms', idle_ms: '200ms', size: '64M' }],
+  ['cdm-peak', { count: 1, runtime_ms: '300ms', idle_ms: '100ms', size: '64M' }],
   ['atto', { size: '16M', runtime_ms: '150ms' }],
-  ['full-span', { interval_ms: '100ms', size: '256M' }],
+  ['orion-matrix', { size: '64M', runtime_ms: '100ms' }],
   ['iometer-mix', { runtime_ms: '2s', size: '64M' }],
+  ['snia-steady', { size: '32M', runtime_ms: '300ms', count: 6 }],
+  ['fill', { size: '64M' }],
   ['compress-probe', { size: '64M', runtime_ms: '500ms', idle_ms: '200ms' }],
+  ['cache-recovery', { size: '32M', idle_ms: '500ms' }],
+  ['latency-target', { size: '64M', runtime_ms: '300ms' }],
+  ['fill-level', { size: '96M', runtime_ms: '200ms' }],
+  ['fakecap', { size: '32M' }],
+  ['error-scan', { size: '32M' }],
+  ['apps', { count: 1 }],
+  ['app-build', { count: 1 }],
+  ['app-database', { count: 1 }],
+  ['app-files', { count: 1 }],
+  ['seq1m-q8-read', { runtime_ms: '300ms' }],
+  ['seq1m-q8-write', { runtime_ms: '300ms' }],
+  ['rnd4k-q32-read', { runtime_ms: '300ms' }],
+  ['rnd4k-q32-write', { runtime_ms: '300ms' }],
+  ['rnd4k-q1-read', { runtime_ms: '300ms' }],
+  ['rnd4k-q1-write', { runtime_ms: '300ms' }],
+  // Newest last: the history's first page (25 rows) holds these and the two workloads.
+  ['cdm', { count: 2, runtime_ms: '400ms', idle_ms: '200ms', size: '64M' }],
+  ['full-span', { interval_ms: '100ms', size: '256M' }],
   ['quick', { runtime_ms: '2s' }],
 ];
 
@@ -129,11 +151,15 @@ try {
 
   step = 'a single workload, a read/write mix and the presets run';
   const ids = {};
+  for (const [preset, options] of PRESETS.slice(0, -3)) {
+    step = `running ${preset}`;
+    ids[preset] = await runToEnd({ target: scratch, preset, options });
+  }
   ids.single = await runToEnd({ target: scratch, name: 'single randread',
     spec: { rw: 'randread', bs: '4k', iodepth: 32, size: '64M', runtime_ms: '1s' } });
   ids.mix = await runToEnd({ target: scratch, name: 'mix 70/30',
     spec: { rw: 'randrw', read_pct: 70, bs: '4k', iodepth: 16, size: '64M', runtime_ms: '1s' } });
-  for (const [preset, options] of PRESETS) {
+  for (const [preset, options] of PRESETS.slice(-3)) {
     step = `running ${preset}`;
     ids[preset] = await runToEnd({ target: scratch, preset, options });
   }
@@ -180,13 +206,22 @@ try {
     await headersOverCells(p, `${tag} cdm result`);
     await noJoinedSteps(p, cdm, `${tag} cdm`);
 
-    for (const k of ['atto', 'full-span', 'iometer-mix', 'compress-probe']) {
-      step = `${tag}: ${k}'s charts break at its steps and its tables line up`;
-      await p.goto(`${base}/runs/${runs[k].id}`);
+    for (const [k] of PRESETS.filter(([k]) => k !== 'cdm')) {
+      step = `${tag}: ${k} opens with its stored result, its charts break at its steps, its tables line up`;
+      const r = runs[k];
+      await p.goto(`${base}/runs/${r.id}`);
       await p.locator('#headline').waitFor(T);
       await p.locator('.charts canvas').first().waitFor(T);
       await headersOverCells(p, `${tag} ${k}`);
-      await noJoinedSteps(p, runs[k], `${tag} ${k}`);
+      await noJoinedSteps(p, r, `${tag} ${k}`);
+      const top = await p.locator('#headline').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+      check(top < vh * 0.75, `${tag} ${k}: the result starts at ${top} px, below the first screen`);
+      // A single workload's figures are its stored summary.
+      for (const dl of await p.locator('.headline.single dl.facts').all()) {
+        const dir = (await dl.locator('dt').first().textContent()).trim();
+        same(await dl.locator('dd').first().textContent(), r.summary[dir].mb_s, 1, `${tag} ${k} ${dir} MB/s`);
+        same(await dl.locator('dd').nth(1).textContent(), r.summary[dir].iops, 0, `${tag} ${k} ${dir} IOPS`);
+      }
       if (k === 'atto') {
         check(await p.locator('canvas[id$="-position"]').count() === 0, `${tag}: atto draws a throughput-by-position chart`);
         const warnings = await p.locator('#warnings li').allTextContents();
@@ -209,6 +244,16 @@ try {
     const fsRead = fs.steps.find((s) => s.summary.read.ios > 0).summary.read.mb_s;
     same(fsRow.match(/write avg ([\d.]+)/)?.[1], fsWrite, fsWrite >= 100 ? 0 : 1, `${tag} full-span write`);
     same(fsRow.match(/read avg ([\d.]+)/)?.[1], fsRead, fsRead >= 100 ? 0 : 1, `${tag} full-span read`);
+    let listed = 0;
+    for (const [k] of PRESETS) {
+      const row = p.locator(`#history tr[data-run="${runs[k].id}"] td.result`);
+      if (await row.count() === 0) continue; // on the history's second page
+      listed++;
+      const line = (await row.textContent(T)).trim();
+      check(line.length > 0 && !line.startsWith('nothing measured'), `${tag}: ${k}'s history row reads "${line}"`);
+      if (vw === 1920) console.log(`history ${k}: ${line}`);
+    }
+    check(listed >= PRESETS.length - 3, `${tag}: only ${listed} preset runs in the history`);
     await headersOverCells(p, `${tag} history`);
 
     step = `${tag}: compare matches cdm and a single run on the test they share`;

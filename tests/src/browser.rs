@@ -64,4 +64,21 @@ impl Browser {
         eprintln!("{text}");
         (out.status.success(), text)
     }
+
+    /// Runs `tests/e2e/SCRIPT BASE_URL OPERATOR_TOKEN VIEWER_TOKEN SHOT_DIR` against
+    /// `server` (the arguments every single-agent browser script takes).
+    pub fn run_on(
+        &self,
+        script: &str,
+        server: &crate::server::Server,
+        shots: &std::path::Path,
+    ) -> (bool, String) {
+        let args = [
+            format!("http://{}", server.addr),
+            crate::server::OP.to_string(),
+            crate::server::VIEW.to_string(),
+            shots.display().to_string(),
+        ];
+        self.run(script, &args, &[])
+    }
 }

@@ -5,7 +5,7 @@
 //! cdm's progress at 40 % of its planned time; sustain from the New-test form stored as
 //! preset `sustain`.
 
-use tests::server::{Server, OP, VIEW};
+use tests::server::Server;
 use tests::*;
 
 #[test]
@@ -18,13 +18,7 @@ fn every_figure_shown_is_the_stored_result() {
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[]);
     let shots = tests::browser::Browser::shots("diskscope-figures-");
-    let args = [
-        format!("http://{}", server.addr),
-        OP.to_string(),
-        VIEW.to_string(),
-        shots.display().to_string(),
-    ];
-    let (passed, text) = browser.run("figures.mjs", &args, &[]);
+    let (passed, text) = browser.run_on("figures.mjs", &server, &shots);
     assert!(
         passed,
         "figures browser test failed (screenshots in {}): {text}",
@@ -34,4 +28,36 @@ fn every_figure_shown_is_the_stored_result() {
         shots.join("live-end-sustain.png").exists(),
         "live-end-sustain.png"
     );
+    // The bundle goes out precompressed: brotli where the browser takes it, else gzip.
+    for (accept, coding) in [("gzip, deflate, br, zstd", "br"), ("gzip", "gzip")] {
+        let (head, body) = raw_get(&server.addr, "/pkg/frontend_bg.wasm", accept);
+        assert!(
+            head.contains(&format!("content-encoding: {coding}")),
+            "{accept}: {head}"
+        );
+        println!("bundle sent as {coding}: {body} bytes");
+    }
+    let (head, _) = raw_get(&server.addr, "/pkg/frontend_bg.wasm", "identity");
+    assert!(!head.contains("content-encoding"), "{head}");
+}
+
+/// The head (lower-cased) and the body's length of a GET with `accept-encoding`.
+fn raw_get(addr: &str, path: &str, accept: &str) -> (String, usize) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect");
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept-Encoding: {accept}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("request");
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).expect("response");
+    let split = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a head");
+    (
+        String::from_utf8_lossy(&all[..split]).to_lowercase(),
+        all.len() - split - 4,
+    )
 }

@@ -4,7 +4,7 @@
 //! kiosk's labels and large figure, the dark theme, copy as image. Browser steps in
 //! `tests/e2e/views.mjs`; the screenshots stay in the printed folder as the test's artefacts.
 
-use tests::server::{Server, OP, VIEW};
+use tests::server::Server;
 use tests::*;
 
 #[test]
@@ -17,13 +17,7 @@ fn every_view_and_preset_result_on_a_wall_screen_and_a_phone() {
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[]);
     let shots = tests::browser::Browser::shots("diskscope-views-");
-    let args = [
-        format!("http://{}", server.addr),
-        OP.to_string(),
-        VIEW.to_string(),
-        shots.display().to_string(),
-    ];
-    let (passed, text) = browser.run("views.mjs", &args, &[]);
+    let (passed, text) = browser.run_on("views.mjs", &server, &shots);
     assert!(
         passed,
         "views browser test failed (screenshots in {}): {text}",

@@ -14,6 +14,7 @@ use shared::{DirSample, Sample};
 #[component]
 pub fn HeadlineView(run: RunInfo, samples: RwSignal<Vec<Sample>>) -> impl IntoView {
     let id = run.id;
+    let line = crate::headline::line(&run);
     let h = Memo::new(move |_| samples.with(|s| headline(&run, s)));
     move || {
         match h.get() {
@@ -99,7 +100,14 @@ pub fn HeadlineView(run: RunInfo, samples: RwSignal<Vec<Sample>>) -> impl IntoVi
             </section>
         }
         .into_any(),
-        Headline::Steps => ().into_any(),
+        // No form of its own: the run's one line (its first finding), its panels and steps
+        // below.
+        Headline::Steps => view! {
+            <section class="headline steps" id="headline">
+                <p class="headline-line">{line.clone()}</p>
+            </section>
+        }
+        .into_any(),
     }
     }
 }

@@ -18,6 +18,8 @@ pub fn NewTest() -> impl IntoView {
         async move { c.report(crate::api::presets(&t).await).unwrap_or_default() }
     });
     let find = move |n: &str| find_preset(presets, n);
+    // The agent's traces, fetched once (the custom fields come and go with the preset).
+    let traces = LocalResource::new(move || traces_of(c));
     let target = RwSignal::new(String::new());
     let name = RwSignal::new(String::new());
     let repeat = RwSignal::new(String::new());
@@ -109,7 +111,7 @@ pub fn NewTest() -> impl IntoView {
                 </div>
                 {move || sequence().map(|p| view! { <PresetSteps p options opt_fields/> })}
                 <Show when=move || sequence().is_none()>
-                    <SpecFields form preset checked/>
+                    <SpecFields form preset checked traces/>
                 </Show>
                 <Show when=needs_confirm>
                     <ConfirmDevice target confirm/>
@@ -174,12 +176,8 @@ fn SpecFields(
     form: RwSignal<SpecForm>,
     preset: RwSignal<Option<String>>,
     checked: Memo<Result<WorkloadSpec, FieldErrors>>,
+    traces: LocalResource<Vec<shared::api::TraceInfo>>,
 ) -> impl IntoView {
-    let c = ctx();
-    let traces = LocalResource::new(move || {
-        let t = c.token.get_value();
-        async move { c.report(crate::api::traces(&t).await).unwrap_or_default() }
-    });
     let field = move |f: &'static crate::form::Field| {
         let key = f.key;
         let err = move || checked.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
@@ -323,6 +321,12 @@ fn PresetPicker(
             <small class="help">{move || preset.get().and_then(|n| find(&n)).map(|p| p.description)}</small>
         </div>
     }
+}
+
+/// The agent's traces (empty when they cannot be had: the banner says why).
+async fn traces_of(c: super::Ctx) -> Vec<shared::api::TraceInfo> {
+    let t = c.token.get_value();
+    c.report(crate::api::traces(&t).await).unwrap_or_default()
 }
 
 /// The preset named `n`, once the list is in.

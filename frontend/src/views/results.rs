@@ -140,6 +140,15 @@ pub fn RunResults(id: i64) -> impl IntoView {
     }
 }
 
+/// Where each stored step (and round) after the first began, in seconds.
+fn step_starts(r: &RunInfo) -> Vec<f64> {
+    r.steps
+        .iter()
+        .skip(1)
+        .map(|s| s.start_ns as f64 / 1e9)
+        .collect()
+}
+
 /// The analyses' findings in a sentence each.
 fn analysis_panel(r: Option<RunInfo>) -> Option<impl IntoView> {
     let lines = r?.analysis?.summary_lines();
@@ -378,6 +387,7 @@ fn RunCharts(
             let s = spec();
             let mut c = samples.with(|x| f(x, s.as_ref()));
             if let Some(r) = run() {
+                charts::break_at(&mut c, &step_starts(&r));
                 if let Some(a) = &r.analysis {
                     // Preset runs: the agent's per-step analysis marks the chart.
                     if !r.steps.is_empty() {
@@ -401,6 +411,9 @@ fn RunCharts(
     let temp = Memo::new(move |_| samples.with(|x| charts::temperature(x)));
     let latency = Signal::derive(move || {
         let mut c = samples.with(|x| charts::latency(x));
+        if let Some(r) = run() {
+            charts::break_at(&mut c, &step_starts(&r));
+        }
         c.markers.extend(
             run()
                 .and_then(|r| r.analysis)

@@ -100,12 +100,12 @@ fn ScanMapView(m: ScanMap, name: Option<String>) -> impl IntoView {
                 <span class="cell error"></span><span>"failed"</span>
                 <span class="cell unscanned"></span><span>"not scanned"</span>
             </div>
-            <Show when=move || listed>
+            {listed.then(|| view! {
                 <table class="scan-regions">
                     <thead><tr><th>"region"</th><th>"from (bytes)"</th><th>"to"</th><th>"size"</th><th>"I/Os"</th></tr></thead>
-                    <tbody>{rows.clone()}</tbody>
+                    <tbody>{rows}</tbody>
                 </table>
-            </Show>
+            })}
         </section>
     }
 }
@@ -197,13 +197,13 @@ fn VerifyView(v: shared::analysis::verify::Verify, steps: usize) -> impl IntoVie
                 <thead><tr><th>"corrupt"</th><th>"misplaced"</th><th>"stale"</th><th>"unwritten"</th><th>"unreadable"</th></tr></thead>
                 <tbody><tr>{counts}</tr></tbody>
             </table>
-            <Show when=move || listed>
+            {listed.then(|| view! {
                 <table class="verify-bad">
                     <caption>"First bad blocks"</caption>
                     <thead><tr><th>"offset (bytes)"</th><th>"kind"</th><th>"detail"</th><th>"step"</th></tr></thead>
-                    <tbody>{rows.clone()}</tbody>
+                    <tbody>{rows}</tbody>
                 </table>
-            </Show>
+            })}
         </section>
     }
 }

@@ -346,7 +346,13 @@ impl Analysis {
             .as_ref()
             .map(latency::LatencyTarget::summary_line);
         let apps = self.apps.as_ref().map(replay::AppScores::summary_line);
-        let mut lines: Vec<String> = apps.into_iter().chain(fill).chain(lat).collect();
+        let fakecap = self.fakecap.as_ref().map(verify::FakeCap::summary_line);
+        let mut lines: Vec<String> = fakecap
+            .into_iter()
+            .chain(apps)
+            .chain(fill)
+            .chain(lat)
+            .collect();
         lines.extend(self.replay.iter().flat_map(replay::Replay::lines));
         lines
     }
