@@ -15,6 +15,17 @@ const T = { timeout: 20000 };
 const pages = {};
 const errors = [];
 let step = 'start';
+// Each part's failure is kept and the next part runs: one run lists every wrong figure.
+const failures = [];
+async function part(name, fn) {
+  step = name;
+  try {
+    await fn();
+  } catch (e) {
+    failures.push(`${name}: ${e.message.split('\n')[0]}`);
+    console.error(`FAILED ${name}: ${e.message.split('\n')[0]}`);
+  }
+}
 const api = (path, init = {}) => fetch(`${base}${path}`, {
   ...init,
   headers: { Authorization: `Bearer ${op}`, 'content-type': 'application/json', ...(init.headers || {}) },
@@ -170,8 +181,11 @@ try {
     const tag = `${vw}x${vh}`;
     const p = await context(`dashboard-${tag}`, { width: vw, height: vh });
 
-    for (const k of ['single', 'mix']) {
-      step = `${tag}: ${k}'s summary table is the stored summary, each header over its cells`;
+    const cdm = runs.cdm;
+    const figs = cdmFigures(cdm);
+    const seqRead = Math.max(...figs['SEQ1M Q8T1 read']);
+    const single = runs.single.summary.read;
+    for (const k of ['single', 'mix']) await part(`${tag}: ${k}'s summary table is the stored summary, each header over its cells`, async () => {
       const r = runs[k];
       await p.goto(`${base}/runs/${r.id}`);
       await p.locator('#summary tbody tr').first().waitFor(T);
@@ -187,11 +201,9 @@ try {
       const top = await p.locator('#headline').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
       check(top < vh, `${tag} ${k}: the result starts below the first screen (${top} px)`);
       await noJoinedSteps(p, r, `${tag} ${k}`);
-    }
+    });
 
-    step = `${tag}: cdm's tiles are its steps' best and mean`;
-    const cdm = runs.cdm;
-    const figs = cdmFigures(cdm);
+    await part(`${tag}: cdm's tiles are its steps' best and mean`, async () => {
     await p.goto(`${base}/runs/${cdm.id}`);
     await p.locator('#cdm-tiles .cdm-tile').nth(7).waitFor(T);
     for (const row of await p.locator('#cdm-tiles .tile-row:not(.head)').all()) {
@@ -205,9 +217,9 @@ try {
     }
     await headersOverCells(p, `${tag} cdm result`);
     await noJoinedSteps(p, cdm, `${tag} cdm`);
+    });
 
-    for (const [k] of PRESETS.filter(([k]) => k !== 'cdm')) {
-      step = `${tag}: ${k} opens with its stored result, its charts break at its steps, its tables line up`;
+    for (const [k] of PRESETS.filter(([k]) => k !== 'cdm')) await part(`${tag}: ${k} opens with its stored result, its charts break at its steps, its tables line up`, async () => {
       const r = runs[k];
       await p.goto(`${base}/runs/${r.id}`);
       await p.locator('#headline').waitFor(T);
@@ -228,14 +240,12 @@ try {
         const lines = warnings.map((w) => w.replace(/^\d+ steps \(.*?\): |^step '.*?': /, '').replace(/[\d.]+/g, '#'));
         check(new Set(lines).size === lines.length, `${tag}: atto repeats a warning: ${warnings.join(' | ')}`);
       }
-    }
+    });
 
-    step = `${tag}: the history rows are the stored results`;
+    await part(`${tag}: the history rows are the stored results`, async () => {
     await p.goto(`${base}/history`);
     const cdmRow = await p.locator(`#history tr[data-run="${cdm.id}"] td.result`).textContent(T);
-    const seqRead = Math.max(...figs['SEQ1M Q8T1 read']);
     check(cdmRow.includes(`SEQ1M Q8T1 R ${seqRead.toFixed(0)}`), `${tag}: cdm history row ${cdmRow} (stored SEQ1M Q8T1 read best ${seqRead})`);
-    const single = runs.single.summary.read;
     const singleRow = await p.locator(`#history tr[data-run="${runs.single.id}"] td.result`).textContent(T);
     same(singleRow.match(/read ([\d.]+) MB\/s/)?.[1], single.mb_s, single.mb_s >= 100 ? 0 : 1, `${tag} single history row`);
     const fs = runs['full-span'];
@@ -255,8 +265,9 @@ try {
     }
     check(listed >= PRESETS.length - 3, `${tag}: only ${listed} preset runs in the history`);
     await headersOverCells(p, `${tag} history`);
+    });
 
-    step = `${tag}: compare matches cdm and a single run on the test they share`;
+    await part(`${tag}: compare matches cdm and a single run on the test they share`, async () => {
     await p.goto(`${base}/compare?runs=${cdm.id},${runs.single.id}`);
     await p.locator('#step-compare tbody tr').first().waitFor(T);
     const note = await p.locator('#compare-note').textContent(T);
@@ -270,9 +281,10 @@ try {
     const gridRead = await p.locator('#cdm-grid tr', { hasText: 'SEQ1M Q8T1' }).locator('td').first().textContent(T);
     same(gridRead, seqRead, 2, `${tag} compare grid SEQ1M Q8T1 read`);
     await headersOverCells(p, `${tag} compare`);
+    });
   }
 
-  step = 'the kiosk between runs shows the last stored result';
+  await part('the kiosk between runs shows the last stored result', async () => {
   const kiosk = await browser.newContext({ viewport: { width: 1920, height: 1080 } }).then((c) => c.newPage());
   pages.kiosk = kiosk;
   await kiosk.goto(`${base}/kiosk?token=${viewer}`);
@@ -280,9 +292,10 @@ try {
   await kiosk.locator('#kiosk-headline').waitFor(T);
   const kLine = await kiosk.locator('#kiosk-headline').textContent();
   same(kLine.match(/write ([\d.]+) MB\/s/)?.[1], last.summary.write.mb_s, last.summary.write.mb_s >= 100 ? 0 : 1, 'kiosk last result');
+  });
 
-  step = "cdm's progress at 40 % of its planned time";
   const live = await context('live', { width: 1400, height: 1000 });
+  await part("cdm's progress at 40 % of its planned time; the live view's end is the stored result, with a link to it", async () => {
   // 8 steps of 1 s with 0.5 s pauses: 11.5 s planned.
   const t0 = Date.now();
   const cdmLive = await start({ target: scratch, preset: 'cdm', options: { count: 1, runtime_ms: '1s', idle_ms: '500ms', size: '64M' } });
@@ -296,7 +309,6 @@ try {
   check(/^(pause before )?step \d of 8: /.test(stepText), `progress says ${stepText}`);
   console.log(`cdm progress at 40 % of planned time: ${pct.toFixed(0)} %, "${stepText}" (${first.samples?.length ?? 0} samples when it showed)`);
   const cdmEnded = await waitEnd(cdmLive);
-  step = "the live view's end is the stored result, with a link to it";
   await live.locator('#live-result').waitFor(T);
   await live.waitForFunction(() => !document.querySelector('#live-result').textContent.includes('loading'), null, T);
   const endLine = await live.locator('#live-result').textContent();
@@ -306,8 +318,9 @@ try {
   await live.click('#open-result');
   await live.locator('#cdm-tiles').waitFor(T);
   check(live.url().endsWith(`/runs/${cdmLive}`), `open the result went to ${live.url()}`);
+  });
 
-  step = 'sustain from the New-test form is a sustain run';
+  await part('sustain from the New-test form is a sustain run', async () => {
   await live.goto(`${base}/new`);
   await live.selectOption('#preset', 'sustain');
   await live.fill('#o-rate', '100MB');
@@ -325,7 +338,10 @@ try {
   const susLine = await live.locator('#live-result').textContent();
   same(susLine.match(/([\d.]+) MB\/s achieved/)?.[1], sus.analysis.sustain.achieved_mbps, 0, 'sustain achieved at the live end');
   await live.screenshot({ path: `${shots}/live-end-sustain.png`, fullPage: true });
+  });
 
+  step = 'every part';
+  check(failures.length === 0, `${failures.length} part(s) failed:\n  ${failures.join('\n  ')}`);
   check(errors.length === 0, `page errors: ${errors.join('; ')}`);
   console.log('figures e2e: all steps passed');
 } catch (e) {
