@@ -184,9 +184,25 @@ mod browser {
                 .await
                 .map_err(|e| (false, e.to_string()))?;
         }
-        while let Some(m) = rx.next().await {
+        loop {
+            // Wake at least every 250 ms, so that a stopped stream closes its socket at once
+            // even when the agent is idle and sends nothing.
+            let next = rx.next();
+            let tick = gloo_timers::future::TimeoutFuture::new(250);
+            futures_util::pin_mut!(next);
+            let m = match futures_util::future::select(next, tick).await {
+                futures_util::future::Either::Left((m, _)) => m,
+                futures_util::future::Either::Right(_) => {
+                    if stopped.load(Ordering::Relaxed) {
+                        let _ = tx.close().await;
+                        return Ok(good);
+                    }
+                    continue;
+                }
+            };
+            let Some(m) = m else { break };
             if stopped.load(Ordering::Relaxed) {
-                // Dropping both halves closes the socket.
+                let _ = tx.close().await;
                 return Ok(good);
             }
             match m.map_err(|e| e.to_string()).map_err(fail(good))? {
@@ -195,6 +211,7 @@ mod browser {
                         good |= matches!(msg, ServerMsg::Hello { .. });
                         // The view may be gone: its signal with it.
                         if state.try_update(|s| s.apply(msg)).is_none() {
+                            let _ = tx.close().await;
                             return Ok(good);
                         }
                     }

@@ -340,6 +340,30 @@ try {
   await live.screenshot({ path: `${shots}/live-end-sustain.png`, fullPage: true });
   });
 
+  await part('a stream stops with its view: Disconnect closes the WebSocket and nothing reconnects', async () => {
+    const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    const q = await ctx.newPage();
+    pages.disconnect = q;
+    const sockets = [];
+    q.on('websocket', (ws) => {
+      const s = { url: ws.url(), closed: false, at: Date.now() };
+      ws.on('close', () => { s.closed = true; });
+      sockets.push(s);
+    });
+    await q.goto(`${base}/?token=${op}`);
+    await q.locator('.role', { hasText: 'operator' }).waitFor(T);
+    check(sockets.length >= 1, 'no WebSocket opened');
+    await q.click('button:text("Disconnect")');
+    const gone = Date.now();
+    await q.locator('#token').waitFor(T);
+    await q.waitForTimeout(3000);
+    const open = sockets.filter((s) => !s.closed);
+    const later = sockets.filter((s) => s.at > gone);
+    check(open.length === 0, `${open.length} WebSocket(s) still open 3 s after Disconnect`);
+    check(later.length === 0, `${later.length} WebSocket(s) opened after Disconnect`);
+    console.log(`disconnect: ${sockets.length} socket(s), all closed, none reopened`);
+  });
+
   step = 'every part';
   check(failures.length === 0, `${failures.length} part(s) failed:\n  ${failures.join('\n  ')}`);
   check(errors.length === 0, `page errors: ${errors.join('; ')}`);
