@@ -68,6 +68,14 @@ fn a_remote_run_prints_live_lines_and_writes_the_agents_report() {
         listed.contains("completed") && listed.contains(&target),
         "{listed}"
     );
+    // The same one line as the dashboard's history: the stored MB/s as it rounds there.
+    let mb_s = r.summary.read.mb_s;
+    let shown = if mb_s >= 100.0 {
+        format!("read {mb_s:.0} MB/s")
+    } else {
+        format!("read {mb_s:.1} MB/s")
+    };
+    assert!(listed.contains(&shown), "{shown} not in {listed}");
     let exported = data.path().join("exported.json");
     let out = diskscope(&[
         "export",
