@@ -292,6 +292,8 @@ try {
   await kiosk.locator('#kiosk-headline').waitFor(T);
   const kLine = await kiosk.locator('#kiosk-headline').textContent();
   same(kLine.match(/write ([\d.]+) MB\/s/)?.[1], last.summary.write.mb_s, last.summary.write.mb_s >= 100 ? 0 : 1, 'kiosk last result');
+  const link = await kiosk.locator('#kiosk-result-link').getAttribute('href');
+  check(link === `/runs/${last.id}`, `the kiosk's last result links to ${link}`);
   });
 
   const live = await context('live', { width: 1400, height: 1000 });

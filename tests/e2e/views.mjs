@@ -104,7 +104,7 @@ try {
       ['history', '/history', '#history'],
       ['targets', '/targets', '#targets'],
       ['fleet', '/fleet', 'section.fleet'],
-      ['compare', `/compare?runs=${ids.single},${ids.cdm}`, '#compare #step-compare'],
+      ['compare', `/compare?runs=${ids.single},${ids.cdm}`, '#compare #compare-note'],
     ];
     for (const [name, path, sel] of VIEWS) {
       step = `${tag}: ${path} opens its view, also after a reload`;

@@ -264,7 +264,7 @@ fn StepTable(c: Memo<crate::compare::StepCompare>, ids: Signal<Vec<i64>>) -> imp
         let ids = ids.get();
         view! {
             {c.note.clone().map(|n| view! { <p class="meta" id="compare-note">{n}</p> })}
-            <table id="step-compare">
+            <table id="step-compare" class:empty=c.rows.is_empty()>
                 <thead><tr><th>"test"</th><th>"metric"</th>
                     {ids.iter().map(|id| view! { <th class="num">{format!("run {id}")}</th> }).collect_view()}
                     {ids.iter().skip(1).map(|id| view! { <th class="num">{format!("run {id} / run {}", ids[0])}</th> }).collect_view()}

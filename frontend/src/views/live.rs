@@ -155,7 +155,9 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
                 <div class="kiosk-last" id="kiosk-last">
                     {move || match last.get() {
                         Some(r) => view! {
-                            <p class="kiosk-label">{format!("Last result · run {}{} · {} · {}", r.id, r.name.as_ref().map(|n| format!(" “{n}”")).unwrap_or_default(), crate::headline::test_name(&r), r.status.as_str())}</p>
+                            <p class="kiosk-label">"Last result · "
+                                <a class="kiosk-link" id="kiosk-result-link" href=crate::route::href(&crate::route::Route::Run(r.id))>{format!("run {}", r.id)}</a>
+                                {format!("{} · {} · {}", r.name.as_ref().map(|n| format!(" “{n}”")).unwrap_or_default(), crate::headline::test_name(&r), r.status.as_str())}</p>
                             <p class="kiosk-headline" id="kiosk-headline">{crate::headline::line(&r)}</p>
                         }.into_any(),
                         None => view! { <p class="kiosk-label">"No run yet: this screen shows the next run on this agent as it happens."</p> }.into_any(),
