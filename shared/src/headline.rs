@@ -116,6 +116,15 @@ pub fn headline(r: &RunInfo, samples: &[Sample]) -> Headline {
     }
 }
 
+/// One direction of a summary.
+fn direction(s: &crate::RunSummary, read: bool) -> DirSample {
+    if read {
+        s.read
+    } else {
+        s.write
+    }
+}
+
 fn mbs(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0} MB/s")
@@ -169,13 +178,7 @@ pub fn line(r: &RunInfo) -> String {
             let avg = |read: bool| {
                 r.steps
                     .iter()
-                    .map(|s| {
-                        if read {
-                            s.summary.read
-                        } else {
-                            s.summary.write
-                        }
-                    })
+                    .map(|s| direction(&s.summary, read))
                     .find(|d| d.ios > 0)
                     .map(|d| mbs(d.mb_s))
             };
@@ -260,16 +263,7 @@ fn steps_line(r: &RunInfo) -> String {
     let best = |read: bool| {
         r.steps
             .iter()
-            .map(|s| {
-                (
-                    if read {
-                        s.summary.read
-                    } else {
-                        s.summary.write
-                    },
-                    s,
-                )
-            })
+            .map(|s| (direction(&s.summary, read), s))
             .filter(|(d, _)| d.ios > 0)
             .max_by(|a, b| a.0.mb_s.total_cmp(&b.0.mb_s))
             .map(|(d, s)| {
