@@ -30,6 +30,28 @@ async function historyRows(p) {
   return p.locator('#history tbody tr');
 }
 
+/// The newest run's id (0 before any).
+async function newestRun() {
+  const l = await (await fetch(`${base}/api/v1/runs?per_page=1`, { headers: { Authorization: `Bearer ${op}` } })).json();
+  return l.runs[0]?.id ?? 0;
+}
+/// Waits for the run started after run `prev` to end completed, and for Live to show its end
+/// (Live still shows the previous run's end until the new one's start arrives, so a status
+/// word alone could be the old run's).
+async function runAfter(page, prev, timeout) {
+  const until = Date.now() + timeout;
+  let run;
+  while (Date.now() < until) {
+    const l = await (await fetch(`${base}/api/v1/runs?per_page=1`, { headers: { Authorization: `Bearer ${op}` } })).json();
+    run = l.runs[0];
+    if (run && run.id > prev && run.status !== 'running') break;
+    await page.waitForTimeout(200);
+  }
+  check(run && run.id > prev && run.status === 'completed', `the run after ${prev} ended ${run?.status} (run ${run?.id})`);
+  await page.locator('#live-end', { hasText: `run ${run.id}` }).waitFor(T);
+  return run.id;
+}
+
 /// Starts a run through the API, waits for its end and opens its results from the history.
 async function runToEnd(page, body) {
   const r = await fetch(`${base}/api/v1/runs`, {
@@ -224,9 +246,10 @@ try {
   await page.fill('#o-runtime', '1s');
   await page.fill('#o-idle', '100ms');
   await page.fill('#o-size', '64M');
+  const prev1 = await newestRun();
   await page.click('#start');
   await page.locator('.state', { hasText: 'running' }).waitFor(T);
-  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
+  await runAfter(page, prev1, 60000);
   await historyRows(page);
   await page.locator('#history tr', { hasText: 'cdm' }).first().locator('button.open').click();
   await page.locator('#cdm-tiles .tile-row:not(.head)').nth(3).waitFor(T);
@@ -245,8 +268,9 @@ try {
   await page.fill('#f-runtime', '');
   await page.check('#f-verify');
   await page.fill('#run-name', 'e2e verify');
+  const prev2 = await newestRun();
   await page.click('#start');
-  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
+  await runAfter(page, prev2, 60000);
   await historyRows(page);
   await page.locator('#history tr', { hasText: 'e2e verify' }).first().locator('button.open').click();
   await page.locator('#verify .verdict', { hasText: 'PASS' }).waitFor(T);
@@ -315,8 +339,9 @@ try {
     await page.locator('#repeat-error', { hasText: 'repeat = x' }).waitFor(T);
     await page.fill('#repeat', '3');
     await page.fill('#run-name', name);
+    const prev3 = await newestRun();
     await page.click('#start');
-    await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
+    await runAfter(page, prev3, 60000);
   }
   await historyRows(page);
   await page.locator('#history tr', { hasText: 'e2e repeat B' }).first().locator('button.open').click();
@@ -358,8 +383,9 @@ try {
   await page.locator('#o-size').waitFor(T);
   await page.fill('#o-size', '512M');
   await page.fill('#run-name', 'e2e apps');
+  const prev4 = await newestRun();
   await page.click('#start');
-  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 180000 });
+  await runAfter(page, prev4, 180000);
   await historyRows(page);
   await page.locator('#history tr', { hasText: 'e2e apps' }).first().locator('button.open').click();
   await page.locator('#app-scores tbody tr').nth(2).waitFor(T);
@@ -378,8 +404,9 @@ try {
   await page.fill('#f-runtime', '');
   await page.fill('#run-name', 'e2e replay');
   check(!(await page.locator('#start').isDisabled()), 'start is disabled for a replay from the form');
+  const prev5 = await newestRun();
   await page.click('#start');
-  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 120000 });
+  await runAfter(page, prev5, 120000);
   await historyRows(page);
   await page.locator('#history tr', { hasText: 'e2e replay' }).first().locator('button.open').click();
   await page.locator('#replay tbody tr').first().waitFor(T);
