@@ -2,10 +2,10 @@
 """Writes docs/benchmarks.md from the measurements in bench/out/ (every case of bench/run.sh).
 
   bench/out/engine.json     bench/vs_fio.py              cases 1 and 2 (against fio)
-  bench/out/pipeline.json   tests/tests/pipeline_bench.rs case 3 (live pipeline, memory)
+  bench/out/pipeline.json   tests/tests/suite/pipeline_bench.rs case 3 (live pipeline, memory)
   bench/out/dashboard.json  bench/dashboard.sh           case 4 (front end)
   bench/out/presets.json    bench/vs_fio.py --presets    case 5 (every preset step vs fio)
-  bench/out/long.json       tests/tests/long_run_bench.rs case 6 (long runs at flat memory)
+  bench/out/long.json       tests/tests/suite/long_run_bench.rs case 6 (long runs at flat memory)
 
 A case not measured this time (its file missing, or `bench/run.sh --only` skipped it) keeps
 its section and target rows from the document as it was, with a line saying so. Everything
@@ -172,7 +172,7 @@ def pipeline_section(p, summary):
         "",
         "## Case 3 — live pipeline: streaming, persistence, memory",
         "",
-        f"`tests/tests/pipeline_bench.rs` ({p['pairs']} alternating triples of {p['run_secs']} s "
+        f"`tests/tests/suite/pipeline_bench.rs` ({p['pairs']} alternating triples of {p['run_secs']} s "
         f"runs): 4K random reads at QD32 on a {p['device']}, run by the CLI alone (no service,",
         "no database), by `diskscope serve` with no client (samples persisted to SQLite), and by",
         f"`diskscope serve` streaming to {p['clients']} WebSocket clients (persisting too). Ratios",
@@ -328,7 +328,7 @@ def long_section(l, summary):
         "",
         "## Case 6 — long runs at flat memory",
         "",
-        f"`tests/tests/long_run_bench.rs` ({l.get('generated', '')}), release agent.",
+        f"`tests/tests/suite/long_run_bench.rs` ({l.get('generated', '')}), release agent.",
         "",
         f"**A {mins:.0f}-minute run** at 100 ms samples on `diskscope serve` (1 MB writes at 200 MB/s on",
         "the null backend: the pipeline is measured, not a drive; with the rate it is a sustain run",

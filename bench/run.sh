@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The whole performance benchmark in one invocation, then docs/benchmarks.md:
 #   case 1+2  bench/vs_fio.py              diskscope and fio alternately (null, file, loop)
-#   case 3    tests/tests/pipeline_bench.rs the live pipeline (20 WebSocket clients, SQLite)
+#   case 3    tests/tests/suite/pipeline_bench.rs the live pipeline (20 WebSocket clients, SQLite)
 #             and agent memory at the end of a long run
 #   case 4    bench/dashboard.sh           bundle size, first chart, redraw (headless Chromium)
 #   case 5    bench/vs_fio.py --presets    every step of cdm, cdm-peak, atto and orion-matrix
 #             against fio with the same parameters and buffer memory
-#   case 6    tests/tests/long_run_bench.rs long runs at flat memory: a 30-minute
+#   case 6    tests/tests/suite/long_run_bench.rs long runs at flat memory: a 30-minute
 #             served run with 20 clients and the CLI beside it, two synthetic 24-hour histories
 # Raw measurements go to bench/out/*.json; bench/report.py writes the document.
 #
@@ -49,7 +49,7 @@ if has 3; then
   echo "== case 3: live pipeline ($pairs triples of ${runtime} s, ${rss} s memory run)" >&2
   DISKSCOPE_BENCH_PAIRS=$pairs DISKSCOPE_BENCH_RUN_SECS=$runtime DISKSCOPE_BENCH_RSS_SECS=$rss \
     DISKSCOPE_BENCH_OUT=$PWD/bench/out/pipeline.json \
-    cargo test --release --quiet -p tests --test pipeline_bench -- --ignored --nocapture
+    cargo test --release --quiet -p tests --test suite pipeline_bench -- --ignored --nocapture
 fi
 if has 4; then
   echo "== case 4: dashboard" >&2
@@ -67,7 +67,7 @@ if has 6; then
   (cd tests/e2e && [ -d node_modules/playwright-core ] || npm ci --silent)
   command -v /usr/bin/time >/dev/null || apt-get install -y -qq time >/dev/null
   DISKSCOPE_BENCH_LONG_SECS=$long DISKSCOPE_BENCH_OUT=$PWD/bench/out/long.json \
-    cargo test --release --quiet -p tests --test long_run_bench -- --ignored --nocapture
+    cargo test --release --quiet -p tests --test suite long_run_bench -- --ignored --nocapture
   python3 - bench/out/long.json <<'PY'
 import json, sys, time
 p = sys.argv[1]; r = json.load(open(p)); r["generated"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -13,12 +13,25 @@ WASM=target-wasm/wasm32-unknown-unknown/wasm-release/frontend.wasm
 # Leptos's erase_components: every component's view type-erased (AnyView) instead of one
 # monomorphised render tree per component: about a tenth less wasm, same behaviour.
 export RUSTFLAGS="${RUSTFLAGS:-} --cfg erase_components"
+# The standard library rebuilt for size with the bundle (build-std: std at opt-level z and
+# inside the LTO, no panic messages or source locations: a panic in the browser aborts the
+# module either way, and the hook in lib.rs still logs it). These flags are unstable-gated,
+# hence RUSTC_BOOTSTRAP for this one build; -7 % gzipped.
+SIZE_FLAGS="-Zlocation-detail=none -Zunstable-options -Cpanic=immediate-abort"
+BUILD_STD=(-Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
 WB_VERSION=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
 
 if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown ||
    timeout 180 rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
-  cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
-    --profile wasm-release --target-dir target-wasm
+  if timeout 180 rustup component add rust-src >/dev/null 2>&1; then
+    RUSTFLAGS="$RUSTFLAGS $SIZE_FLAGS" RUSTC_BOOTSTRAP=1 \
+      cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
+        --profile wasm-release --target-dir target-wasm "${BUILD_STD[@]}"
+  else
+    echo "build-frontend: no rust-src component here; the standard library is not rebuilt for size (a larger bundle)" >&2
+    cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
+      --profile wasm-release --target-dir target-wasm
+  fi
 else
   echo "build-frontend: rustup has no wasm32 target here; using Debian's rustc-web with build-std" >&2
   if [ ! -x /usr/bin/wasm-ld-19 ] || ! dpkg -s rust-web-src >/dev/null 2>&1; then
@@ -27,14 +40,18 @@ else
   fi
   RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=/usr/bin/wasm-ld-19 \
+  RUSTFLAGS="$RUSTFLAGS $SIZE_FLAGS" \
     /usr/bin/cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
-      --profile wasm-release --target-dir target-wasm -Zbuild-std=std,panic_abort
+      --profile wasm-release --target-dir target-wasm "${BUILD_STD[@]}"
 fi
 
 if ! command -v wasm-bindgen >/dev/null 2>&1 ||
    [ "$(wasm-bindgen --version | awk '{print $2}')" != "$WB_VERSION" ]; then
-  echo "build-frontend: installing wasm-bindgen-cli $WB_VERSION (a few minutes, once)" >&2
-  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+  echo "build-frontend: installing wasm-bindgen-cli $WB_VERSION (a minute or two, once)" >&2
+  # A quick optimised build: the tool runs for a second per bundle, its build for minutes.
+  CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false \
+  CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
+    cargo install --locked wasm-bindgen-cli --version "$WB_VERSION"
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
@@ -44,10 +61,16 @@ if [ ! -x .tools/node_modules/.bin/wasm-opt ]; then
   npm install --prefix .tools --no-audit --no-fund binaryen@132 >/dev/null
 fi
 .tools/node_modules/.bin/wasm-opt -Oz "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
-# Precompressed beside each file (gzip -9, and brotli at its best from Node's own zlib):
-# the agent sends the .br or .gz to browsers that accept it.
+# Precompressed beside each file (gzip by zopfli, the densest gzip encoder, when installed,
+# else gzip -9; and brotli at its best from Node's own zlib): the agent sends the .br or .gz
+# to browsers that accept it. Chromium asks for br over HTTPS only, so a dashboard on
+# plain HTTP (the LAN, the kiosk) gets the .gz.
 for f in "$OUT/frontend_bg.wasm" "$OUT/frontend.js"; do
-  gzip -9 -n -c "$f" > "$f.gz"
+  if command -v zopfli >/dev/null 2>&1; then
+    zopfli -c "$f" > "$f.gz"
+  else
+    gzip -9 -n -c "$f" > "$f.gz"
+  fi
   node -e 'const z = require("zlib"), fs = require("fs"); const [i, o] = process.argv.slice(1);
     fs.writeFileSync(o, z.brotliCompressSync(fs.readFileSync(i), { params: {
       [z.constants.BROTLI_PARAM_QUALITY]: 11, [z.constants.BROTLI_PARAM_LGWIN]: 24 } }));' "$f" "$f.br"

@@ -14,8 +14,11 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
   fi
 fi
-if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm
+need=()
+command -v npm >/dev/null 2>&1 || need+=(npm)
+command -v zopfli >/dev/null 2>&1 || need+=(zopfli)
+if [ ${#need[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
 fi
 
 ./scripts/build-frontend.sh

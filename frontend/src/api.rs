@@ -5,11 +5,13 @@ use serde::de::DeserializeOwned;
 use shared::api::{ApiErrorBody, CreateRun, Created, Preset, RunList};
 
 async fn read<T: DeserializeOwned>(r: Response) -> Result<T, String> {
-    if r.ok() {
-        return r.json::<T>().await.map_err(|e| e.to_string());
-    }
+    let ok = r.ok();
     let status = r.status();
-    match r.json::<ApiErrorBody>().await {
+    let text = r.text().await.map_err(|e| e.to_string());
+    if ok {
+        return crate::json::parse(&text?);
+    }
+    match text.and_then(|t| crate::json::parse::<ApiErrorBody>(&t)) {
         Ok(e) => Err(format!("{status} {}: {}", e.code, e.message)),
         Err(_) => Err(format!("HTTP {status}")),
     }

@@ -43,7 +43,7 @@ pub fn ws_url(base: &str) -> String {
 
 /// The fleet as stored (a JSON list); anything unreadable is an empty fleet.
 pub fn parse(stored: &str) -> Vec<Member> {
-    serde_json::from_str(stored).unwrap_or_default()
+    crate::json::parse(stored).unwrap_or_default()
 }
 
 pub fn to_json(list: &[Member]) -> String {

@@ -14,6 +14,7 @@ pub mod fleet;
 pub mod form;
 pub mod format;
 pub mod grid;
+pub mod json;
 pub use shared::headline;
 pub mod plot;
 pub mod progress;

@@ -207,7 +207,7 @@ mod browser {
             }
             match m.map_err(|e| e.to_string()).map_err(fail(good))? {
                 Message::Text(t) => {
-                    if let Ok(msg) = serde_json::from_str::<ServerMsg>(&t) {
+                    if let Ok(msg) = crate::json::parse::<ServerMsg>(&t) {
                         good |= matches!(msg, ServerMsg::Hello { .. });
                         // The view may be gone: its signal with it.
                         if state.try_update(|s| s.apply(msg)).is_none() {

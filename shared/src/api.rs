@@ -218,6 +218,7 @@ pub enum ClientMsg {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(target_arch = "wasm32", serde(try_from = "wire::ServerMsgWire"))]
 pub enum ServerMsg {
     Hello {
         protocol_version: u32,
@@ -264,4 +265,156 @@ pub struct TraceInfo {
     pub builtin: bool,
     /// Size of the (compressed) trace file.
     pub bytes: u64,
+}
+
+/// Compact deserialization for the browser. `#[serde(tag = "type")]` buffers every message
+/// into serde's `Content` and reads each variant back from it, which puts a second copy of
+/// every sample type's reader in the wasm bundle. The dashboard reads [`ServerMsg`] (and
+/// [`crate::analysis::repeat::Metric`]) through flat structs of the same JSON instead; the
+/// agent keeps the derived readers, and a test holds both to the same result.
+pub mod wire {
+    use super::*;
+
+    /// Every field any [`ServerMsg`] variant has, by name, beside its `type`.
+    #[derive(Deserialize)]
+    pub struct ServerMsgWire {
+        #[serde(rename = "type")]
+        kind: String,
+        protocol_version: Option<u32>,
+        version: Option<String>,
+        role: Option<Role>,
+        run_id: Option<i64>,
+        sample: Option<Sample>,
+        samples: Option<Vec<Sample>>,
+        through_seq: Option<u64>,
+        event: Option<RunEvent>,
+        error: Option<RunError>,
+        after_seq: Option<u64>,
+        code: Option<String>,
+        message: Option<String>,
+    }
+
+    fn need<T>(v: Option<T>, field: &str, kind: &str) -> Result<T, String> {
+        v.ok_or_else(|| format!("missing field `{field}` in a '{kind}' message"))
+    }
+
+    impl TryFrom<ServerMsgWire> for ServerMsg {
+        type Error = String;
+        fn try_from(w: ServerMsgWire) -> Result<Self, String> {
+            let k = w.kind.as_str();
+            Ok(match k {
+                "hello" => ServerMsg::Hello {
+                    protocol_version: need(w.protocol_version, "protocol_version", k)?,
+                    version: need(w.version, "version", k)?,
+                    role: need(w.role, "role", k)?,
+                },
+                "subscribed" => ServerMsg::Subscribed { run_id: w.run_id },
+                "sample" => ServerMsg::Sample {
+                    run_id: need(w.run_id, "run_id", k)?,
+                    sample: need(w.sample, "sample", k)?,
+                },
+                "history" => ServerMsg::History {
+                    run_id: need(w.run_id, "run_id", k)?,
+                    samples: need(w.samples, "samples", k)?,
+                    through_seq: w.through_seq,
+                },
+                "run" => ServerMsg::Run {
+                    run_id: need(w.run_id, "run_id", k)?,
+                    event: need(w.event, "event", k)?,
+                    error: w.error,
+                },
+                "resync" => ServerMsg::Resync {
+                    run_id: need(w.run_id, "run_id", k)?,
+                    after_seq: w.after_seq,
+                },
+                "error" => ServerMsg::Error {
+                    code: need(w.code, "code", k)?,
+                    message: need(w.message, "message", k)?,
+                },
+                other => return Err(format!("unknown message type '{other}'")),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wire::ServerMsgWire;
+    use super::*;
+
+    /// The browser's flat reader gives what the derived one gives, for every variant.
+    #[test]
+    fn the_flat_reader_agrees_with_the_derived_one() {
+        let mut sample = Sample {
+            seq: 7,
+            ..Sample::default()
+        };
+        sample.write.bytes = 1 << 20;
+        sample.temp_c = Some(41.5);
+        let msgs = [
+            ServerMsg::Hello {
+                protocol_version: 3,
+                version: "0.1.0".into(),
+                role: Role::Viewer,
+            },
+            ServerMsg::Subscribed { run_id: None },
+            ServerMsg::Subscribed { run_id: Some(4) },
+            ServerMsg::Sample {
+                run_id: 4,
+                sample: sample.clone(),
+            },
+            ServerMsg::History {
+                run_id: 4,
+                samples: vec![sample.clone(), sample],
+                through_seq: Some(7),
+            },
+            ServerMsg::Run {
+                run_id: 4,
+                event: RunEvent::Failed,
+                error: Some(RunError {
+                    message: "ENOSPC".into(),
+                    op: Some("write".into()),
+                    offset: Some(4096),
+                    errno: Some(28),
+                }),
+            },
+            ServerMsg::Run {
+                run_id: 4,
+                event: RunEvent::Completed,
+                error: None,
+            },
+            ServerMsg::Resync {
+                run_id: 4,
+                after_seq: Some(2),
+            },
+            ServerMsg::Error {
+                code: "bad_request".into(),
+                message: "no".into(),
+            },
+        ];
+        for m in msgs {
+            let text = serde_json::to_string(&m).expect("json");
+            let derived: ServerMsg = serde_json::from_str(&text).expect("derived");
+            let wire: ServerMsgWire = serde_json::from_str(&text).expect("wire");
+            assert_eq!(ServerMsg::try_from(wire), Ok(derived), "{text}");
+        }
+        let wire: ServerMsgWire =
+            serde_json::from_str(r#"{"type": "sample", "run_id": 1}"#).expect("wire");
+        let e = ServerMsg::try_from(wire).expect_err("no sample");
+        assert!(e.contains("`sample`"), "{e}");
+    }
+
+    #[test]
+    fn a_metric_reads_the_same_flat() {
+        use crate::analysis::repeat::{Metric, MetricWire, Stat};
+        let m = Metric {
+            step: Some("SEQ1M Q8T1 read".into()),
+            name: "read MB/s".into(),
+            stat: Stat::of(&[1.0, 2.0, 4.0]).expect("stat"),
+        };
+        let text = serde_json::to_string(&m).expect("json");
+        let wire: MetricWire = serde_json::from_str(&text).expect("wire");
+        let derived: Metric = serde_json::from_str(&text).expect("derived");
+        assert_eq!(Metric::from(wire), derived);
+    }
 }

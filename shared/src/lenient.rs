@@ -6,12 +6,31 @@
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
 
-/// A number or a string, as JSON gives it.
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A number or a string, as JSON gives it. Read with one small visitor rather than
+/// `#[serde(untagged)]`, which buffers the value first (and costs the browser's bundle a
+/// copy of serde's buffering code per use).
 enum NumOrText {
     Num(u64),
     Text(String),
+}
+
+impl<'de> Deserialize<'de> for NumOrText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = NumOrText;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number or a string such as \"4k\" or \"30s\"")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<NumOrText, E> {
+                Ok(NumOrText::Num(n))
+            }
+            fn visit_str<E: de::Error>(self, t: &str) -> Result<NumOrText, E> {
+                Ok(NumOrText::Text(t.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn with<'de, D: Deserializer<'de>, T>(
@@ -70,17 +89,26 @@ pub fn opt_us<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> 
 
 /// A rate cap: `{"bytes_per_sec": N}`, `{"iops": N}`, or `"200MB"`, `"5000iops"`.
 pub fn opt_rate<'de, D: Deserializer<'de>>(d: D) -> Result<Option<crate::Rate>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum RateIn {
-        Text(String),
-        Rate(crate::Rate),
+    struct RateIn(crate::Rate);
+    impl<'de> Deserialize<'de> for RateIn {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> de::Visitor<'de> for V {
+                type Value = RateIn;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("a rate such as \"200MB\" or \"5000iops\", or {\"iops\": N}")
+                }
+                fn visit_str<E: de::Error>(self, t: &str) -> Result<RateIn, E> {
+                    t.parse().map(RateIn).map_err(E::custom)
+                }
+                fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<RateIn, A::Error> {
+                    crate::Rate::deserialize(de::value::MapAccessDeserializer::new(m)).map(RateIn)
+                }
+            }
+            d.deserialize_any(V)
+        }
     }
-    match Option::<RateIn>::deserialize(d)? {
-        None => Ok(None),
-        Some(RateIn::Rate(r)) => Ok(Some(r)),
-        Some(RateIn::Text(t)) => t.parse().map(Some).map_err(de::Error::custom),
-    }
+    Ok(Option::<RateIn>::deserialize(d)?.map(|r| r.0))
 }
 
 /// The JSON Schemas of the lenient fields (the OpenAPI document's): a number as before, or

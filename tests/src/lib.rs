@@ -9,35 +9,114 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-/// Skips the current test with a reason on stderr (never silently).
+/// What a machine can lack that a test needs: the name a skip is filed under, and what the
+/// strict mode's allow-list names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// Not running as root (loop devices, mounts, FUSE, device nodes).
+    Root,
+    IoUring,
+    /// A loop device (`losetup`) or a filesystem mounted on one.
+    LoopDevice,
+    /// The device-mapper `error` target (dm-error), for real EIO from a block device.
+    DmError,
+    /// `/dev/fuse` and the right to mount (the emulated drives).
+    Fuse,
+    /// A command-line tool: fio, promtool, prometheus, openssl, curl, mkfs.ext4, blktrace.
+    Tool,
+    /// Headless Chromium, playwright-core or the built dashboard.
+    Browser,
+    /// A kernel facility the machine does not offer (tmpfs at /dev/shm, a cgroup limit,
+    /// a block tracer).
+    Kernel,
+}
+
+impl Missing {
+    /// The name in skip lines and in `DISKSCOPE_SKIP_ALLOW`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Missing::Root => "root",
+            Missing::IoUring => "io_uring",
+            Missing::LoopDevice => "loop-device",
+            Missing::DmError => "dm-error",
+            Missing::Fuse => "fuse",
+            Missing::Tool => "tool",
+            Missing::Browser => "browser",
+            Missing::Kernel => "kernel",
+        }
+    }
+}
+
+/// Capabilities a strict run may lack when `DISKSCOPE_SKIP_ALLOW` is unset: on this project's
+/// machines, the device-mapper error target only (no `dm_mod` in their kernels).
+pub const DEFAULT_SKIP_ALLOW: &str = "dm-error";
+
+/// Files a skip: prints `SKIP <test> [<capability>]: <reason>`, appends the same line to
+/// `DISKSCOPE_SKIP_LOG` when set (the test script counts them), and in strict mode
+/// (`DISKSCOPE_STRICT=1`, which `.ci/run` sets) fails the test unless the capability is on
+/// the allow-list (`DISKSCOPE_SKIP_ALLOW`, comma-separated names; default
+/// [`DEFAULT_SKIP_ALLOW`]). Called by [`skip!`].
+pub fn skipped(missing: Missing, module: &str, reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or(module);
+    let line = format!("SKIP {test} [{}]: {reason}", missing.name());
+    eprintln!("{line}");
+    if let Some(log) = std::env::var_os("DISKSCOPE_SKIP_LOG") {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = writeln!(f, "{line}");
+        }
+    }
+    if std::env::var("DISKSCOPE_STRICT").is_ok_and(|v| v == "1") {
+        let allow =
+            std::env::var("DISKSCOPE_SKIP_ALLOW").unwrap_or_else(|_| DEFAULT_SKIP_ALLOW.into());
+        let allowed = allow.split(',').map(str::trim).any(|a| a == missing.name());
+        assert!(
+            allowed,
+            "strict mode: {test} would skip for want of {} ({reason}), which is not on the \
+             allow-list '{allow}' (DISKSCOPE_SKIP_ALLOW)",
+            missing.name()
+        );
+    }
+}
+
+/// Skips the current test for want of a capability ([`Missing`]), with a reason, never
+/// silently; see [`skipped`] for the strict mode.
 #[macro_export]
 macro_rules! skip {
-    ($($arg:tt)*) => {{
-        eprintln!("SKIP {}: {}", module_path!(), format!($($arg)*));
+    ($missing:expr, $($arg:tt)*) => {{
+        $crate::skipped($missing, module_path!(), &format!($($arg)*));
         return;
     }};
 }
 
-/// The `diskscope` binary, built once per test process with the same cargo.
+/// The `diskscope` binary the tests drive: `DISKSCOPE_BIN`, or the one Cargo built beside
+/// this test binary (`target/<profile>/diskscope`; `scripts/test.sh` builds it first). No
+/// test runs cargo.
 pub fn diskscope_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        // Benchmarks point this at a release build.
         if let Some(bin) = std::env::var_os("DISKSCOPE_BIN") {
             return PathBuf::from(bin);
         }
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "agent", "--bin", "diskscope"])
-            .current_dir(&root)
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "building diskscope failed");
-        let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target"));
-        target_dir.join("debug").join("diskscope")
+        // target/<profile>/deps/suite-HASH -> target/<profile>/diskscope
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("the test binary sits in target/<profile>/deps");
+        let bin = profile_dir.join("diskscope");
+        assert!(
+            bin.is_file(),
+            "{} is missing: build it first (cargo build -p agent --bin diskscope, as \
+             scripts/test.sh does) or point DISKSCOPE_BIN at one",
+            bin.display()
+        );
+        bin
     })
 }
 
@@ -59,7 +138,10 @@ pub fn ds(cmdline: &str) -> Output {
 macro_rules! require_io_uring {
     () => {
         if !$crate::io_uring_available() {
-            $crate::skip!("io_uring cannot be set up on this kernel");
+            $crate::skip!(
+                $crate::Missing::IoUring,
+                "io_uring cannot be set up on this kernel"
+            );
         }
     };
 }
@@ -408,7 +490,7 @@ impl Emulator {
     /// [`Emulator::start`], or `None` after saying on stderr that `what` is skipped and why.
     pub fn start_or_skip(model: &str, what: &str) -> Option<Emulator> {
         Emulator::start(model)
-            .map_err(|why| eprintln!("SKIP {what}: {why}"))
+            .map_err(|why| skipped(Missing::Fuse, what, &why))
             .ok()
     }
 

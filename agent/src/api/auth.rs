@@ -1,13 +1,20 @@
-//! Bearer tokens and roles. `Authorization: Bearer TOKEN` on every API call except health;
-//! the WebSocket takes the same header or an `auth` first message. A missing or unknown token
-//! is 401; a viewer token on an operator action is 403. An address that presented
+//! Bearer tokens and roles, enforced from the route table: [`guard`] is the layer the router
+//! puts on every route for the route's [`Access`] level, so no handler authenticates on its own.
+//! `Authorization: Bearer TOKEN` on every API call except health and the OpenAPI document; the
+//! WebSocket takes the same header or an `auth` first message. A missing or unknown token is
+//! 401; a viewer token on an operator action is 403. An address that presented
 //! [`MAX_FAILURES`] unknown tokens within [`WINDOW`] gets 429 (with `Retry-After`) for every
-//! authenticated call until the window ends: tokens cannot be guessed at network speed.
+//! further unknown token until the window ends, so tokens (long random secrets) cannot be
+//! guessed at network speed; a valid token is never held back, so one careless script on a
+//! shared machine (or everyone behind one proxy) cannot lock the operator out.
 
 use super::error::ApiError;
+use super::routes::Access;
 use super::AppState;
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::request::Parts;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use shared::api::Role;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -67,18 +74,19 @@ pub fn client_addr(parts: &Parts) -> Option<IpAddr> {
         .map(|c| c.0.ip())
 }
 
-/// The role `token` grants to a client at `addr`, counting a failure; 429 when the address
-/// is held back.
+/// The role `token` grants to a client at `addr`. An unknown token counts a failure, and is
+/// 429 instead of 401 while the address is held back; a valid token always gets through.
 pub fn authenticate(state: &AppState, addr: Option<IpAddr>, token: &str) -> Result<Role, ApiError> {
-    if let Some(secs) = addr.and_then(|a| state.failures.held_back(a)) {
-        return Err(ApiError::too_many(secs));
+    if let Some(role) = state.tokens.role_of(token) {
+        return Ok(role);
     }
-    state.tokens.role_of(token).ok_or_else(|| {
-        if let Some(a) = addr {
-            state.failures.failed(a);
+    if let Some(a) = addr {
+        if let Some(secs) = state.failures.held_back(a) {
+            return Err(ApiError::too_many(secs));
         }
-        ApiError::unauthorized("unknown token")
-    })
+        state.failures.failed(a);
+    }
+    Err(ApiError::unauthorized("unknown token"))
 }
 
 /// The token presented in an `Authorization: Bearer` header, if any.
@@ -92,35 +100,41 @@ pub fn bearer(parts: &Parts) -> Option<&str> {
         .map(str::trim)
 }
 
-/// A caller with at least viewer rights.
-#[derive(Debug, Clone, Copy)]
-pub struct Viewer(pub Role);
+/// The authenticated caller's role, which [`guard`] puts in the request's extensions (absent
+/// on public routes and on a WebSocket upgrade that will authenticate by message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller(pub Role);
 
-/// A caller with operator rights.
-#[derive(Debug, Clone, Copy)]
-pub struct Operator;
-
-fn role(parts: &Parts, state: &AppState) -> Result<Role, ApiError> {
-    let token = bearer(parts)
-        .ok_or_else(|| ApiError::unauthorized("missing 'Authorization: Bearer TOKEN' header"))?;
-    authenticate(state, client_addr(parts), token)
-}
-
-impl FromRequestParts<AppState> for Viewer {
-    type Rejection = ApiError;
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        role(parts, state).map(Viewer)
-    }
-}
-
-impl FromRequestParts<AppState> for Operator {
-    type Rejection = ApiError;
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        match role(parts, state)? {
-            Role::Operator => Ok(Operator),
-            Role::Viewer => Err(ApiError::forbidden(
-                "this needs the operator token; a viewer token can only read and stream",
-            )),
+/// The access layer: what [`Access`] the route table gives a route is what every request to
+/// it must show, before its handler or any of the handler's extractors run.
+pub async fn guard(
+    State((st, access)): State<(AppState, Access)>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let (mut parts, body) = req.into_parts();
+    let token = bearer(&parts).map(str::to_string);
+    let role = match (access, token) {
+        (Access::Public, _) => None,
+        (Access::Stream, None) => None,
+        (_, None) => {
+            return ApiError::unauthorized("missing 'Authorization: Bearer TOKEN' header")
+                .into_response()
         }
+        (_, Some(token)) => match authenticate(&st, client_addr(&parts), &token) {
+            Ok(role) => Some(role),
+            Err(e) => return e.into_response(),
+        },
+    };
+    if access == Access::Operator && role != Some(Role::Operator) {
+        return ApiError::forbidden(
+            "this needs the operator token; a viewer token can only read and stream",
+        )
+        .into_response();
     }
+    if let Some(role) = role {
+        parts.extensions.insert(Caller(role));
+    }
+    req = Request::from_parts(parts, body);
+    next.run(req).await
 }

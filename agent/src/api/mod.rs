@@ -96,10 +96,11 @@ async fn security_headers(mut resp: axum::response::Response) -> axum::response:
 
 pub fn router(state: AppState) -> Router {
     let cors = cors(&state.origins);
-    // Every endpoint comes from the table its OpenAPI document is made from.
+    // Every endpoint comes from the table its OpenAPI document is made from, behind the
+    // access layer of the level the table gives it.
     let api = routes::table().into_iter().fold(Router::new(), |r, route| {
         let path = route.path;
-        r.route(path, route.into_handler())
+        r.route(path, route.into_guarded(&state))
     });
     api.route("/api/{*rest}", any(api_not_found))
         .fallback(assets::serve)

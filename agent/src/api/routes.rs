@@ -49,6 +49,9 @@ pub enum Access {
     Public,
     /// A viewer or an operator token.
     Viewer,
+    /// A viewer or an operator token, in the header or (the WebSocket) in an `auth` first
+    /// message: requests without the header reach the handler, which waits for that message.
+    Stream,
     /// An operator token.
     Operator,
 }
@@ -135,15 +138,18 @@ impl Route {
         self
     }
 
-    /// The handler, for the router.
-    pub fn into_handler(self) -> MethodRouter<AppState> {
-        self.handler
+    /// The handler behind the access layer of its level ([`super::auth::guard`]), for the
+    /// router.
+    pub fn into_guarded(self, state: &AppState) -> MethodRouter<AppState> {
+        let layer =
+            axum::middleware::from_fn_with_state((state.clone(), self.access), super::auth::guard);
+        self.handler.route_layer(layer)
     }
 }
 
 /// Every endpoint of the API.
 pub fn table() -> Vec<Route> {
-    use Access::{Operator, Public, Viewer};
+    use Access::{Operator, Public, Stream, Viewer};
     use Verb::{Delete, Get, Post};
     vec![
         route(Get, "/api/v1/health", Public, "Liveness, version and protocol version", targets::health)
@@ -179,7 +185,7 @@ pub fn table() -> Vec<Route> {
         route(Get, "/api/v1/runs/{id}/timeline", Viewer, "Every 10 ms bucket of the run (CSV t_ms,bytes, or JSON)", runs::timeline)
             .query::<runs::ExportQuery>()
             .reply(Reply::Export(None)),
-        route(Get, "/api/v1/ws", Viewer, "The live stream (WebSocket): authenticate with the header or an auth message, subscribe to a run or to whatever runs next", ws::handler)
+        route(Get, "/api/v1/ws", Stream, "The live stream (WebSocket): authenticate with the header or an auth message, subscribe to a run or to whatever runs next", ws::handler)
             .reply(Reply::WebSocket(schema::<ClientMsg>, schema::<ServerMsg>)),
         route(Get, "/metrics", Viewer, "Prometheus metrics: per-target counters, latency histogram, active runs, device health", metrics::metrics)
             .reply(Reply::Text("text/plain; version=0.0.4")),
@@ -304,7 +310,7 @@ pub fn document() -> Value {
             "operationId": operation_id(r.verb, r.path),
             "x-diskscope-role": match r.access {
                 Access::Public => "none",
-                Access::Viewer => "viewer",
+                Access::Viewer | Access::Stream => "viewer",
                 Access::Operator => "operator",
             },
             "responses": responses(r.reply, r.access, &mut g),

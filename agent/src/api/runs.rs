@@ -1,6 +1,5 @@
 //! `/api/v1/runs`: start, list, read, samples, stop, delete, export.
 
-use super::auth::{Operator, Viewer};
 use super::error::ApiError;
 use super::extract::{blocking, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
@@ -17,7 +16,6 @@ const MAX_SAMPLES_PER_CALL: u32 = 100_000;
 
 pub async fn create(
     State(st): State<AppState>,
-    _: Operator,
     ApiJson(req): ApiJson<CreateRun>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
     let manager = st.manager.clone();
@@ -46,7 +44,6 @@ pub struct ListQuery {
 
 pub async fn list(
     State(st): State<AppState>,
-    _: Viewer,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<RunList>, ApiError> {
     let status = match q.status.as_deref() {
@@ -101,7 +98,6 @@ async fn load(st: &AppState, id: i64) -> Result<RunInfo, ApiError> {
 
 pub async fn get(
     State(st): State<AppState>,
-    _: Viewer,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<RunInfo>, ApiError> {
     load(&st, id).await.map(Json)
@@ -125,7 +121,6 @@ pub struct SamplesQuery {
 
 pub async fn samples(
     State(st): State<AppState>,
-    _: Viewer,
     ApiPath(id): ApiPath<i64>,
     ApiQuery(q): ApiQuery<SamplesQuery>,
 ) -> Result<Json<SampleList>, ApiError> {
@@ -185,7 +180,6 @@ pub async fn samples(
 
 pub async fn stop(
     State(st): State<AppState>,
-    _: Operator,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<StatusCode, ApiError> {
     let manager = st.manager.clone();
@@ -195,7 +189,6 @@ pub async fn stop(
 
 pub async fn delete(
     State(st): State<AppState>,
-    _: Operator,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<StatusCode, ApiError> {
     let manager = st.manager.clone();
@@ -226,7 +219,6 @@ impl ExportQuery {
 /// The run as one document: the same JSON as the CLI's `--json`, or one CSV row per sample.
 pub async fn export(
     State(st): State<AppState>,
-    _: Viewer,
     ApiPath(id): ApiPath<i64>,
     ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> Result<Response, ApiError> {
@@ -325,7 +317,6 @@ fn stream_document(
 /// (`{"bucket_ms", "exact", "bytes": [...]}`).
 pub async fn timeline(
     State(st): State<AppState>,
-    _: Viewer,
     ApiPath(id): ApiPath<i64>,
     ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> Result<Response, ApiError> {

@@ -1,6 +1,5 @@
 //! `/api/v1/targets`, `/api/v1/presets`, `/api/v1/health`.
 
-use super::auth::Viewer;
 use super::error::ApiError;
 use super::extract::blocking;
 use super::AppState;
@@ -18,12 +17,12 @@ pub async fn health() -> Json<Health> {
     })
 }
 
-pub async fn presets(_: Viewer) -> Json<Vec<Preset>> {
+pub async fn presets() -> Json<Vec<Preset>> {
     Json(crate::presets::all())
 }
 
 /// The traces a replay can name: built-in, then the trace directory's files.
-pub async fn traces(_: Viewer) -> Result<Json<Vec<shared::api::TraceInfo>>, ApiError> {
+pub async fn traces() -> Result<Json<Vec<shared::api::TraceInfo>>, ApiError> {
     Ok(Json(blocking(|| Ok(crate::trace::library::list())).await?))
 }
 
@@ -68,10 +67,7 @@ pub(super) fn view(path: &Path, scratch: bool, busy: bool) -> TargetView {
     }
 }
 
-pub async fn list(
-    State(st): State<AppState>,
-    _: Viewer,
-) -> Result<Json<Vec<TargetView>>, ApiError> {
+pub async fn list(State(st): State<AppState>) -> Result<Json<Vec<TargetView>>, ApiError> {
     let manager = st.manager.clone();
     let views = blocking(move || {
         let access = manager.access();
@@ -86,6 +82,6 @@ pub async fn list(
 }
 
 /// `GET /api/v1/devices`: every block device on the host with what the agent knows of it.
-pub async fn devices(_: Viewer) -> Result<Json<Vec<shared::devices::DeviceInfo>>, ApiError> {
+pub async fn devices() -> Result<Json<Vec<shared::devices::DeviceInfo>>, ApiError> {
     blocking(|| Ok(crate::devices::list())).await.map(Json)
 }

@@ -10,7 +10,6 @@
 //! client sees no gap and no duplicate. A client that falls behind the fan-out channel is
 //! sent `resync` and caught up from the database; it never slows the engine or other clients.
 
-use super::auth::bearer;
 use super::extract::blocking;
 use super::AppState;
 use crate::service::manager::Event;
@@ -62,13 +61,9 @@ pub async fn handler(State(st): State<AppState>, ws: WebSocketUpgrade, parts: Pa
         .into_response();
     }
     let addr = super::auth::client_addr(&parts);
-    // A held-back address is refused by `authenticate`, here (header token) or after the
-    // upgrade (an `auth` message).
-    let role = match bearer(&parts).map(|t| super::auth::authenticate(&st, addr, t)) {
-        Some(Err(e)) => return e.into_response(),
-        Some(Ok(r)) => Some(r),
-        None => None,
-    };
+    // A header token was checked by the access layer; without one, the first message must
+    // authenticate.
+    let role = parts.extensions.get::<super::auth::Caller>().map(|c| c.0);
     ws.on_upgrade(move |socket| async move {
         let (tx, rx) = socket.split();
         let mut c = Client {
@@ -110,14 +105,18 @@ type WsResult = Result<(), String>;
 impl Client {
     async fn send(&mut self, msg: &ServerMsg) -> WsResult {
         let text = serde_json::to_string(msg).map_err(|e| e.to_string())?;
-        match tokio::time::timeout(
-            SEND_TIMEOUT,
-            self.tx.send(Message::Text(Utf8Bytes::from(text))),
-        )
-        .await
-        {
+        self.send_frame(Message::Text(Utf8Bytes::from(text))).await
+    }
+
+    /// Every frame this side sends goes through here, with the one deadline: a client that
+    /// stops reading is dropped after [`SEND_TIMEOUT`] instead of holding its task.
+    async fn send_frame(&mut self, frame: Message) -> WsResult {
+        match tokio::time::timeout(SEND_TIMEOUT, self.tx.send(frame)).await {
             Ok(r) => r.map_err(|e| e.to_string()),
-            Err(_) => Err("client did not read for 10 s".into()),
+            Err(_) => Err(format!(
+                "client did not read for {} s",
+                SEND_TIMEOUT.as_secs()
+            )),
         }
     }
 
@@ -188,9 +187,7 @@ impl Client {
                     Err(RecvError::Lagged(_)) => self.resync().await?,
                     Err(RecvError::Closed) => return Ok(()),
                 },
-                _ = ping.tick() => {
-                    self.tx.send(Message::Ping(Default::default())).await.map_err(|e| e.to_string())?;
-                }
+                _ = ping.tick() => self.send_frame(Message::Ping(Default::default())).await?,
             }
         }
     }

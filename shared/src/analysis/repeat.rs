@@ -86,6 +86,7 @@ impl Stat {
 /// A metric of a run (or of one preset step) over its passes.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(target_arch = "wasm32", serde(from = "MetricWire"))]
 pub struct Metric {
     /// The preset step, without its pass (none for a single workload).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,6 +95,55 @@ pub struct Metric {
     pub name: String,
     #[serde(flatten)]
     pub stat: Stat,
+}
+
+/// [`Metric`] as JSON has it, the [`Stat`] fields beside the name: what the browser reads
+/// (`#[serde(flatten)]` would buffer each metric through serde's `Content`; see
+/// [`crate::api::wire`]).
+#[derive(Deserialize)]
+pub struct MetricWire {
+    #[serde(default)]
+    step: Option<String>,
+    name: String,
+    n: u32,
+    mean: f64,
+    sd: f64,
+    cv_pct: f64,
+    min: f64,
+    max: f64,
+    ci_lo: f64,
+    ci_hi: f64,
+    values: Vec<f64>,
+}
+
+impl From<MetricWire> for Metric {
+    fn from(w: MetricWire) -> Self {
+        let MetricWire {
+            step,
+            name,
+            n,
+            mean,
+            sd,
+            cv_pct,
+            min,
+            max,
+            ci_lo,
+            ci_hi,
+            values,
+        } = w;
+        let stat = Stat {
+            n,
+            mean,
+            sd,
+            cv_pct,
+            min,
+            max,
+            ci_lo,
+            ci_hi,
+            values,
+        };
+        Metric { step, name, stat }
+    }
 }
 
 impl Metric {

@@ -9,14 +9,14 @@ fn a_split_is_measured_and_reported_and_an_unsplit_run_is_not_warned() {
     require_io_uring!();
     let dev = match LoopDevice::in_memory(64 << 20) {
         Ok(d) => d,
-        Err(e) => skip!("no loop device: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop device: {e}"),
     };
     let name = dev.path.file_name().unwrap().to_string_lossy().into_owned();
     // Limit the device's requests to 64 KiB: every 1 MiB I/O must become 16 requests. The
     // loop driver keeps the limit after the device is detached, so it is put back on drop.
     let limit = format!("/sys/block/{name}/queue/max_sectors_kb");
     let Ok(old) = std::fs::read_to_string(&limit) else {
-        skip!("cannot read {limit}");
+        skip!(Missing::Kernel, "cannot read {limit}");
     };
     struct Restore(String, String);
     impl Drop for Restore {
@@ -26,7 +26,7 @@ fn a_split_is_measured_and_reported_and_an_unsplit_run_is_not_warned() {
     }
     let _restore = Restore(limit.clone(), old);
     if std::fs::write(&limit, "64").is_err() {
-        skip!("cannot set {limit}");
+        skip!(Missing::Kernel, "cannot set {limit}");
     }
     let d = dev.path_str();
     let dir = disk_tempdir();

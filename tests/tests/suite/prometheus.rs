@@ -124,7 +124,10 @@ impl Prometheus {
 fn a_real_prometheus_scrapes_the_agent_and_its_rate_matches_the_run() {
     require_io_uring!();
     if !have("prometheus") || !have("promtool") {
-        skip!("no prometheus/promtool (apt-get install prometheus)");
+        skip!(
+            Missing::Tool,
+            "no prometheus/promtool (apt-get install prometheus)"
+        );
     }
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[]);
@@ -214,7 +217,7 @@ fn deploy() -> std::path::PathBuf {
 #[test]
 fn the_fleet_setup_in_the_repository_checks() {
     if !have("promtool") {
-        skip!("no promtool (apt-get install prometheus)");
+        skip!(Missing::Tool, "no promtool (apt-get install prometheus)");
     }
     let run = |args: &[&str]| {
         let out = Command::new("promtool")

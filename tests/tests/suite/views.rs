@@ -11,7 +11,7 @@ use tests::*;
 fn every_view_and_preset_result_on_a_wall_screen_and_a_phone() {
     let browser = match tests::browser::Browser::probe() {
         Ok(b) => b,
-        Err(why) => skip!("{why}"),
+        Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
     let data = disk_tempdir();

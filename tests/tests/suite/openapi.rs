@@ -266,3 +266,143 @@ fn cross_origin_calls_only_for_the_named_origins() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("'hub.example/x'"), "{}", stderr(&out));
 }
+
+/// Every route and method of the document, with no token, a viewer's, an operator's and an
+/// unknown one: the role the table gives a route is the one the agent enforces (401, 403, or
+/// through to the handler), and methods the document leaves out are 405 whoever asks.
+#[test]
+fn every_route_enforces_the_role_its_table_entry_names() {
+    let root = disk_tempdir();
+    let server = Server::start(&root.path().join("data"), &[]);
+    let (_, doc) = server.get("/api/v1/openapi.json", "");
+    let paths = doc["paths"].as_object().expect("paths").clone();
+    let mut checked = 0;
+    for (path, item) in &paths {
+        // A run id that does not exist: handlers answer 404 once through, nothing changes.
+        let url = path.replace("{id}", "999999");
+        for method in ["get", "post", "delete"] {
+            let upper = method.to_uppercase();
+            let Some(op) = item.get(method) else {
+                for token in ["", VIEW, OP] {
+                    let (status, _, _) = server.call(&upper, &url, token, None, &[]);
+                    assert_eq!(status, 405, "{upper} {url} with token '{token}'");
+                }
+                continue;
+            };
+            let role = op["x-diskscope-role"].as_str().expect("role");
+            if path == "/api/v1/ws" {
+                check_stream_roles(&server);
+                checked += 1;
+                continue;
+            }
+            for (who, token) in [
+                ("none", ""),
+                ("unknown", "not-a-token-of-this-agent"),
+                ("viewer", VIEW),
+                ("operator", OP),
+            ] {
+                let (status, _, body) = server.call(&upper, &url, token, None, &[]);
+                let want = match (role, who) {
+                    ("none", _) => None,
+                    (_, "none") | (_, "unknown") => Some(401),
+                    ("operator", "viewer") => Some(403),
+                    _ => None,
+                };
+                match want {
+                    // Past 20 unknown tokens from this address they are held back (429).
+                    Some(401) if who == "unknown" => assert!(
+                        status == 401 || status == 429,
+                        "{upper} {url} as {who}: {status} {body}"
+                    ),
+                    Some(w) => assert_eq!(status, w, "{upper} {url} as {who}: {body}"),
+                    None => assert!(
+                        ![401, 403, 405, 429].contains(&status),
+                        "{upper} {url} ({role}) as {who} did not reach its handler: {status} {body}"
+                    ),
+                }
+                if want == Some(401) || want == Some(403) {
+                    assert!(body["code"].is_string(), "{upper} {url}: {body}");
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 16, "{checked} operations checked");
+    eprintln!("{checked} operations: roles enforced as the table names them");
+}
+
+/// The live stream: a viewer or operator header gets a hello with that role; no header must
+/// authenticate by message, and a bad one is refused.
+fn check_stream_roles(server: &Server) {
+    use shared::api::{ClientMsg, Role, ServerMsg};
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    rt.block_on(async {
+        for (token, want) in [(VIEW, Role::Viewer), (OP, Role::Operator)] {
+            let req = {
+                use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+                let mut r = server.ws_url().into_client_request().expect("request");
+                r.headers_mut().insert(
+                    "Authorization",
+                    format!("Bearer {token}").parse().expect("header"),
+                );
+                r
+            };
+            let (mut s, _) = tokio_tungstenite::connect_async(req)
+                .await
+                .expect("connect");
+            let hello = next_msg(&mut s).await;
+            assert!(
+                matches!(hello, Some(ServerMsg::Hello { role, .. }) if role == want),
+                "{hello:?}"
+            );
+        }
+        // A bad header token is refused before the upgrade.
+        let mut req = {
+            use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+            server.ws_url().into_client_request().expect("request")
+        };
+        req.headers_mut().insert(
+            "Authorization",
+            "Bearer not-a-token-of-this-agent".parse().expect("header"),
+        );
+        assert!(tokio_tungstenite::connect_async(req).await.is_err());
+        // No header: the first message must authenticate.
+        let (mut s, _) = tokio_tungstenite::connect_async(server.ws_url())
+            .await
+            .expect("connect");
+        let bad = serde_json::to_string(&ClientMsg::Auth {
+            token: "not-a-token-of-this-agent".into(),
+        })
+        .expect("json");
+        use futures_util::SinkExt;
+        s.send(tokio_tungstenite::tungstenite::Message::Text(bad.into()))
+            .await
+            .expect("send");
+        let refused = next_msg(&mut s).await;
+        assert!(
+            matches!(&refused, Some(ServerMsg::Error { code, .. }) if code == "unauthorized"),
+            "{refused:?}"
+        );
+    });
+}
+
+async fn next_msg(
+    s: &mut tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+) -> Option<shared::api::ServerMsg> {
+    use futures_util::StreamExt;
+    loop {
+        let m = tokio::time::timeout(std::time::Duration::from_secs(10), s.next())
+            .await
+            .expect("a message within 10 s")?
+            .ok()?;
+        match m {
+            tokio_tungstenite::tungstenite::Message::Text(t) => {
+                return serde_json::from_str(&t).ok()
+            }
+            tokio_tungstenite::tungstenite::Message::Close(_) => return None,
+            _ => {}
+        }
+    }
+}

@@ -152,7 +152,7 @@ fn detectors_find_the_truth_over_a_family_of_drawn_drives() {
         let d = draw(&mut rng, kind, seed.wrapping_add(i as u64));
         let emu = match Emulator::start(&d.model) {
             Ok(e) => e,
-            Err(why) => skip!("emulated SSD: {why}"),
+            Err(why) => skip!(Missing::Fuse, "emulated SSD: {why}"),
         };
         let dir = tempfile::tempdir().expect("tempdir");
         let json = dir.path().join("r.json");

@@ -311,7 +311,7 @@ fn serve_demo_offers_the_emulated_ssd_and_the_quick_preset_finds_its_cache() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     require_io_uring!();
     if !is_root() || !std::path::Path::new("/dev/fuse").exists() {
-        skip!("serve --demo needs root and /dev/fuse");
+        skip!(Missing::Fuse, "serve --demo needs root and /dev/fuse");
     }
     let data = disk_tempdir();
     let server = tests::server::Server::start_demo(data.path());

@@ -12,7 +12,7 @@ use tests::*;
 fn every_figure_shown_is_the_stored_result() {
     let browser = match tests::browser::Browser::probe() {
         Ok(b) => b,
-        Err(why) => skip!("{why}"),
+        Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
     let data = disk_tempdir();

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tests::server::{Server, OP};
+use tests::server::{Server, OP, VIEW};
 use tests::{disk_tempdir, ds, require_io_uring, stderr};
 
 fn write_body(target: &Path) -> serde_json::Value {
@@ -478,7 +478,10 @@ fn a_database_that_cannot_be_written_fails_the_run_and_says_where() {
     require_io_uring!();
     let mount = match tests::LoopMount::new(64 << 20) {
         Ok(m) => m,
-        Err(e) => tests::skip!("no loop-mounted filesystem for the data directory: {e}"),
+        Err(e) => tests::skip!(
+            tests::Missing::LoopDevice,
+            "no loop-mounted filesystem for the data directory: {e}"
+        ),
     };
     let root = disk_tempdir();
     let data = mount.path().join("data");
@@ -627,19 +630,29 @@ fn guessing_tokens_is_held_back_and_slow_headers_are_cut_off() {
     use std::io::{Read, Write};
     let root = disk_tempdir();
     let server = Server::start(&root.path().join("data"), &[]);
-    for i in 0..20 {
+    // 200 unknown tokens from this address: the first 20 are 401, the rest held back (429).
+    let mut held = 0;
+    for i in 0..200 {
         let (status, _) = server.get("/api/v1/runs", &format!("guess-number-{i:04}-xxxxxxxx"));
-        assert_eq!(status, 401);
+        match (i < 20, status) {
+            (true, 401) => {}
+            (false, 429) => held += 1,
+            _ => panic!("unknown token {i} answered {status}"),
+        }
     }
-    // Now even the right token waits: the address is held back for the window.
-    let resp = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .new_agent()
-        .get(&format!("http://{}/api/v1/runs", server.addr))
-        .header("Authorization", &format!("Bearer {OP}"))
-        .call()
-        .expect("GET");
+    assert_eq!(held, 180);
+    let raw = |token: &str| {
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .new_agent()
+            .get(&format!("http://{}/api/v1/runs", server.addr))
+            .header("Authorization", &format!("Bearer {token}"))
+            .call()
+            .expect("GET")
+    };
+    // A guess now waits for the window, and says for how long.
+    let resp = raw("guess-number-9999-xxxxxxxx");
     assert_eq!(resp.status().as_u16(), 429);
     let retry: u64 = resp
         .headers()
@@ -648,6 +661,23 @@ fn guessing_tokens_is_held_back_and_slow_headers_are_cut_off() {
         .and_then(|v| v.parse().ok())
         .expect("Retry-After");
     assert!((1..=60).contains(&retry), "{retry}");
+    // The operator's and the viewer's own tokens still work from that address, and so does
+    // an operator action.
+    assert_eq!(
+        raw(OP).status().as_u16(),
+        200,
+        "the operator is not locked out"
+    );
+    assert_eq!(
+        raw(VIEW).status().as_u16(),
+        200,
+        "nor is a kiosk's viewer token"
+    );
+    let (status, _, body) = server.call("DELETE", "/api/v1/runs/999999", OP, None, &[]);
+    assert_eq!(
+        status, 404,
+        "an operator action from the held-back address reaches its handler: {body}"
+    );
     let (status, _) = server.get("/api/v1/health", OP);
     assert_eq!(status, 200, "health needs no token and stays up");
 

@@ -14,7 +14,7 @@ fn fio_json_plus_bins_are_diskscope_buckets() {
         .output()
         .is_err()
     {
-        skip!("fio is not installed (apt-get install fio)");
+        skip!(Missing::Tool, "fio is not installed (apt-get install fio)");
     }
     let dir = disk_tempdir();
     let target = dir.path().join("fio.bin");

@@ -9,7 +9,7 @@
 //! 100 ms with 20 clients, the agent's resident memory sampled throughout.
 //!
 //! `cargo build --release -p agent && DISKSCOPE_BIN=$PWD/target/release/diskscope \
-//!  cargo test --release -p tests --test pipeline_bench -- --ignored --nocapture`
+//!  cargo test --release -p tests --test suite pipeline_bench -- --ignored --nocapture`
 //! Knobs (environment): DISKSCOPE_BENCH_PAIRS (3), DISKSCOPE_BENCH_RUN_SECS (5),
 //! DISKSCOPE_BENCH_RSS_SECS (600; 0 skips the long run), DISKSCOPE_BENCH_OUT (a JSON file
 //! for bench/report.py).
@@ -148,7 +148,7 @@ fn served(rt: &tokio::runtime::Runtime, server: &Server, spec: &Value, clients: 
 fn streaming_and_persistence_cost() {
     let dev = match LoopDevice::in_memory(1 << 30) {
         Ok(d) => d,
-        Err(e) => skip!("no loop device: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop device: {e}"),
     };
     require_io_uring!();
     let pairs = knob("DISKSCOPE_BENCH_PAIRS", 3).max(1);

@@ -8,7 +8,7 @@ fn loop_device_size_block_size_and_span_checks() {
     require_io_uring!();
     let dev = match LoopDevice::new(64 << 20, 4096) {
         Ok(d) => d,
-        Err(e) => skip!("no loop device: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop device: {e}"),
     };
     let d = dev.path_str();
     let dir = disk_tempdir();
@@ -56,7 +56,7 @@ fn enospc_stops_with_a_clear_error_and_keeps_partial_results() {
     require_io_uring!();
     let fs = match LoopMount::new(32 << 20) {
         Ok(m) => m,
-        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop-mounted filesystem: {e}"),
     };
     let dir = disk_tempdir();
     let (json, csv) = (dir.path().join("r.json"), dir.path().join("r.csv"));
@@ -96,7 +96,7 @@ fn writes_to_a_mounted_device_are_refused_reads_are_not() {
     require_io_uring!();
     let fs = match LoopMount::new(32 << 20) {
         Ok(m) => m,
-        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop-mounted filesystem: {e}"),
     };
     let dev = fs.device().display().to_string();
     let o = ds(&format!("run --target {dev} --rw write --bs 1M -q"));
@@ -114,7 +114,7 @@ fn writes_to_a_mounted_device_are_refused_reads_are_not() {
 fn a_read_only_target_gets_an_error_naming_path_and_cause() {
     let fs = match LoopMount::new(16 << 20) {
         Ok(m) => m,
-        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop-mounted filesystem: {e}"),
     };
     let target = fs.path().join("t.bin");
     std::fs::write(&target, vec![1u8; 1 << 20]).unwrap();
@@ -131,7 +131,7 @@ fn eio_mid_run_reports_the_failing_offset_and_keeps_what_was_measured() {
     require_io_uring!();
     let dev = match FailingDevice::new(16 << 20, 16 << 20) {
         Ok(d) => d,
-        Err(e) => skip!("no device-mapper error target: {e}"),
+        Err(e) => skip!(Missing::DmError, "no device-mapper error target: {e}"),
     };
     let dir = disk_tempdir();
     let json = dir.path().join("r.json");

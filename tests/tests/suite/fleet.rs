@@ -13,7 +13,7 @@ use tests::*;
 fn three_agents_in_the_fleet_view_and_the_kiosk_wall() {
     let browser = match tests::browser::Browser::probe() {
         Ok(b) => b,
-        Err(why) => skip!("{why}"),
+        Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
     let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| disk_tempdir()).collect();

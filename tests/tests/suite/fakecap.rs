@@ -80,11 +80,11 @@ fn the_api_finds_the_same_capacity() {
 fn a_genuine_block_device_and_a_file_over_the_free_space_pass() {
     require_io_uring!();
     if !is_root() {
-        skip!("loop devices need root");
+        skip!(Missing::Root, "loop devices need root");
     }
     let dev = match LoopDevice::new(48 * MIB, 512) {
         Ok(d) => d,
-        Err(why) => skip!("no loop device: {why}"),
+        Err(why) => skip!(Missing::LoopDevice, "no loop device: {why}"),
     };
     let (out, r) = run_with_report(&["--target", dev.path_str(), "--preset", "fakecap"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -98,7 +98,7 @@ fn a_genuine_block_device_and_a_file_over_the_free_space_pass() {
 
     let fs = match LoopMount::new(256 * MIB) {
         Ok(m) => m,
-        Err(why) => skip!("no loop mount: {why}"),
+        Err(why) => skip!(Missing::LoopDevice, "no loop mount: {why}"),
     };
     let file = fs.path().join("fakecap.bin");
     let free = agent::target::free_space(&file).expect("statvfs");

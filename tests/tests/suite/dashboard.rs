@@ -26,7 +26,7 @@ use tests::*;
 fn dashboard_end_to_end_in_headless_chromium() {
     let browser = match tests::browser::Browser::probe() {
         Ok(b) => b,
-        Err(why) => skip!("{why}"),
+        Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
     let data = disk_tempdir();
@@ -39,7 +39,11 @@ fn dashboard_end_to_end_in_headless_chromium() {
     {
         Ok(d) => d,
         Err(why) => {
-            eprintln!("SKIP dashboard verify-fail, fakecap and error-scan views: {why}");
+            tests::skipped(
+                Missing::Fuse,
+                "dashboard verify-fail, fakecap and error-scan views",
+                &why,
+            );
             Vec::new()
         }
     };

@@ -279,7 +279,7 @@ fn tmpfs_punts_to_kernel_workers_and_the_report_says_so() {
     require_io_uring!();
     let shm = Path::new("/dev/shm");
     if !shm.is_dir() {
-        skip!("no /dev/shm tmpfs");
+        skip!(Missing::Kernel, "no /dev/shm tmpfs");
     }
     let dir = tempfile::tempdir_in(shm).unwrap();
     let json = dir.path().join("r.json");

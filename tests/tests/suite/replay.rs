@@ -171,17 +171,20 @@ fn data_ops(path: &Path) -> Vec<(OpKind, u64, u32)> {
 fn a_recorded_workload_replays_with_the_same_io_sequence() {
     require_io_uring!();
     if !is_root() {
-        skip!("recording a block device needs root");
+        skip!(Missing::Root, "recording a block device needs root");
     }
     if !have("fio") {
-        skip!("fio (the recorded workload) is not installed");
+        skip!(
+            Missing::Tool,
+            "fio (the recorded workload) is not installed"
+        );
     }
     let (a, b) = match (
         LoopDevice::new(64 * MIB, 512),
         LoopDevice::new(64 * MIB, 512),
     ) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(why), _) | (_, Err(why)) => skip!("no loop device: {why}"),
+        (Err(why), _) | (_, Err(why)) => skip!(Missing::LoopDevice, "no loop device: {why}"),
     };
     let dir = disk_tempdir();
     // Raw kernel text (blkparse-like) for the recording of the workload...
@@ -204,7 +207,7 @@ fn a_recorded_workload_replays_with_the_same_io_sequence() {
         &fio,
     ]);
     if stderr(&out).contains("cannot record") {
-        skip!("no block tracer here: {}", stderr(&out));
+        skip!(Missing::Kernel, "no block tracer here: {}", stderr(&out));
     }
     assert!(out.status.success(), "{}", stderr(&out));
     let want = data_ops(&rec_a);
@@ -311,7 +314,7 @@ fn a_trace_with_writes_is_a_write_to_the_device() {
     require_io_uring!();
     let dev = match LoopDevice::new(64 * MIB, 512) {
         Ok(d) => d,
-        Err(why) => skip!("no loop device: {why}"),
+        Err(why) => skip!(Missing::LoopDevice, "no loop device: {why}"),
     };
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[dev.path.as_path()]);

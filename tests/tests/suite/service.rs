@@ -210,7 +210,7 @@ fn targets_outside_the_allow_list_or_escaping_it_are_refused() {
 fn writes_to_a_mounted_loop_device_are_refused_by_the_service() {
     let fs = match LoopMount::new(16 << 20) {
         Ok(m) => m,
-        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop-mounted filesystem: {e}"),
     };
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[fs.device()]);
@@ -244,13 +244,13 @@ fn writes_to_a_mounted_loop_device_are_refused_by_the_service() {
 fn a_device_with_a_filesystem_is_written_only_when_armed() {
     let dev = match LoopDevice::new(16 << 20, 512) {
         Ok(d) => d,
-        Err(e) => skip!("no loop device: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop device: {e}"),
     };
     let mkfs = std::process::Command::new("mkfs.ext4")
         .args(["-q", "-F", dev.path_str()])
         .status();
     if !mkfs.map(|s| s.success()).unwrap_or(false) {
-        skip!("mkfs.ext4 is not available");
+        skip!(Missing::Tool, "mkfs.ext4 is not available");
     }
     let data = disk_tempdir();
     let body =
@@ -314,14 +314,14 @@ fn tls_serves_https_with_the_given_certificate() {
         .arg(&cert)
         .output();
     if !made.map(|o| o.status.success()).unwrap_or(false) {
-        skip!("openssl cannot make a test certificate here");
+        skip!(Missing::Tool, "openssl cannot make a test certificate here");
     }
     if std::process::Command::new("curl")
         .arg("--version")
         .output()
         .is_err()
     {
-        skip!("curl is not installed");
+        skip!(Missing::Tool, "curl is not installed");
     }
     let mut child = std::process::Command::new(diskscope_bin())
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -490,11 +490,11 @@ async fn between_runs_subscribe_active_shows_the_last_result() {
 fn devices_lists_loop_devices_with_their_use() {
     let fs = match LoopMount::new(16 << 20) {
         Ok(m) => m,
-        Err(e) => skip!("no loop-mounted filesystem: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop-mounted filesystem: {e}"),
     };
     let free = match LoopDevice::new(8 << 20, 512) {
         Ok(d) => d,
-        Err(e) => skip!("no loop device: {e}"),
+        Err(e) => skip!(Missing::LoopDevice, "no loop device: {e}"),
     };
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[]);
@@ -530,7 +530,7 @@ fn a_run_over_two_loop_devices_sums_its_parts() {
         LoopDevice::new(32 << 20, 512),
     ) {
         (Ok(a), Ok(b)) => (a, b),
-        (Err(e), _) | (_, Err(e)) => skip!("no loop device: {e}"),
+        (Err(e), _) | (_, Err(e)) => skip!(Missing::LoopDevice, "no loop device: {e}"),
     };
     require_io_uring!();
     // The CLI: --target twice.

@@ -13,7 +13,7 @@
 //!    around them.
 //!
 //! `cargo build --release -p agent && DISKSCOPE_BIN=$PWD/target/release/diskscope \
-//!  cargo test --release -p tests --test long_run_bench -- --ignored --nocapture`
+//!  cargo test --release -p tests --test suite long_run_bench -- --ignored --nocapture`
 //! Knobs: DISKSCOPE_BENCH_LONG_SECS (1800), DISKSCOPE_BENCH_HISTORY_SAMPLES (864000),
 //! DISKSCOPE_BENCH_OUT (a JSON file for bench/report.py).
 

@@ -1,0 +1,32 @@
+//! The integration tests: one binary, a module per area (ripgrep's layout), so the agent and
+//! its dependencies are linked once. They drive the real `diskscope` binary, which
+//! `scripts/test.sh` builds first (see `tests::diskscope_bin`).
+
+mod access_patterns;
+mod block_device;
+mod dashboard;
+mod docs;
+mod emulated_ssd;
+mod error_scan;
+mod fakecap;
+mod family;
+mod figures;
+mod file_target;
+mod fill_level;
+mod fio_agreement;
+mod fleet;
+mod hardening;
+mod io_path;
+mod latency_target;
+mod long_run_bench;
+mod long_runs;
+mod openapi;
+mod pipeline_bench;
+mod plausibility;
+mod prometheus;
+mod remote;
+mod repeat;
+mod replay;
+mod service;
+mod verify;
+mod views;
