@@ -70,8 +70,8 @@ if ! wait "$doc"; then
 fi
 passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo '[0-9]+ failed' "$test_log" | awk '{s += $1} END {print s + 0}')
-skipped=$(cut -d' ' -f2 "$skips" | sort -u | wc -l)
+skipped=$(grep '^SKIP ' "$skips" | cut -d' ' -f2 | sort -u | wc -l)
 echo "test.sh: $passed tests passed, $failed failed; $skipped of the passed skipped all or part:" >&2
-grep -Eo '\[[a-z_-]+\]' "$skips" | sort | uniq -c | sed 's/^/test.sh:   /' >&2 || true
+grep '^SKIP ' "$skips" | grep -Eo '\[[a-z_-]+\]' | sort | uniq -c | sed 's/^/test.sh:   /' >&2 || true
 stamp "done"
 exit "$status"

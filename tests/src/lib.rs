@@ -59,6 +59,7 @@ pub const DEFAULT_SKIP_ALLOW: &str = "dm-error";
 pub fn skipped(missing: Missing, module: &str, reason: &str) {
     let thread = std::thread::current();
     let test = thread.name().unwrap_or(module);
+    let reason = reason.trim().replace('\n', " / ");
     let line = format!("SKIP {test} [{}]: {reason}", missing.name());
     eprintln!("{line}");
     if let Some(log) = std::env::var_os("DISKSCOPE_SKIP_LOG") {

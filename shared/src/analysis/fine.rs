@@ -60,8 +60,17 @@ pub fn cache_cliff_fine(buckets: &[u64], bucket_ns: u64, io_bytes: u64, t0_ns: u
     // Windows long enough for ~10 completions at the lower level. A device (or a FUSE
     // path) that completes in bursts — every I/O of the queue at once — counts bursts.
     let unit = completion_unit(&buckets[k + 1..n], io_bytes);
+    // A stall is not a speed: runs of empty buckets far longer than the gap between two
+    // completions at the lower level (a GC pause near the end of a phase) are left out of
+    // that level. A level that is the upper one once they are is no cliff.
+    let stall_run = (4.0 * unit / post).ceil().max(8.0) as usize;
+    let (level, writing) = level_without_stalls(&x[k + 1..], stall_run);
     let per_window = (units_per_window(pre, post) * unit / post).ceil() as usize;
     let w = per_window.clamp(1, 1000);
+    // ... and the lower level must be written at for three windows, stalls aside.
+    if level > 0.8 * pre || writing < 3 * w {
+        return found(0.0);
+    }
     let mean_of = |a: usize, b: usize| p.mean(a, b);
     let pre_w: Vec<f64> = (0..k / w)
         .map(|i| mean_of(k - (i + 1) * w, k - i * w))
@@ -105,6 +114,34 @@ pub fn cache_cliff_fine(buckets: &[u64], bucket_ns: u64, io_bytes: u64, t0_ns: u
     }
 }
 
+/// The median of `x` over its buckets outside runs of at least `stall_run` empty ones (the
+/// median, so that the partly filled buckets at a stall's edges do not pull it down), and how
+/// many buckets that is.
+fn level_without_stalls(x: &[f64], stall_run: usize) -> (f64, usize) {
+    let mut kept = Vec::with_capacity(x.len());
+    let mut empty = 0usize;
+    for &v in x {
+        if v == 0.0 {
+            empty += 1;
+            continue;
+        }
+        if empty < stall_run {
+            kept.extend(std::iter::repeat_n(0.0, empty));
+        }
+        empty = 0;
+        kept.push(v);
+    }
+    if empty < stall_run {
+        kept.extend(std::iter::repeat_n(0.0, empty));
+    }
+    if kept.is_empty() {
+        return (0.0, 0);
+    }
+    let mid = kept.len() / 2;
+    let (_, m, _) = kept.select_nth_unstable_by(mid, f64::total_cmp);
+    (*m, kept.len())
+}
+
 /// Completions a window needs so that one more or less (quantization) cannot carry a
 /// window of the lower level past the midpoint: the margin is (pre/post − 1) / 2, and an
 /// error of one in N must stay well inside it. 10 for levels 1.5× apart, 2 for 4× and more;
@@ -117,16 +154,29 @@ pub fn units_per_window(pre: f64, post: f64) -> f64 {
 }
 
 /// Bytes of one completion event: the block size, or more when the device completes I/Os
-/// in bursts (a whole queue at once, as on the FUSE path): the 10th percentile of the
-/// non-empty buckets, the smallest amount that typically arrives together.
+/// in bursts (a whole queue at once, as on the FUSE path): the largest multiple of the block
+/// size that nine in ten non-empty buckets hold a whole number of, at most their 10th
+/// percentile. (The percentile alone is a bucket's worth when many I/Os complete per bucket:
+/// windows then grew to ~10 buckets and a GC pause of 90 ms, split across two of them, no
+/// longer showed as a dip in either.)
 pub fn completion_unit(buckets: &[u64], io_bytes: u64) -> f64 {
+    let io = io_bytes.max(1);
     let mut busy: Vec<u64> = buckets.iter().copied().filter(|v| *v > 0).collect();
     if busy.is_empty() {
-        return io_bytes.max(1) as f64;
+        return io as f64;
     }
+    // A bounded, evenly spread set of buckets keeps this linear on a day-long timeline.
+    let step = busy.len().div_ceil(4096);
+    let seen: Vec<u64> = busy.iter().step_by(step).copied().collect();
     let k = busy.len() / 10;
     let (_, p10, _) = busy.select_nth_unstable(k);
-    ((*p10).max(io_bytes).max(1)) as f64
+    let most = ((*p10).max(io) / io).min(256);
+    let whole = |m: u64| {
+        let unit = m * io;
+        seen.iter().filter(|b| *b % unit == 0).count() * 10 >= seen.len() * 9
+    };
+    let m = (1..=most).rev().find(|&m| whole(m)).unwrap_or(1);
+    (m * io) as f64
 }
 
 /// Runs of empty buckets at least `min_ns` long inside one workload's buckets (its first
