@@ -9,7 +9,7 @@
 //! threads count here too. The device counters include other traffic to the same device;
 //! requests per I/O is only computed when the device saw at least half the run's bytes.
 
-use crate::target::{TargetInfo, TargetKind};
+use crate::io_target::{TargetInfo, TargetKind};
 use shared::{IoPath, RunSummary};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -1,3 +1,5 @@
+//! The `diskscope` binary: parses the command line and hands it to `agent::cli::run`.
+
 use clap::Parser;
 use std::process::ExitCode;
 

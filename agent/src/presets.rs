@@ -564,7 +564,7 @@ pub fn create_size(name: &str, o: &PresetOptions, path: &std::path::Path) -> Opt
     if o.size.is_some() || name != "fakecap" || path.exists() {
         return o.size;
     }
-    let free = crate::target::free_space(path).ok()?;
+    let free = crate::io_target::free_space(path).ok()?;
     let keep = (free / 100).max(FREE_SPACE_RESERVE);
     Some(align_down(free.saturating_sub(keep), MIB)).filter(|s| *s < free)
 }

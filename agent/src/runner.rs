@@ -4,9 +4,9 @@
 //! when the run was stopped or failed part-way.
 
 use crate::engine::job::{job_thread, JobMsg, RunShared, StartGate};
+use crate::io_target::{self, TargetError, TargetKind};
 use crate::stats::fine::Spill;
 use crate::stats::{Decimated, Merger, SampleSeries};
-use crate::target::{self, TargetError, TargetKind};
 use crate::temperature::TempSource;
 use crate::workload::Plan;
 use shared::analysis::verify::Verify;
@@ -86,7 +86,7 @@ pub fn run(
         }
         if plan.reads() && target.kind == TargetKind::File {
             let (start, end) = plan.span_bytes();
-            laid_out_bytes = target::ensure_written(
+            laid_out_bytes = io_target::ensure_written(
                 target,
                 start,
                 end,

@@ -4,7 +4,7 @@
 //! emulated SSD (`diskscope emulate`) publishes its model's temperature. Read once per
 //! sample interval, off the hot path.
 
-use crate::target::{TargetInfo, TargetKind};
+use crate::io_target::{TargetInfo, TargetKind};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 use super::error::ApiError;
 use super::extract::blocking;
 use super::AppState;
-use crate::target::TargetInfo;
+use crate::io_target::TargetInfo;
 use axum::extract::State;
 use axum::Json;
 use shared::api::{Health, Preset, TargetView};

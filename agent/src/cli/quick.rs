@@ -47,7 +47,7 @@ pub fn run(args: &QuickArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
         };
         eprintln!("{name} {rw}");
         // The scratch file is diskscope's own (also one an older version left unmarked).
-        let mut at = crate::target::Locator::path(&target);
+        let mut at = crate::io_target::Locator::path(&target);
         at.created = true;
         let plan = measure::plan_on(&spec, &at)?;
         let mut term = Terminal::new(&plan, true);

@@ -102,9 +102,9 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             // A missing file is created at --size; an existing one is probed as it is (each
             // step then extends it for writes, or refuses a read beyond its end).
             let create = presets::create_size(name, &options, first).filter(|_| !first.exists());
-            let info = crate::target::TargetInfo::probe(first, create, false)?;
+            let info = crate::io_target::TargetInfo::probe(first, create, false)?;
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
-            let mut at = crate::target::Locator::path(first);
+            let mut at = crate::io_target::Locator::path(first);
             at.created = info.created;
             shared::steps::check_repeat(args.repeat.unwrap_or(1), built.steps.len())
                 .map_err(|e| anyhow::anyhow!(e))?;
@@ -142,7 +142,7 @@ fn repeated(
     let steps =
         shared::steps::repeat_steps(vec![step], args.repeat.unwrap_or(1), args.idle.unwrap_or(0));
     let opts = presets::AnalysisOptions::for_spec(&spec);
-    let at = crate::target::Locator::path(target);
+    let at = crate::io_target::Locator::path(target);
     run_sequence(args, &steps, &opts, &at, cancel, term)
 }
 
@@ -151,7 +151,7 @@ fn run_sequence(
     args: &RunArgs,
     steps: &[shared::Step],
     opts: &presets::AnalysisOptions,
-    at: &crate::target::Locator,
+    at: &crate::io_target::Locator,
     cancel: Arc<AtomicBool>,
     term: &mut Option<Terminal>,
 ) -> anyhow::Result<shared::RunReport> {

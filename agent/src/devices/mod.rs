@@ -22,9 +22,9 @@ pub fn health(d: &DeviceInfo) -> Option<DeviceHealth> {
             return Some(h);
         }
     }
-    let info = crate::target::TargetInfo {
+    let info = crate::io_target::TargetInfo {
         path: dev.to_path_buf(),
-        kind: crate::target::TargetKind::Block,
+        kind: crate::io_target::TargetKind::Block,
         size: d.size,
         logical_block_size: d.logical_block_size,
         pin: None,
@@ -49,7 +49,7 @@ pub fn list() -> Vec<DeviceInfo> {
 
 /// The block device under `target` (itself, or the whole disk holding the file's
 /// filesystem), with its health now. `None` for files on virtual filesystems.
-pub fn under(target: &crate::target::TargetInfo) -> Option<DeviceInfo> {
+pub fn under(target: &crate::io_target::TargetInfo) -> Option<DeviceInfo> {
     let real = crate::iopath::sysfs_dir(target)?;
     // A partition's directory sits inside its disk's.
     let disk = if real.join("partition").exists() {
@@ -64,9 +64,9 @@ pub fn under(target: &crate::target::TargetInfo) -> Option<DeviceInfo> {
 }
 
 /// The filesystem a file target lives on.
-pub fn filesystem(target: &crate::target::TargetInfo) -> Option<shared::devices::FsInfo> {
+pub fn filesystem(target: &crate::io_target::TargetInfo) -> Option<shared::devices::FsInfo> {
     use std::os::unix::fs::MetadataExt;
-    if target.kind != crate::target::TargetKind::File {
+    if target.kind != crate::io_target::TargetKind::File {
         return None;
     }
     let meta = std::fs::metadata(&target.path).ok()?;
@@ -77,7 +77,7 @@ pub fn filesystem(target: &crate::target::TargetInfo) -> Option<shared::devices:
         .filter(|m| m.dev == id && target.path.starts_with(m.mount_point))
         .max_by_key(|m| m.mount_point.len())?;
     let (mount_point, fs_type) = (m.mount_point.to_string(), m.fs_type.to_string());
-    let free_bytes = crate::target::free_space(&target.path).unwrap_or(0);
+    let free_bytes = crate::io_target::free_space(&target.path).unwrap_or(0);
     let direct_io = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
@@ -106,8 +106,8 @@ pub struct Snapshot {
 pub const EMULATED_LINK_FILE: &str = "link_mb_s";
 
 /// The emulated link beside a file target, if any.
-fn emulated_link(target: &crate::target::TargetInfo) -> Option<shared::devices::Link> {
-    if target.kind != crate::target::TargetKind::File {
+fn emulated_link(target: &crate::io_target::TargetInfo) -> Option<shared::devices::Link> {
+    if target.kind != crate::io_target::TargetKind::File {
         return None;
     }
     let text = std::fs::read_to_string(target.path.parent()?.join(EMULATED_LINK_FILE)).ok()?;
@@ -120,7 +120,7 @@ fn emulated_link(target: &crate::target::TargetInfo) -> Option<shared::devices::
 }
 
 impl Snapshot {
-    pub fn take(target: &crate::target::TargetInfo) -> Snapshot {
+    pub fn take(target: &crate::io_target::TargetInfo) -> Snapshot {
         let device = under(target);
         let link = device
             .as_ref()

@@ -10,10 +10,10 @@ mod steps;
 pub use multi::run_multi;
 pub use steps::{plan_steps, run_steps, StepPlan};
 
+use crate::io_target::{Locator, TargetError};
 use crate::presets::AnalysisOptions;
 use crate::report;
 use crate::runner::{self, Observer, StartError};
-use crate::target::{Locator, TargetError};
 use crate::workload::plan::{null_target, wanted_target_size};
 use crate::workload::Plan;
 use shared::{Backend, RunReport, SpecError, WorkloadSpec};
@@ -78,7 +78,7 @@ pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureErr
     }
     if !plan.writes() {
         let (start, end) = plan.span_bytes();
-        crate::target::refuse_holes(plan.target(), start, end)?;
+        crate::io_target::refuse_holes(plan.target(), start, end)?;
     }
     Ok(plan)
 }

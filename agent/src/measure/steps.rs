@@ -3,12 +3,12 @@
 //! single one (`stats::series`, `stats::fine`).
 
 use super::{plan_on, MeasureError};
+use crate::io_target::Locator;
 use crate::presets::AnalysisOptions;
 use crate::report;
 use crate::runner::{self, Observer};
 use crate::stats::fine::{FineSeries, Spill, BUCKET_NS};
 use crate::stats::{Decimated, SampleSeries, Totals};
-use crate::target::Locator;
 use crate::workload::Plan;
 use shared::analysis::Timeline;
 use shared::{RunReport, RunStatus, RunSummary, Sample, Step, StepReport, WorkloadSpec};

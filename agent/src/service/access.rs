@@ -11,7 +11,7 @@
 //! device (`--allow-destructive`).
 
 use super::SCRATCH_SIZE;
-use crate::target::{openat2, Locator, Pinned, TargetInfo, TargetKind};
+use crate::io_target::{openat2, Locator, Pinned, TargetInfo, TargetKind};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
@@ -249,7 +249,7 @@ impl AccessPolicy {
                 let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL;
                 let fd = openat2(dirfd, rel, flags, 0o644, how).map_err(open_err)?;
                 let f = std::fs::File::from(fd);
-                crate::target::created_file(&f, &resolved, create_size.unwrap_or(0)).map_err(
+                crate::io_target::created_file(&f, &resolved, create_size.unwrap_or(0)).map_err(
                     |e| AccessError::Open {
                         requested: requested.to_string(),
                         source: std::io::Error::other(e.to_string()),

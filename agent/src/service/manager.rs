@@ -7,11 +7,11 @@
 //! broadcast, the store always holds everything a subscriber may have missed.
 
 use super::access::{AccessError, AccessPolicy};
+use crate::io_target::Locator;
 use crate::measure::{self, MeasureError, StepPlan};
 use crate::presets::{self, AnalysisOptions, PresetError};
 use crate::runner::Observer;
 use crate::store::{NewRun, RunEnd, RunId, Store, StoreError};
-use crate::target::Locator;
 use shared::api::{CreateRun, RunEvent};
 use shared::{RunError, RunStatus, Sample, Step};
 use std::collections::HashMap;
@@ -183,12 +183,12 @@ impl Manager {
     /// writes several devices).
     fn authorize_write(
         &self,
-        target: &crate::target::TargetInfo,
+        target: &crate::io_target::TargetInfo,
         named: &str,
         confirm: Option<&str>,
     ) -> Result<(), ServiceError> {
         self.access.check_write(target)?;
-        if target.kind != crate::target::TargetKind::Block {
+        if target.kind != crate::io_target::TargetKind::Block {
             return Ok(());
         }
         let confirmed = confirm.is_some_and(|c| {

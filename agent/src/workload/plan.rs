@@ -7,7 +7,7 @@
 
 use super::offsets::{Order, Span};
 use super::rate::RateCap;
-use crate::target::{TargetInfo, TargetKind};
+use crate::io_target::{TargetInfo, TargetKind};
 use shared::{Backend, DataPattern, Rate, SpecError, WorkloadSpec};
 
 /// Virtual size of a label-only target (null backend) when the spec gives none.

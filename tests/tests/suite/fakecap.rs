@@ -101,7 +101,7 @@ fn a_genuine_block_device_and_a_file_over_the_free_space_pass() {
         Err(why) => skip!(Missing::LoopDevice, "no loop mount: {why}"),
     };
     let file = fs.path().join("fakecap.bin");
-    let free = agent::target::free_space(&file).expect("statvfs");
+    let free = agent::io_target::free_space(&file).expect("statvfs");
     let (out, r) = run_with_report(&[
         "--target",
         file.to_str().expect("utf8"),
