@@ -63,8 +63,9 @@ fi
 .tools/node_modules/.bin/wasm-opt -Oz "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
 # Precompressed beside each file (gzip by zopfli, the densest gzip encoder, when installed,
 # else gzip -9; and brotli at its best from Node's own zlib): the agent sends the .br or .gz
-# to browsers that accept it. Chromium asks for br over HTTPS only, so a dashboard on
-# plain HTTP (the LAN, the kiosk) gets the .gz.
+# to browsers that accept it. Chromium asks for br only over HTTPS and from localhost
+# (checked: "gzip, deflate" to http://192.0.2.2), so a dashboard on the LAN over plain HTTP,
+# a kiosk's, gets the .gz.
 for f in "$OUT/frontend_bg.wasm" "$OUT/frontend.js"; do
   if command -v zopfli >/dev/null 2>&1; then
     zopfli -c "$f" > "$f.gz"

@@ -259,7 +259,15 @@ fn ctrl_c_stops_within_an_interval_and_keeps_partial_results() {
         .args(cmd.split_whitespace())
         .spawn()
         .expect("spawn");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Stop it once it has measured a few intervals (rows in its CSV), not after a guess.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::read_to_string(s.path("r.csv")).map_or(0, |t| t.lines().count()) < 4 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no samples within 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = std::time::Instant::now();

@@ -503,8 +503,15 @@ fn a_database_that_cannot_be_written_fails_the_run_and_says_where() {
     assert_eq!(status, 200, "{body}");
     let (status, body) = server.post("/api/v1/runs", OP, &write_body(&root.path().join("u.bin")));
     assert_eq!(status, 500, "{body}");
-    std::thread::sleep(Duration::from_millis(200));
-    let text = std::fs::read_to_string(&log).expect("read the log");
+    // The log is written by another process: wait for the 500's line, with a deadline.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).expect("read the log");
+        if text.contains("internal error") || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(text.contains("cannot store sample"), "{text}");
     assert!(
         text.contains("internal error"),

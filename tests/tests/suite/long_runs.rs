@@ -308,9 +308,16 @@ fn clients_that_never_read_their_exports_cannot_hold_the_agent() {
         s
     };
     let mut held: Vec<std::net::TcpStream> = (0..4).map(idle).collect();
-    // Let the four fill their buffers and block.
-    std::thread::sleep(std::time::Duration::from_secs(2));
-    let (status, v) = server.get(&format!("/api/v1/runs/{id}/export?format=csv"), VIEW);
+    // The four hold every export slot once the agent has taken their requests: a fifth is
+    // refused (waited for, with a deadline, as the agent takes them).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let (status, v) = loop {
+        let (status, v) = server.get(&format!("/api/v1/runs/{id}/export?format=csv"), VIEW);
+        if status == 503 || std::time::Instant::now() > deadline {
+            break (status, v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
     assert_eq!(status, 503, "{v}");
     assert_eq!(v["code"], "exports_busy", "{v}");
     // One goes away: its slot comes back.

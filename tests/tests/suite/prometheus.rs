@@ -143,10 +143,25 @@ fn a_real_prometheus_scrapes_the_agent_and_its_rate_matches_the_run() {
         "rw": "randread", "bs": 65536, "iodepth": 4, "size": 256 << 20,
         "rate": {"bytes_per_sec": 40_000_000}, "runtime_ms": 25_000, "interval_ms": 250}}));
     let run = server.wait_status_within(id, "completed", Duration::from_secs(90));
-    // Let Prometheus scrape past the end.
-    std::thread::sleep(Duration::from_secs(3));
     let mb_s = run["summary"]["read"]["mb_s"].as_f64().expect("MB/s");
     let ended = run["ended_ms"].as_f64().expect("ended") / 1000.0;
+    // Wait until Prometheus has scraped past the end (its last scrape's time), with a deadline.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs_f64();
+        let last = prom.query("timestamp(up{job=\"diskscope\"})", now);
+        if last.is_some_and(|t| t > ended + 0.5) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no scrape after the run's end within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     assert_eq!(
         prom.query("up{job=\"diskscope\"}", ended),
         Some(1.0),

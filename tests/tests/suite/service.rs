@@ -40,7 +40,9 @@ async fn stream_delivers_samples_in_order_and_resumes_without_gap_or_duplicate()
         }
     }
     drop(a);
-    tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+    // Samples go on while no client listens: wait until a few more are stored.
+    let last = seqs.last().copied().unwrap_or(0) as usize;
+    tokio::task::block_in_place(|| server.wait_samples(id, last + 4));
 
     // Reconnect (auth message) with the last seq seen: the rest, no gap, no duplicate.
     let mut b = WsClient::connect(&server, VIEW, false).await;
@@ -382,9 +384,9 @@ async fn a_client_that_falls_behind_is_resynced_from_the_database() {
         max_points: None,
     })
     .await;
-    // Do not read for 4 s (~40 samples, more than the small socket buffers hold): the agent's
-    // sends block and its receiver lags behind the channel.
-    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    // Do not read while ~40 samples are stored (more than the small socket buffers hold):
+    // the agent's sends block and its receiver lags behind the channel.
+    tokio::task::block_in_place(|| server.wait_samples(id, 40));
     let mut seqs = Vec::new();
     let mut resyncs = 0;
     loop {
@@ -431,7 +433,7 @@ async fn a_client_that_misses_a_runs_end_is_told_it_when_resynced() {
     // 2-message channel while the agent's sends to this client are blocked.
     server.wait_status_within(a, "completed", std::time::Duration::from_secs(30));
     let b = server.start_run(&spec("b", 3000));
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    tokio::task::block_in_place(|| server.wait_samples(b, 5));
     let mut seqs = Vec::new();
     let mut resyncs = 0;
     let end = tokio::time::timeout(std::time::Duration::from_secs(15), async {
