@@ -164,15 +164,22 @@ fn the_block_size_sweep_names_the_saturation_size_the_model_has() {
         .map(|p| format!("{} {:.1} (model {:.1})", p.bs, p.mbps, model(p.bs as f64)))
         .collect();
     eprintln!("sweep: {}", table.join(", "));
-    // The truth, or the next size when noise puts the measured truth just under 90 % of the
-    // best (a fresh-clone CI run measured 256 KiB at 89.9 %: 85.9 of 95.5 MB/s).
+    // The detector, exactly: the smallest size within 90 % of the best it was given.
     let found = b.saturation_bs.expect("a saturation size");
-    let measured = |bs: u64| b.points.iter().find(|p| p.bs == bs).map_or(0.0, |p| p.mbps);
     let best_measured = b.points.iter().map(|p| p.mbps).fold(0.0, f64::max);
-    let near_threshold = (measured(truth) / best_measured - 0.9).abs() < 0.02;
+    let mut points = b.points.clone();
+    points.sort_by_key(|p| p.bs);
+    let want = points
+        .iter()
+        .find(|p| p.mbps >= 0.9 * best_measured)
+        .map(|p| p.bs);
+    assert_eq!(Some(found), want, "sweep: {table:?}");
+    // The drive, as measured: the model's saturation size or, when the measured curve
+    // flattens a little early or late (the emulator keeps time in user space, and a busy or
+    // stolen CPU slows its small requests most), a neighbour.
     assert!(
-        found == truth || (found == truth * 2 && near_threshold),
-        "found {found}, truth {truth}; sweep: {table:?}"
+        found == truth || found == truth * 2 || found * 2 == truth,
+        "found {found}, the model's {truth}; sweep: {table:?}"
     );
 }
 
