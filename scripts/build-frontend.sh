@@ -51,7 +51,7 @@ if ! command -v wasm-bindgen >/dev/null 2>&1 ||
   # A quick optimised build: the tool runs for a second per bundle, its build for minutes.
   CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false \
   CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 CARGO_PROFILE_RELEASE_DEBUG=0 \
-    cargo install --locked --force wasm-bindgen-cli --version "$WB_VERSION"
+    cargo install --force wasm-bindgen-cli --version "$WB_VERSION"
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT"

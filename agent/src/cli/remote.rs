@@ -188,9 +188,13 @@ async fn follow(
         after_seq: None,
         max_points: None,
     };
-    socket
-        .send(Message::text(serde_json::to_string(&sub)?))
-        .await?;
+    // Sends have a deadline here too: an agent that stops reading does not hang the CLI.
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        socket.send(Message::text(serde_json::to_string(&sub)?)),
+    )
+    .await
+    .with_context(|| format!("{ws} did not take the subscription within 10 s"))??;
     let mut stopped = false;
     loop {
         if cancel.load(Ordering::Relaxed) && !stopped {
