@@ -36,6 +36,10 @@ cargo fmt --all -- --check
 # and code), so nothing is compiled twice. RUSTFLAGS' -D warnings reaches the workspace only
 # (dependencies' lints are capped).
 clippy_driver="$(dirname "$(rustup which cargo 2>/dev/null || command -v cargo)")/clippy-driver"
+if [ ! -x "$clippy_driver" ]; then
+  echo "test.sh: no clippy-driver beside cargo ($clippy_driver): install clippy (rustup component add clippy)" >&2
+  exit 1
+fi
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 export RUSTFLAGS="${RUSTFLAGS:-} -D warnings"
 cargo test --locked --workspace --no-run
@@ -64,7 +68,7 @@ status=0
 cargo test --locked --workspace -- --nocapture 2>&1 | tee "$test_log" || status=$?
 
 passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s += $4} END {print s + 0}')
-failed=$(grep -Eo '[0-9]+ failed' "$test_log" | awk '{s += $1} END {print s + 0}')
+failed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$test_log" | awk '{s += $6} END {print s + 0}')
 skipped=$(grep '^SKIP ' "$skips" | cut -d' ' -f2 | sort -u | wc -l)
 echo "test.sh: $passed tests passed, $failed failed; $skipped of the passed skipped all or part:" >&2
 grep '^SKIP ' "$skips" | grep -Eo '\[[a-z_-]+\]' | sort | uniq -c | sed 's/^/test.sh:   /' >&2 || true

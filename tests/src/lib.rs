@@ -489,10 +489,17 @@ impl Emulator {
     }
 
     /// [`Emulator::start`], or `None` after saying on stderr that `what` is skipped and why.
+    /// Mounts one, or files a skip when this machine cannot mount FUSE at all; a machine that
+    /// can (root, `/dev/fuse`) but fails to mount is a failure, not a skip.
     pub fn start_or_skip(model: &str, what: &str) -> Option<Emulator> {
-        Emulator::start(model)
-            .map_err(|why| skipped(Missing::Fuse, what, &why))
-            .ok()
+        match Emulator::start(model) {
+            Ok(e) => Some(e),
+            Err(why) if !is_root() || !Path::new("/dev/fuse").exists() => {
+                skipped(Missing::Fuse, what, &why);
+                None
+            }
+            Err(why) => panic!("{what}: the emulated drive did not mount: {why}"),
+        }
     }
 
     pub fn disk(&self) -> PathBuf {

@@ -113,15 +113,14 @@ pub async fn guard(
     next: Next,
 ) -> Response {
     let (mut parts, body) = req.into_parts();
-    let token = bearer(&parts).map(str::to_string);
-    let role = match (access, token) {
+    let role = match (access, bearer(&parts)) {
         (Access::Public, _) => None,
         (Access::Stream, None) => None,
         (_, None) => {
             return ApiError::unauthorized("missing 'Authorization: Bearer TOKEN' header")
                 .into_response()
         }
-        (_, Some(token)) => match authenticate(&st, client_addr(&parts), &token) {
+        (_, Some(token)) => match authenticate(&st, client_addr(&parts), token) {
             Ok(role) => Some(role),
             Err(e) => return e.into_response(),
         },

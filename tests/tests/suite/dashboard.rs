@@ -32,21 +32,12 @@ fn dashboard_end_to_end_in_headless_chromium() {
     let data = disk_tempdir();
     // Emulated drives that fail on purpose (root and FUSE): one fault of each kind for the
     // verification view, a counterfeit for the fakecap view, a damaged one for the error map.
-    let drives: Vec<Emulator> = match [FAULTY_DRIVE, COUNTERFEIT_DRIVE, DAMAGED_DRIVE]
+    let drives: Vec<Emulator> = [FAULTY_DRIVE, COUNTERFEIT_DRIVE, DAMAGED_DRIVE]
         .iter()
-        .map(|m| Emulator::start(m))
-        .collect()
-    {
-        Ok(d) => d,
-        Err(why) => {
-            tests::skipped(
-                Missing::Fuse,
-                "dashboard verify-fail, fakecap and error-scan views",
-                &why,
-            );
-            Vec::new()
-        }
-    };
+        .map_while(|m| {
+            Emulator::start_or_skip(m, "dashboard verify-fail, fakecap and error-scan views")
+        })
+        .collect();
     let allow: Vec<&Path> = drives.iter().map(|e| e.dir()).collect();
     let server = Server::start(data.path(), &allow);
     let shots = tests::browser::Browser::shots("diskscope-e2e-");
