@@ -59,7 +59,8 @@ async function context(name, viewport) {
   return p;
 }
 // A figure as shown, to the precision shown.
-const num = (text) => parseFloat(String(text).replace(/[^0-9.\-]/g, ''));
+// The first number in the text (thousands separators dropped): "307.7 ± 98.8" is 307.7.
+const num = (text) => parseFloat((String(text).replace(/,/g, '').match(/-?[0-9]+(\.[0-9]+)?/) || ['NaN'])[0]);
 function same(shown, stored, decimals, what) {
   const want = Number(stored).toFixed(decimals);
   const got = Number(num(shown)).toFixed(decimals);
