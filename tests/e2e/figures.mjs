@@ -96,6 +96,12 @@ async function headersOverCells(p, what) {
 // No chart line joins samples of two steps or runs through a pause.
 async function noJoinedSteps(p, run, what) {
   const bounds = run.steps.slice(1).map((s) => s.start_ns / 1e9);
+  // The samples arrive after the page: wait for a chart to carry a line (a slow machine drew
+  // the canvases of latency-target at 390 px before its samples had come).
+  await p.waitForFunction(() => [...document.querySelectorAll('canvas[data-segments]')]
+    .some((c) => /throughput|iops|latency/.test(c.id)
+      && JSON.parse(c.getAttribute('data-segments')).some((s) => s.segments.length > 0)), null, T)
+    .catch(() => {});
   const charts = await p.evaluate(() => [...document.querySelectorAll('canvas[data-segments]')]
     .map((c) => [c.id, c.getAttribute('data-segments')]));
   check(charts.length > 0, `${what}: no chart carries its data`);

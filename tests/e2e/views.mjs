@@ -56,7 +56,7 @@ const PRESETS = [
   ['cdm', { count: 1, runtime_ms: '400ms', idle_ms: '100ms', size: '64M' }, '#cdm-tiles'],
   ['cdm-peak', { count: 1, runtime_ms: '400ms', idle_ms: '100ms', size: '64M' }, '#cdm-tiles'],
   ['atto', { size: '64M', runtime_ms: '200ms' }, '#atto-bars'],
-  ['full-span', { interval_ms: '100ms' }, '.full-span canvas'],
+  ['full-span', { interval_ms: '100ms', size: '256M' }, '.full-span canvas'],
   ['sustain', { rate: '100MB', runtime_ms: '2s', size: '256M' }, '.sustain .verdict'],
   ['iometer-mix', { runtime_ms: '3s', size: '64M' }, '.first-last'],
   ['snia-steady', { size: '32M', runtime_ms: '300ms', count: 6 }, '.steady .rounds li'],
