@@ -13,6 +13,7 @@ pub mod devices;
 pub mod emulate;
 pub mod engine;
 pub mod env;
+pub mod fiojob;
 pub mod io_target;
 pub mod iopath;
 pub mod measure;

@@ -373,6 +373,7 @@ mod tests {
             samples: 1,
             io_path: None,
             round: None,
+            histogram: None,
             verify: None,
             pass: None,
         }

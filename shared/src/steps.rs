@@ -234,6 +234,10 @@ pub struct StepReport {
     /// The pass of a repeated run (`Step::pass`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<u32>,
+    /// The step's own latency histogram (the run's is all steps together): fio's per-job
+    /// percentiles and latency buckets come from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<crate::HistogramDump>,
 }
 
 /// CrystalDiskMark's name for a test: `SEQ1M Q8T1`, `RND4K Q32T1`.

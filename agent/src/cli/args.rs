@@ -185,13 +185,26 @@ fn duration_ms(s: &str) -> Result<u64, String> {
     parse_duration_ms(s).map_err(|e| e.to_string())
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// File or block device to measure (a label only with --backend null). A missing file is
     /// created when --size is given. Repeat it to run the workload on several targets at
     /// once (each with its own jobs; samples and summary are their sum, with a part each).
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "job_files")]
     pub target: Vec<PathBuf>,
+    /// fio job files to run instead of flags (fio's syntax: [global] and job sections,
+    /// include, ${VAR}; jobs separated by stonewall, and each further file, run as the steps
+    /// of one run). The target is the file the jobs name, or --target. An option diskscope
+    /// does not run is refused naming its file and line (exit 2).
+    #[arg(value_name = "JOB.fio")]
+    pub job_files: Vec<PathBuf>,
+    /// The report printed at the end: normal (diskscope's tables) or fio-json (fio's JSON
+    /// document, for tools that read fio's output).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Normal)]
+    pub output_format: OutputFormat,
+    /// Write the --output-format report to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// read (default), write, randread, randwrite, randrw or rw.
     #[arg(long)]
     pub rw: Option<RwMode>,
@@ -346,6 +359,14 @@ pub struct RunArgs {
     /// before it starts (default: half of the RAM).
     #[arg(long, value_parser = size)]
     pub max_memory: Option<u64>,
+}
+
+/// `diskscope run --output-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Normal,
+    #[value(name = "fio-json")]
+    FioJson,
 }
 
 impl RunArgs {

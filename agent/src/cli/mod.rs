@@ -59,7 +59,12 @@ fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("diskscope: error: {e:#}");
-            ExitCode::FAILURE
+            // A job file diskscope cannot run is a usage error, as clap's are (exit 2).
+            if e.downcast_ref::<crate::fiojob::JobFileError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

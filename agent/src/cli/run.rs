@@ -1,6 +1,6 @@
 //! `diskscope run`: one workload, fio-style.
 
-use super::args::RunArgs;
+use super::args::{OutputFormat, RunArgs};
 use super::outputs::Outputs;
 use super::terminal::Terminal;
 use super::EXIT_STOPPED;
@@ -12,8 +12,22 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    if args.output_format == OutputFormat::FioJson && args.output.is_none() && !args.quiet {
+        // fio's JSON on standard output is the whole output (as `fio --output-format=json`).
+        let quiet = RunArgs {
+            quiet: true,
+            ..args.clone()
+        };
+        return run(&quiet, cancel);
+    }
     if let Some(agent) = &args.agent {
+        if !args.job_files.is_empty() || args.output_format != OutputFormat::Normal {
+            anyhow::bail!("job files and --output-format run here, not with --agent (yet)");
+        }
         return super::remote::run(args, agent, cancel);
+    }
+    if !args.job_files.is_empty() {
+        return job_files(args, cancel);
     }
     if args.token.is_some() || args.confirm.is_some() {
         anyhow::bail!("--token and --confirm go with --agent URL (a local run needs neither)");
@@ -118,8 +132,86 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     };
     // Outputs were written first (`Outputs::finish`): whatever was measured is kept, also
     // after a failure or a stop.
-    print!("{}", table::summary(&report));
-    print!("{}", table::analysis(&report));
+    emit(args, &report, None)?;
+    Ok(exit_code(&report))
+}
+
+/// The end-of-run report in `--output-format`, on standard output or `--output`.
+fn emit(
+    args: &RunArgs,
+    report: &shared::RunReport,
+    jobs: Option<&crate::fiojob::JobFile>,
+) -> anyhow::Result<()> {
+    let text = match args.output_format {
+        OutputFormat::Normal => format!("{}{}", table::summary(report), table::analysis(report)),
+        OutputFormat::FioJson => {
+            let doc = crate::report::fio_json::document(report, jobs);
+            format!("{}\n", serde_json::to_string_pretty(&doc)?)
+        }
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("--output {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// `diskscope run JOB.fio …`: the job files' steps as one run on their target.
+fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let jobs = crate::fiojob::JobFile::load(&args.job_files)?;
+    let mut given = args.flags_presets_ignore();
+    let o = args.preset_options();
+    for (name, set) in [
+        ("size", o.size.is_some()),
+        ("count", o.count.is_some()),
+        ("runtime", o.runtime_ms.is_some()),
+        ("rate", o.rate.is_some()),
+        ("streams", o.streams.is_some()),
+        ("idle", o.idle_ms.is_some()),
+        ("buffer-ms", o.buffer_ms.is_some()),
+        ("bs", o.bs.is_some()),
+        ("verify", args.verify),
+        ("p99", o.p99_us.is_some()),
+        ("preset", args.preset.is_some()),
+        ("repeat", args.repeat.is_some()),
+    ] {
+        if set {
+            given.push(format!("--{name}"));
+        }
+    }
+    if !given.is_empty() {
+        anyhow::bail!(
+            "a job file sets the workload itself; {} belong(s) in it, not on the command line",
+            given.join(", ")
+        );
+    }
+    if args.target.len() > 1 {
+        anyhow::bail!("a job file runs on one target; give --target once");
+    }
+    let target = jobs.target(args.target.first().map(|p| p.as_path()))?;
+    let mut steps = jobs.steps()?;
+    if let Some(ms) = args.interval_ms {
+        for s in &mut steps {
+            s.spec.interval_ms = ms;
+        }
+    }
+    for note in jobs.notes() {
+        eprintln!("diskscope: note: {note}");
+    }
+    // A missing file is created at the largest span a job gives.
+    let create = steps
+        .iter()
+        .filter_map(|s| s.spec.size.map(|z| z + s.spec.offset))
+        .max()
+        .filter(|_| !target.exists());
+    let info = crate::io_target::TargetInfo::probe(&target, create, false)?;
+    let mut at = crate::io_target::Locator::path(&target);
+    at.created = info.created;
+    let opts = presets::AnalysisOptions::for_spec(&steps[0].spec);
+    let mut term = None;
+    let report = run_sequence(args, &steps, &opts, &at, cancel, &mut term)?;
+    emit(args, &report, Some(&jobs))?;
     Ok(exit_code(&report))
 }
 

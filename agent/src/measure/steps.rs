@@ -405,6 +405,7 @@ impl Sequence {
             samples: n,
             round,
             pass: step.pass,
+            histogram: Some(r.histogram.clone()),
         });
         self.status = Some(r.status);
         if r.error.is_some() {

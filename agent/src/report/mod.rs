@@ -2,6 +2,7 @@
 //! terminal summary table.
 
 pub mod csv;
+pub mod fio_json;
 pub mod table;
 
 use crate::env;

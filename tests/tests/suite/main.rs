@@ -14,6 +14,7 @@ mod figures;
 mod file_target;
 mod fill_level;
 mod fio_agreement;
+mod fio_jobs;
 mod fleet;
 mod hardening;
 mod io_path;

@@ -1,0 +1,407 @@
+//! fio job files in: `diskscope run JOB.fio [JOB2.fio …]`. A job file becomes the steps of
+//! one run on one target: jobs separated by `stonewall` (and each further file) run one after
+//! another as steps; `numjobs` clones run together as the step's jobs. Every option is either
+//! run as fio runs it, taken with its difference written in `notes`, or refused naming the
+//! option, its file and line ([`options`]); nothing is ignored silently.
+//!
+//! Defaults are fio's, not diskscope's: buffered I/O (`direct=0`), random offsets that visit
+//! each block once per pass (fio's random map, unless `norandommap`), `rate` per job.
+
+mod options;
+pub mod parse;
+
+use shared::spec::WorkloadSpec;
+use shared::Step;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use options::{size as fio_size, time_ms as fio_time_ms};
+
+/// Where an option or section was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct At {
+    pub file: String,
+    pub line: u32,
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobFileError {
+    #[error("{at}: {message}")]
+    Syntax { at: At, message: String },
+    #[error("{at}: option '{option}': {message}")]
+    Option {
+        at: At,
+        option: String,
+        message: String,
+    },
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+}
+
+/// One job section with `[global]`'s options before its own.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub name: String,
+    pub description: Option<String>,
+    pub at: At,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub spec: WorkloadSpec,
+    pub runtime_ms: Option<u64>,
+    pub time_based: bool,
+    pub startdelay_ms: u64,
+    pub stonewall: bool,
+    pub group_reporting: bool,
+    pub norandommap: bool,
+    pub do_verify: bool,
+    /// The job's own options as written (fio's "job options").
+    pub options: Vec<(String, String)>,
+    /// Differences from fio this job runs with.
+    pub notes: Vec<String>,
+}
+
+impl Job {
+    fn new(name: &str, at: At) -> Self {
+        Job {
+            name: name.to_string(),
+            description: None,
+            at,
+            filename: None,
+            directory: None,
+            // fio's defaults where they differ from diskscope's.
+            spec: WorkloadSpec {
+                direct: false,
+                ..WorkloadSpec::default()
+            },
+            runtime_ms: None,
+            time_based: false,
+            startdelay_ms: 0,
+            stonewall: false,
+            group_reporting: false,
+            norandommap: false,
+            do_verify: true,
+            options: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The file the job names (`directory` joined), if any.
+    pub fn path(&self) -> Option<PathBuf> {
+        let f = self.filename.as_ref()?;
+        Some(match &self.directory {
+            Some(d) if !f.starts_with('/') => Path::new(d).join(f),
+            _ => PathBuf::from(f),
+        })
+    }
+
+    /// The spec as diskscope runs it, with fio's run-length rules: `time_based` runs for
+    /// `runtime`; otherwise `size × loops` is done, `runtime` capping it.
+    fn finish(&mut self) -> Result<(), JobFileError> {
+        let bad = |message: String| JobFileError::Syntax {
+            at: self.at.clone(),
+            message: format!("job '{}': {message}", self.name),
+        };
+        let s = &mut self.spec;
+        s.cover_once = s.rw.is_random() && !self.norandommap;
+        s.verify = s.verify && self.do_verify;
+        // fio's rate is per job; diskscope's is the run's.
+        s.rate = s.rate.map(|r| match r {
+            shared::spec::Rate::BytesPerSec(b) => {
+                shared::spec::Rate::BytesPerSec(b * u64::from(s.jobs))
+            }
+            shared::spec::Rate::Iops(n) => shared::spec::Rate::Iops(n * u64::from(s.jobs)),
+        });
+        match (self.time_based, self.runtime_ms) {
+            (true, None) => return Err(bad("time_based without runtime would never end".into())),
+            (true, Some(ms)) => {
+                s.runtime_ms = Some(ms);
+                s.io_size = None;
+            }
+            (false, Some(ms)) => {
+                s.runtime_ms = Some(ms);
+                // Not time based: the transfer is size × loops, which runtime caps.
+                if s.io_size.is_none() {
+                    match s.size {
+                        Some(size) => s.io_size = Some(size * u64::from(s.loops)),
+                        None => {
+                            return Err(bad(
+                                "runtime without time_based needs a size (the transfer it caps)"
+                                    .into(),
+                            ))
+                        }
+                    }
+                }
+            }
+            (false, None) => {}
+        }
+        if s.jobs > 1 && !s.rw.is_random() {
+            self.notes.push(format!(
+                "{}: numjobs={} sequential: diskscope's jobs split the span (fio's each cover all of it)",
+                self.at, s.jobs
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The jobs of one or more job files, in order.
+#[derive(Debug, Clone)]
+pub struct JobFile {
+    pub jobs: Vec<Job>,
+    /// Each file's name and its `[global]` options as written (fio's "global options").
+    pub globals: Vec<(String, String)>,
+}
+
+impl JobFile {
+    /// Reads and parses the job files at `paths`; `${VAR}` come from the environment.
+    pub fn load(paths: &[PathBuf]) -> Result<Self, JobFileError> {
+        let mut texts = Vec::new();
+        for p in paths {
+            let text = parse::Files.read_checked(p)?;
+            texts.push((p.clone(), text));
+        }
+        Self::parse(&texts, &parse::Files, &|n| std::env::var(n).ok())
+    }
+
+    /// Parses job-file `texts` (each with the path it came from).
+    pub fn parse(
+        texts: &[(PathBuf, String)],
+        source: &dyn parse::Source,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, JobFileError> {
+        let mut jobs = Vec::new();
+        let mut globals = Vec::new();
+        for (n, (path, text)) in texts.iter().enumerate() {
+            // Each file starts afresh: its own globals, and after the jobs of the files
+            // before it (a stonewall between files).
+            let mut global: Vec<parse::RawOption> = Vec::new();
+            let mut first_of_file = n > 0;
+            for section in parse::sections(text, path, source, vars)? {
+                if section.name == "global" {
+                    for o in &section.options {
+                        globals.push((o.key.clone(), o.value.clone().unwrap_or_default()));
+                    }
+                    global.extend(section.options);
+                    continue;
+                }
+                let mut job = Job::new(&section.name, section.at.clone());
+                for o in &global {
+                    options::apply(&mut job, &o.key, o.value.as_deref(), &o.at)?;
+                }
+                // fio names a job by its section; only the section's own `name` renames it.
+                job.name.clone_from(&section.name);
+                for o in &section.options {
+                    options::apply(&mut job, &o.key, o.value.as_deref(), &o.at)?;
+                }
+                job.options = section
+                    .options
+                    .iter()
+                    .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+                    .collect();
+                job.stonewall |= std::mem::take(&mut first_of_file);
+                job.finish()?;
+                jobs.push(job);
+            }
+        }
+        if jobs.is_empty() {
+            let file = texts
+                .first()
+                .map(|(p, _)| p.display().to_string())
+                .unwrap_or_default();
+            return Err(JobFileError::File {
+                file,
+                message: "no job section (only [global] or nothing)".into(),
+            });
+        }
+        Ok(JobFile { jobs, globals })
+    }
+
+    /// Every note of every job.
+    pub fn notes(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for n in self.jobs.iter().flat_map(|j| &j.notes) {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+        out
+    }
+
+    /// The target all jobs run on: `target` when given, else the one file the jobs name.
+    pub fn target(&self, target: Option<&Path>) -> Result<PathBuf, JobFileError> {
+        if let Some(t) = target {
+            return Ok(t.to_path_buf());
+        }
+        let mut named = self.jobs.iter().filter_map(|j| j.path().map(|p| (j, p)));
+        let Some((first_job, first)) = named.next() else {
+            return Err(JobFileError::File {
+                file: self.jobs[0].at.file.clone(),
+                message: "no job names a filename: give --target FILE".into(),
+            });
+        };
+        if let Some((j, other)) = named.find(|(_, p)| *p != first) {
+            return Err(JobFileError::Syntax {
+                at: j.at.clone(),
+                message: format!(
+                    "job '{}' runs on {} but job '{}' on {}: diskscope runs a job file on one target (give --target to run all on one)",
+                    j.name,
+                    other.display(),
+                    first_job.name,
+                    first.display()
+                ),
+            });
+        }
+        Ok(first)
+    }
+
+    /// The run's steps: each stonewall group is a step. A group of several job sections
+    /// (different workloads at once) is refused naming them.
+    pub fn steps(&self) -> Result<Vec<Step>, JobFileError> {
+        let mut groups: Vec<Vec<&Job>> = Vec::new();
+        for job in &self.jobs {
+            match groups.last_mut() {
+                Some(g) if !job.stonewall => g.push(job),
+                _ => groups.push(vec![job]),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|g| {
+                if let [a, b, ..] = g.as_slice() {
+                    return Err(JobFileError::Syntax {
+                        at: b.at.clone(),
+                        message: format!(
+                            "jobs '{}' and '{}' would run at the same time with their own workloads: diskscope runs one workload at a time (numjobs clones run together; separate the jobs with stonewall)",
+                            a.name, b.name
+                        ),
+                    });
+                }
+                let job = g[0];
+                Ok(Step {
+                    name: job.name.clone(),
+                    spec: job.spec.clone(),
+                    pause_before_ms: job.startdelay_ms,
+                    until_steady: None,
+                    pass: None,
+                    p99_target_us: None,
+                })
+            })
+            .collect()
+    }
+}
+
+impl parse::Files {
+    fn read_checked(&self, path: &Path) -> Result<String, JobFileError> {
+        parse::Source::read(self, path).map_err(|e| JobFileError::File {
+            file: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::spec::{Backend, RwMode};
+
+    fn load(text: &str) -> Result<JobFile, JobFileError> {
+        JobFile::parse(
+            &[(PathBuf::from("t.fio"), text.to_string())],
+            &parse::Files,
+            &|_| None,
+        )
+    }
+
+    #[test]
+    fn ssd_test_shape_becomes_four_steps_with_fio_defaults() {
+        let f = load(
+            "[global]\nbs=4k\nioengine=libaio\niodepth=4\nsize=10g\ndirect=1\nruntime=60\ndirectory=/mnt\nfilename=ssd.test.file\n\n[seq-read]\nrw=read\nstonewall\n\n[rand-read]\nrw=randread\nstonewall\n",
+        )
+        .unwrap();
+        let steps = f.steps().unwrap();
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[1].name, "rand-read");
+        let s = &steps[1].spec;
+        assert_eq!(
+            (s.rw, s.bs, s.iodepth, s.direct),
+            (RwMode::RandRead, 4096, 4, true)
+        );
+        assert_eq!(s.backend, Backend::Uring);
+        // runtime without time_based caps size × loops.
+        assert_eq!((s.runtime_ms, s.io_size), (Some(60_000), Some(10 << 30)));
+        assert!(s.cover_once, "fio's random map");
+        assert_eq!(f.target(None).unwrap(), PathBuf::from("/mnt/ssd.test.file"));
+        assert!(f.notes().iter().any(|n| n.contains("libaio")));
+        assert_eq!(
+            f.jobs[0].options,
+            vec![
+                ("rw".into(), "read".into()),
+                ("stonewall".into(), String::new())
+            ]
+        );
+    }
+
+    #[test]
+    fn fio_defaults_buffered_and_rate_per_job() {
+        let f =
+            load("[j]\nrw=randwrite\nnumjobs=4\nrate=10m\nnorandommap\ntime_based\nruntime=2\n")
+                .unwrap();
+        let s = &f.jobs[0].spec;
+        assert!(!s.direct);
+        assert!(!s.cover_once);
+        assert_eq!(s.rate, Some(shared::spec::Rate::BytesPerSec(40 << 20)));
+        assert_eq!((s.runtime_ms, s.io_size), (Some(2000), None));
+    }
+
+    #[test]
+    fn refusals_name_the_option_file_and_line() {
+        for (text, want) in [
+            (
+                "[j]\ngtod_reduce=1\n",
+                "t.fio:2: option 'gtod_reduce=1': not supported",
+            ),
+            ("[j]\nrw=read:-8k\n", "t.fio:2: option 'rw=read:-8k'"),
+            ("[j]\nbsrange=4k-16k\n", "t.fio:2: option 'bsrange=4k-16k'"),
+            ("[j]\nioengine=rbd\n", "t.fio:2: option 'ioengine=rbd'"),
+            ("[j]\ntime_based\n", "job 'j': time_based without runtime"),
+            (
+                "[a]\nrw=read\n[b]\nrw=write\n",
+                "t.fio:3: jobs 'a' and 'b' would run at the same time",
+            ),
+        ] {
+            let e = load(text)
+                .and_then(|f| f.steps().map(|_| ()))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_second_file_starts_after_the_first() {
+        let f = JobFile::parse(
+            &[
+                (
+                    PathBuf::from("a.fio"),
+                    "[global]\nbs=1m\n[a]\nrw=write\n".into(),
+                ),
+                (PathBuf::from("b.fio"), "[b]\nrw=read\n".into()),
+            ],
+            &parse::Files,
+            &|_| None,
+        )
+        .unwrap();
+        let steps = f.steps().unwrap();
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[1].spec.bs, 4096, "globals stay in their file");
+        let f = load("[global]\nname=g\n[a]\nrw=read\n[b]\nname=own\nstonewall\n").unwrap();
+        let names: Vec<_> = f.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["a", "own"], "as fio 3.33 names them");
+    }
+}

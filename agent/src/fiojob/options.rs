@@ -1,0 +1,315 @@
+//! What each fio option means for diskscope: the options this engine runs as fio does, the
+//! ones it takes with a stated difference (`notes`), and a refusal naming every other one.
+//! fio's units: sizes take k/m/g/t/p (with or without `b`) as powers of 1024 and `kib`/`mib`/…
+//! as powers of 1000 (fio's default `kb_base=1024`, checked against fio 3.33's `io_bytes`);
+//! times without a unit are seconds.
+
+use super::{At, Job, JobFileError};
+use shared::spec::{Backend, DataPattern, Rate, RwMode};
+
+/// Applies `key[=value]` (written at `at`) to `job`.
+pub(super) fn apply(
+    job: &mut Job,
+    key: &str,
+    value: Option<&str>,
+    at: &At,
+) -> Result<(), JobFileError> {
+    let bad = |message: String| JobFileError::Option {
+        at: at.clone(),
+        option: match value {
+            Some(v) => format!("{key}={v}"),
+            None => key.to_string(),
+        },
+        message,
+    };
+    let val = || value.ok_or_else(|| bad("needs a value".into()));
+
+    match key {
+        "name" => job.name = val()?.to_string(),
+        "description" => job.description = Some(val()?.to_string()),
+        "filename" => {
+            let v = val()?;
+            if v.split(':').count() > 1 && !v.starts_with("/dev/") {
+                return Err(bad(
+                    "several files in one job: diskscope runs one file per job".into(),
+                ));
+            }
+            job.filename = Some(v.to_string());
+        }
+        "directory" => job.directory = Some(val()?.to_string()),
+        "size" => job.spec.size = Some(size(val()?).map_err(bad)?),
+        "offset" => job.spec.offset = size(val()?).map_err(bad)?,
+        "io_size" | "io_limit" => job.spec.io_size = Some(size(val()?).map_err(bad)?),
+        "loops" => job.spec.loops = number(val()?).map_err(bad)?,
+        "runtime" | "timeout" => job.runtime_ms = Some(time_ms(val()?).map_err(bad)?),
+        "time_based" => job.time_based = flag(value).map_err(bad)?,
+        "ramp_time" => job.spec.ramp_ms = time_ms(val()?).map_err(bad)?,
+        "startdelay" => job.startdelay_ms = time_ms(val()?).map_err(bad)?,
+        "rw" | "readwrite" => {
+            let v = val()?;
+            if v.contains(':') {
+                return Err(bad("an offset modifier (rw=MODE:N) is not supported".into()));
+            }
+            job.spec.rw = match v {
+                "read" => RwMode::Read,
+                "write" => RwMode::Write,
+                "randread" => RwMode::RandRead,
+                "randwrite" => RwMode::RandWrite,
+                "rw" | "readwrite" => RwMode::Rw,
+                "randrw" => RwMode::RandRw,
+                "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                    return Err(bad("trims are not supported".into()))
+                }
+                _ => {
+                    return Err(bad(
+                        "expected read, write, randread, randwrite, rw or randrw".into(),
+                    ))
+                }
+            };
+        }
+        "rwmixread" => job.spec.read_pct = percent(val()?).map_err(bad)?,
+        "rwmixwrite" => job.spec.read_pct = 100 - percent(val()?).map_err(bad)?,
+        "bs" | "blocksize" => job.spec.bs = one_size(val()?).map_err(bad)?,
+        "bsrange" | "blocksize_range" => {
+            let v = val()?;
+            let (lo, hi) = v
+                .split_once('-')
+                .or_else(|| v.split_once(':'))
+                .ok_or_else(|| bad("expected MIN-MAX".into()))?;
+            let (lo, hi) = (size(lo).map_err(bad)?, size(hi).map_err(bad)?);
+            if lo != hi {
+                return Err(bad(
+                    "a range of block sizes is not supported (only MIN = MAX)".into(),
+                ));
+            }
+            job.spec.bs = lo;
+        }
+        "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
+        "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
+        "stonewall" | "wait_for_previous" => job.stonewall = flag(value).map_err(bad)?,
+        // Reporting: diskscope reports each step's jobs together (and fio's JSON output
+        // merges them as group_reporting does).
+        "group_reporting" | "new_group" => job.group_reporting = flag(value).map_err(bad)?,
+        "direct" => job.spec.direct = flag(value).map_err(bad)?,
+        "buffered" => job.spec.direct = !flag(value).map_err(bad)?,
+        "end_fsync" => job.spec.end_fsync = flag(value).map_err(bad)?,
+        "ioengine" => {
+            let v = val()?;
+            job.spec.backend =
+                match v {
+                    "io_uring" => Backend::Uring,
+                    "libaio" | "posixaio" => {
+                        job.notes.push(format!(
+                            "{at}: ioengine={v} runs on diskscope's io_uring backend"
+                        ));
+                        Backend::Uring
+                    }
+                    "psync" | "sync" | "pvsync" | "pvsync2" => {
+                        job.notes.push(format!(
+                            "{at}: ioengine={v} runs on diskscope's sync backend (pread/pwrite)"
+                        ));
+                        Backend::Sync
+                    }
+                    "null" => Backend::Null,
+                    _ => return Err(bad(
+                        "no such engine in diskscope (io_uring, libaio, psync, pvsync, sync, null)"
+                            .into(),
+                    )),
+                };
+        }
+        // diskscope's io_uring always registers its buffers and file.
+        "fixedbufs" | "registerfiles" | "thread" => {
+            flag(value).map_err(bad)?;
+        }
+        "random_distribution" => {
+            let v = val()?;
+            if v.starts_with("zoned") {
+                return Err(bad("zoned distributions are not supported".into()));
+            }
+            job.spec.random_distribution = v.parse().map_err(bad)?;
+        }
+        "percentage_random" => job.spec.seq_pct = 100 - percent(val()?).map_err(bad)?,
+        // diskscope's offsets and data follow the seed; the same seed repeats them.
+        "randrepeat" => {
+            flag(value).map_err(bad)?;
+        }
+        "randseed" => job.spec.seed = number(val()?).map_err(bad)?,
+        "norandommap" => job.norandommap = flag(value).map_err(bad)?,
+        "rate" => job.spec.rate = Some(Rate::BytesPerSec(one_size(val()?).map_err(bad)?)),
+        "rate_iops" => job.spec.rate = Some(Rate::Iops(one_number(val()?).map_err(bad)?)),
+        "buffer_compress_percentage" => {
+            job.spec.pattern = DataPattern::Compress(percent(val()?).map_err(bad)?)
+        }
+        "zero_buffers" => {
+            if flag(value).map_err(bad)? {
+                job.spec.pattern = DataPattern::Zeros
+            }
+        }
+        // diskscope fills every write with fresh data already.
+        "refill_buffers" => {
+            flag(value).map_err(bad)?;
+        }
+        "verify" => {
+            let v = val()?;
+            job.spec.verify = match v {
+                "0" | "null" => false,
+                "crc32c" | "crc32c-intel" | "crc32" | "md5" | "sha1" | "sha256" | "xxhash" => {
+                    if v != "crc32c" && v != "crc32c-intel" {
+                        job.notes.push(format!(
+                            "{at}: verify={v} checks with diskscope's own block format (CRC32C, offset, run, sequence)"
+                        ));
+                    }
+                    true
+                }
+                _ => return Err(bad("this verify mode is not supported (crc32c and the checksums map onto diskscope's verify)".into())),
+            };
+        }
+        "do_verify" => job.do_verify = flag(value).map_err(bad)?,
+        _ => return Err(bad("not supported by diskscope".into())),
+    }
+    Ok(())
+}
+
+fn flag(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None | Some("1") | Some("true") => Ok(true),
+        Some("0") | Some("false") => Ok(false),
+        Some(_) => Err("expected 0 or 1".into()),
+    }
+}
+
+fn number<T: std::str::FromStr>(v: &str) -> Result<T, String> {
+    v.trim()
+        .parse()
+        .map_err(|_| "expected a whole number".to_string())
+}
+
+fn percent(v: &str) -> Result<u8, String> {
+    match number::<u8>(v) {
+        Ok(p) if p <= 100 => Ok(p),
+        _ => Err("expected a percentage (0..100)".into()),
+    }
+}
+
+/// One value where fio also takes `READ,WRITE[,TRIM]`: refused unless they are equal.
+fn one_size(v: &str) -> Result<u64, String> {
+    let mut it = v.split(',').filter(|s| !s.is_empty()).map(size);
+    let first = it.next().ok_or("needs a value")??;
+    for other in it {
+        if other? != first {
+            return Err("different values per direction are not supported".into());
+        }
+    }
+    Ok(first)
+}
+
+fn one_number(v: &str) -> Result<u64, String> {
+    let mut it = v.split(',').filter(|s| !s.is_empty()).map(number::<u64>);
+    let first = it.next().ok_or("needs a value")??;
+    for other in it {
+        if other? != first {
+            return Err("different values per direction are not supported".into());
+        }
+    }
+    Ok(first)
+}
+
+/// A byte count in fio's units: `4k` = 4096, `1m` = 1 MiB, `1MiB` = 10^6 (fio's kb_base=1024).
+pub fn size(v: &str) -> Result<u64, String> {
+    let v = v.trim();
+    let err = || format!("'{v}' is not a size (e.g. 4k, 512m, 10g)");
+    if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).map_err(|_| err());
+    }
+    let end = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (num, unit) = (&v[..end], v[end..].to_ascii_lowercase());
+    let unit = unit.strip_suffix('b').unwrap_or(&unit);
+    let (letter, decimal) = match unit.strip_suffix('i') {
+        Some(l) => (l, true),
+        None => (unit, false),
+    };
+    let power = match letter {
+        "" if !decimal => 0,
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        "p" => 5,
+        _ => return Err(err()),
+    };
+    let base: f64 = if decimal { 1000.0 } else { 1024.0 };
+    let n: f64 = num.parse().map_err(|_| err())?;
+    let bytes = n * base.powi(power);
+    if !bytes.is_finite() || bytes > shared::spec::MAX_BYTES as f64 || bytes.fract() != 0.0 {
+        return Err(err());
+    }
+    Ok(bytes as u64)
+}
+
+/// A time in fio's units (seconds when none is written) in milliseconds.
+pub fn time_ms(v: &str) -> Result<u64, String> {
+    let v = v.trim();
+    let err = || format!("'{v}' is not a time (e.g. 30, 500ms, 5m)");
+    let end = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let n: f64 = v[..end].parse().map_err(|_| err())?;
+    let ms_per = match v[end..].to_ascii_lowercase().as_str() {
+        "us" | "usec" => 0.001,
+        "ms" | "msec" => 1.0,
+        "" | "s" | "sec" => 1_000.0,
+        "m" | "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => return Err(err()),
+    };
+    let ms = (n * ms_per).round();
+    if !ms.is_finite() || ms > shared::spec::MAX_DURATION_MS as f64 {
+        return Err(err());
+    }
+    Ok(ms as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_follow_fio_not_si() {
+        // As fio 3.33 reports io_bytes for size=…
+        for (s, want) in [
+            ("1k", 1024),
+            ("1K", 1024),
+            ("1kb", 1024),
+            ("1KB", 1024),
+            ("1kib", 1000),
+            ("1KiB", 1000),
+            ("1m", 1 << 20),
+            ("1MiB", 1_000_000),
+            ("1mb", 1 << 20),
+            ("1g", 1 << 30),
+            ("4096", 4096),
+            ("0x1000", 4096),
+        ] {
+            assert_eq!(size(s), Ok(want), "{s}");
+        }
+        assert!(size("10%").unwrap_err().contains("'10%'"));
+    }
+
+    #[test]
+    fn times_default_to_seconds() {
+        assert_eq!(time_ms("900"), Ok(900_000));
+        assert_eq!(time_ms("1500ms"), Ok(1500));
+        assert_eq!(time_ms("2m"), Ok(120_000));
+        assert_eq!(time_ms("250us"), Ok(0));
+        assert!(time_ms("5x").is_err());
+    }
+
+    #[test]
+    fn per_direction_values_must_agree() {
+        assert_eq!(one_size("4k,4k"), Ok(4096));
+        assert!(one_size("4k,8k").is_err());
+    }
+}

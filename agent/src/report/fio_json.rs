@@ -1,0 +1,362 @@
+//! fio's JSON document (`--output-format fio-json`), key for key as fio 3.33 writes it, from a
+//! stored run: one job per step (a job file's stonewall groups are its steps, each with its
+//! `numjobs` merged as `group_reporting` merges them). Figures are the stored report's:
+//! bytes, I/Os and times from the step's summary; percentiles, stddev and fio's latency
+//! buckets from the step's own histogram (the same log-linear layout as fio's); bandwidth
+//! min/max/mean/dev from the step's samples.
+//!
+//! What diskscope does not measure is written as fio writes it for an engine that does not
+//! measure it either: submission latency (`slat_ns`) with `N: 0`. Keys of what diskscope
+//! does not measure or run (trim, sync, the queue-depth histograms) are present with zeros.
+
+use crate::fiojob::JobFile;
+use serde_json::{json, Map, Value};
+use shared::sample::HistBucket;
+use shared::{DirSample, RunReport, Sample};
+
+/// fio's percentile list (its default `percentile_list`).
+const PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// The fio version string written (fio's key; the tool is named in it).
+pub fn version() -> String {
+    format!("diskscope-{} (fio-3.33 JSON)", crate::env::VERSION)
+}
+
+/// fio's JSON document for `report`; `jobs` gives the job names, groups and "job options"
+/// of a run started from a job file.
+pub fn document(report: &RunReport, jobs: Option<&JobFile>) -> Value {
+    let started_ms = report.environment.started_at_ms;
+    let mut out = Vec::new();
+    if report.steps.is_empty() {
+        let spec_opts = spec_options(&report.spec);
+        out.push(job(
+            "diskscope",
+            0,
+            spec_opts,
+            &report.summary,
+            &report.histogram,
+            report.samples.iter().collect(),
+        ));
+    } else {
+        for s in &report.steps {
+            let from_file = jobs.and_then(|f| f.jobs.iter().find(|j| j.name == s.name));
+            let options = match from_file {
+                Some(j) => j
+                    .options
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect(),
+                None => spec_options(&s.spec),
+            };
+            let samples = report
+                .samples
+                .iter()
+                .filter(|x| x.step == s.index)
+                .collect();
+            let hist = s.histogram.clone().unwrap_or_default();
+            out.push(job(&s.name, s.index, options, &s.summary, &hist, samples));
+        }
+    }
+    let mut doc = json!({
+        "fio version": version(),
+        "timestamp": started_ms / 1000,
+        "timestamp_ms": started_ms,
+        "time": report.environment.started_at_ms.to_string(),
+        "jobs": out,
+        "disk_util": [],
+    });
+    if let Some(f) = jobs {
+        let globals: Map<String, Value> = f
+            .globals
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        if !globals.is_empty() {
+            doc["global options"] = Value::Object(globals);
+        }
+    }
+    doc
+}
+
+/// A workload's options in fio's names, for runs not started from a job file.
+fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
+    let rw = match spec.rw {
+        shared::RwMode::Rw => "rw".to_string(),
+        other => other.to_string(),
+    };
+    let mut m = Map::new();
+    let mut put = |k: &str, v: String| {
+        m.insert(k.to_string(), Value::String(v));
+    };
+    put("rw", rw);
+    put("bs", spec.bs.to_string());
+    put("iodepth", spec.iodepth.to_string());
+    put("numjobs", spec.jobs.to_string());
+    put("direct", u8::from(spec.direct).to_string());
+    put(
+        "ioengine",
+        spec.backend.as_str().replace("uring", "io_uring"),
+    );
+    if spec.rw.is_mixed() {
+        put("rwmixread", spec.read_pct.to_string());
+    }
+    if let Some(s) = spec.size {
+        put("size", s.to_string());
+    }
+    if let Some(ms) = spec.runtime_ms {
+        put("runtime", format!("{ms}ms"));
+    }
+    m
+}
+
+fn job(
+    name: &str,
+    index: u32,
+    options: Map<String, Value>,
+    summary: &shared::RunSummary,
+    hist: &shared::HistogramDump,
+    samples: Vec<&Sample>,
+) -> Value {
+    let runtime_ms = summary.duration_ns / 1_000_000;
+    let read = dir(
+        &summary.read,
+        &hist.read,
+        summary.duration_ns,
+        &samples,
+        |s| &s.read,
+    );
+    let write = dir(
+        &summary.write,
+        &hist.write,
+        summary.duration_ns,
+        &samples,
+        |s| &s.write,
+    );
+    let all: Vec<HistBucket> = hist.read.iter().chain(&hist.write).copied().collect();
+    let cpu_pct = {
+        let v: Vec<f64> = samples.iter().filter_map(|s| s.job_cpu_pct).collect();
+        if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    json!({
+        "jobname": name,
+        "groupid": index,
+        "error": 0,
+        "eta": 0,
+        "elapsed": summary.duration_ns.div_ceil(1_000_000_000),
+        "job options": options,
+        "read": read,
+        "write": write,
+        "trim": dir(&DirSample::default(), &[], 0, &[], |s| &s.read),
+        "sync": { "total_ios": 0, "lat_ns": stats(&[], 0, 0) },
+        "job_runtime": runtime_ms,
+        // The engine threads' CPU (user and system together, as /proc gives it per thread
+        // to diskscope's sampler): written as fio's usr_cpu, sys_cpu 0.
+        "usr_cpu": cpu_pct,
+        "sys_cpu": 0.0,
+        "ctx": 0,
+        "majf": 0,
+        "minf": 0,
+        // diskscope does not record the queue depth at each submission: fio's depth
+        // histograms are written with zero counts.
+        "iodepth_level": depth_levels(),
+        "iodepth_submit": depth_levels(),
+        "iodepth_complete": depth_levels(),
+        "latency_ns": buckets(&all, 1, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]),
+        "latency_us": buckets(&all, 1_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]),
+        "latency_ms": buckets(&all, 1_000_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000]),
+        "latency_depth": 1,
+        "latency_target": 0,
+        "latency_percentile": 100.0,
+        "latency_window": 0,
+    })
+}
+
+/// One direction: fio's `read`/`write`/`trim` object.
+fn dir(
+    d: &DirSample,
+    hist: &[HistBucket],
+    duration_ns: u64,
+    samples: &[&Sample],
+    pick: impl Fn(&Sample) -> &DirSample,
+) -> Value {
+    let secs = duration_ns as f64 / 1e9;
+    let bw_bytes = if secs > 0.0 {
+        (d.bytes as f64 / secs).round() as u64
+    } else {
+        0
+    };
+    // Per-interval bandwidth (KiB/s) and IOPS, over the intervals that did I/O this way.
+    let (bw, iops): (Vec<f64>, Vec<f64>) = samples
+        .iter()
+        .filter(|s| s.end_ns > s.start_ns && pick(s).ios > 0)
+        .map(|s| {
+            let w = (s.end_ns - s.start_ns) as f64 / 1e9;
+            (pick(s).bytes as f64 / w / 1024.0, pick(s).ios as f64 / w)
+        })
+        .unzip();
+    let (bw_min, bw_max, bw_mean, bw_dev) = spread(&bw);
+    let (iops_min, iops_max, iops_mean, iops_dev) = spread(&iops);
+    let lat = stats(hist, d.lat.min_ns, d.lat.max_ns);
+    let mut clat = lat.clone();
+    if d.ios > 0 {
+        clat["percentile"] = Value::Object(
+            PERCENTILES
+                .iter()
+                .map(|p| (format!("{p:.6}"), json!(percentile(hist, *p))))
+                .collect(),
+        );
+    }
+    json!({
+        "io_bytes": d.bytes,
+        "io_kbytes": d.bytes / 1024,
+        "bw_bytes": bw_bytes,
+        "bw": bw_bytes / 1024,
+        "iops": if secs > 0.0 { d.ios as f64 / secs } else { 0.0 },
+        "runtime": if d.ios > 0 { duration_ns / 1_000_000 } else { 0 },
+        "total_ios": d.ios,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "slat_ns": stats(&[], 0, 0),
+        "clat_ns": clat,
+        "lat_ns": lat,
+        "bw_min": bw_min.round() as u64,
+        "bw_max": bw_max.round() as u64,
+        "bw_agg": if d.ios > 0 { 100.0 } else { 0.0 },
+        "bw_mean": bw_mean,
+        "bw_dev": bw_dev,
+        "bw_samples": bw.len(),
+        "iops_min": iops_min.round() as u64,
+        "iops_max": iops_max.round() as u64,
+        "iops_mean": iops_mean,
+        "iops_stddev": iops_dev,
+        "iops_samples": iops.len(),
+    })
+}
+
+fn depth_levels() -> Value {
+    json!({ "0": 0.0, "1": 0.0, "2": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 0.0, ">=64": 0.0 })
+}
+
+/// min, max, mean and sample standard deviation (fio's), zeros for none.
+fn spread(v: &[f64]) -> (f64, f64, f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0, 0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = v.iter().copied().fold(0.0, f64::max);
+    (min, max, mean, var.sqrt())
+}
+
+/// fio's `{min, max, mean, stddev, N}` of a latency histogram (min and max exact, from the
+/// summary).
+fn stats(hist: &[HistBucket], min_ns: u64, max_ns: u64) -> Value {
+    let n: u64 = hist.iter().map(|b| b.count).sum();
+    if n == 0 {
+        return json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
+    }
+    let mean = hist
+        .iter()
+        .map(|b| b.ns as f64 * b.count as f64)
+        .sum::<f64>()
+        / n as f64;
+    let var = hist
+        .iter()
+        .map(|b| (b.ns as f64 - mean).powi(2) * b.count as f64)
+        .sum::<f64>()
+        / (n.max(2) - 1) as f64;
+    json!({ "min": min_ns, "max": max_ns, "mean": mean, "stddev": var.sqrt(), "N": n })
+}
+
+/// The value at percentile `p` (fio reads the bucket the rank falls in).
+fn percentile(hist: &[HistBucket], p: f64) -> u64 {
+    let n: u64 = hist.iter().map(|b| b.count).sum();
+    let rank = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for b in hist {
+        seen += b.count;
+        if seen >= rank {
+            return b.ns;
+        }
+    }
+    hist.last().map_or(0, |b| b.ns)
+}
+
+/// fio's latency buckets: the percentage of I/Os at most each edge (in `unit` ns) and above
+/// the edge before it; the last edge of `latency_ms` is fio's ">=2000".
+fn buckets(hist: &[HistBucket], unit: u64, edges: &[u64]) -> Value {
+    let n: u64 = hist.iter().map(|b| b.count).sum();
+    let mut m = Map::new();
+    let mut lo = 0;
+    for (i, e) in edges.iter().enumerate() {
+        let last_ms = unit == 1_000_000 && i == edges.len() - 1;
+        let hi = e * unit;
+        let count: u64 = hist
+            .iter()
+            .filter(|b| b.ns > lo && (last_ms || b.ns <= hi))
+            .filter(|b| unit != 1 || b.ns <= 1000)
+            .map(|b| b.count)
+            .sum();
+        let key = if last_ms {
+            ">=2000".to_string()
+        } else {
+            e.to_string()
+        };
+        let pct = if n == 0 {
+            0.0
+        } else {
+            100.0 * count as f64 / n as f64
+        };
+        m.insert(key, json!(pct));
+        lo = hi;
+    }
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b(ns: u64, count: u64) -> HistBucket {
+        HistBucket {
+            index: 0,
+            lo_ns: ns,
+            ns,
+            count,
+        }
+    }
+
+    #[test]
+    fn percentiles_and_buckets_come_from_the_histogram() {
+        let h = [b(50_000, 90), b(200_000, 9), b(3_000_000, 1)];
+        assert_eq!(percentile(&h, 50.0), 50_000);
+        assert_eq!(percentile(&h, 90.0), 50_000);
+        assert_eq!(percentile(&h, 99.0), 200_000);
+        assert_eq!(percentile(&h, 99.99), 3_000_000);
+        let us = buckets(&h, 1_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]);
+        assert_eq!(us["50"], json!(90.0));
+        assert_eq!(us["250"], json!(9.0));
+        let ms = buckets(
+            &h,
+            1_000_000,
+            &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000],
+        );
+        assert_eq!(ms["4"], json!(1.0));
+        let s = stats(&h, 40_000, 3_100_000);
+        assert_eq!(s["N"], json!(100));
+        assert_eq!(s["min"], json!(40_000));
+    }
+}
