@@ -2,7 +2,7 @@
 //! one run on one target: jobs separated by `stonewall` (and each further file) run one after
 //! another as steps; `numjobs` clones run together as the step's jobs. Every option is either
 //! run as fio runs it, taken with its difference written in `notes`, or refused naming the
-//! option, its file and line ([`options`]); nothing is ignored silently.
+//! option, its file and line (`options.rs`); nothing is ignored silently.
 //!
 //! Defaults are fio's, not diskscope's: buffered I/O (`direct=0`), random offsets that visit
 //! each block once per pass (fio's random map, unless `norandommap`), `rate` per job.

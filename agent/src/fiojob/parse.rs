@@ -1,7 +1,7 @@
 //! fio's job-file syntax: `[global]` and job sections, `key=value` and bare `key` options,
 //! `;` and `#` comments (whole lines, and after a value when preceded by white space),
 //! `include FILE` (relative to the including file), and `${VAR}` from the environment.
-//! What the options mean is [`super::options`]'s business; this module only knows where each
+//! What the options mean is `options.rs`'s business; this module only knows where each
 //! one was written.
 
 use super::{At, JobFileError};
