@@ -88,52 +88,61 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             term.finish();
             report
         }
-        Some(name) => {
-            let options = args.preset_options();
-            if args.target.len() > 1 {
-                anyhow::bail!("--preset runs on one target; give --target once");
-            }
-            if !presets::names().contains(&name.as_str()) {
-                return Err(presets::PresetError::Unknown(name.clone()).into());
-            }
-            let ignored = args.flags_presets_ignore();
-            if !ignored.is_empty() {
-                anyhow::bail!(
-                    "--preset {name} sets the workload itself and does not use {}; its options: {}",
-                    ignored.join(", "),
-                    presets::options_of(name)
-                        .iter()
-                        .map(|o| format!(
-                            "--{}",
-                            o.replace('_', "-")
-                                .replace("interval", "interval-ms")
-                                .replace("p99-us", "p99")
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            // A missing file is created at --size; an existing one is probed as it is (each
-            // step then extends it for writes, or refuses a read beyond its end).
-            let create = presets::create_size(name, &options, first).filter(|_| !first.exists());
-            let info = crate::io_target::TargetInfo::probe(first, create, false)?;
-            let built = presets::build(name, &options, info.size, info.logical_block_size)?;
-            let mut at = crate::io_target::Locator::path(first);
-            at.created = info.created;
-            shared::steps::check_repeat(args.repeat.unwrap_or(1), built.steps.len())
-                .map_err(|e| anyhow::anyhow!(e))?;
-            let steps = shared::steps::repeat_steps(
-                built.steps,
-                args.repeat.unwrap_or(1),
-                options.idle_ms.unwrap_or(0),
-            );
-            run_sequence(args, &steps, &built.analysis, &at, cancel, &mut term)?
-        }
+        Some(name) => preset(args, name, first, cancel, &mut term)?,
     };
     // Outputs were written first (`Outputs::finish`): whatever was measured is kept, also
     // after a failure or a stop.
     emit(args, &report, None)?;
     Ok(exit_code(&report))
+}
+
+/// `--preset NAME`: the preset's steps as one run on `first`.
+fn preset(
+    args: &RunArgs,
+    name: &str,
+    first: &std::path::Path,
+    cancel: Arc<AtomicBool>,
+    term: &mut Option<Terminal>,
+) -> anyhow::Result<shared::RunReport> {
+    let options = args.preset_options();
+    if args.target.len() > 1 {
+        anyhow::bail!("--preset runs on one target; give --target once");
+    }
+    if !presets::names().contains(&name) {
+        return Err(presets::PresetError::Unknown(name.to_string()).into());
+    }
+    let ignored = args.flags_presets_ignore();
+    if !ignored.is_empty() {
+        anyhow::bail!(
+            "--preset {name} sets the workload itself and does not use {}; its options: {}",
+            ignored.join(", "),
+            presets::options_of(name)
+                .iter()
+                .map(|o| format!(
+                    "--{}",
+                    o.replace('_', "-")
+                        .replace("interval", "interval-ms")
+                        .replace("p99-us", "p99")
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    // A missing file is created at --size; an existing one is probed as it is (each
+    // step then extends it for writes, or refuses a read beyond its end).
+    let create = presets::create_size(name, &options, first).filter(|_| !first.exists());
+    let info = crate::io_target::TargetInfo::probe(first, create, false)?;
+    let built = presets::build(name, &options, info.size, info.logical_block_size)?;
+    let mut at = crate::io_target::Locator::path(first);
+    at.created = info.created;
+    shared::steps::check_repeat(args.repeat.unwrap_or(1), built.steps.len())
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let steps = shared::steps::repeat_steps(
+        built.steps,
+        args.repeat.unwrap_or(1),
+        options.idle_ms.unwrap_or(0),
+    );
+    run_sequence(args, &steps, &built.analysis, &at, cancel, term)
 }
 
 /// The end-of-run report in `--output-format`, on standard output or `--output`.

@@ -45,45 +45,11 @@ pub(super) fn apply(
         "time_based" => job.time_based = flag(value).map_err(bad)?,
         "ramp_time" => job.spec.ramp_ms = time_ms(val()?).map_err(bad)?,
         "startdelay" => job.startdelay_ms = time_ms(val()?).map_err(bad)?,
-        "rw" | "readwrite" => {
-            let v = val()?;
-            if v.contains(':') {
-                return Err(bad("an offset modifier (rw=MODE:N) is not supported".into()));
-            }
-            job.spec.rw = match v {
-                "read" => RwMode::Read,
-                "write" => RwMode::Write,
-                "randread" => RwMode::RandRead,
-                "randwrite" => RwMode::RandWrite,
-                "rw" | "readwrite" => RwMode::Rw,
-                "randrw" => RwMode::RandRw,
-                "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                    return Err(bad("trims are not supported".into()))
-                }
-                _ => {
-                    return Err(bad(
-                        "expected read, write, randread, randwrite, rw or randrw".into(),
-                    ))
-                }
-            };
-        }
+        "rw" | "readwrite" => job.spec.rw = rw_mode(val()?).map_err(bad)?,
         "rwmixread" => job.spec.read_pct = percent(val()?).map_err(bad)?,
         "rwmixwrite" => job.spec.read_pct = 100 - percent(val()?).map_err(bad)?,
         "bs" | "blocksize" => job.spec.bs = one_size(val()?).map_err(bad)?,
-        "bsrange" | "blocksize_range" => {
-            let v = val()?;
-            let (lo, hi) = v
-                .split_once('-')
-                .or_else(|| v.split_once(':'))
-                .ok_or_else(|| bad("expected MIN-MAX".into()))?;
-            let (lo, hi) = (size(lo).map_err(bad)?, size(hi).map_err(bad)?);
-            if lo != hi {
-                return Err(bad(
-                    "a range of block sizes is not supported (only MIN = MAX)".into(),
-                ));
-            }
-            job.spec.bs = lo;
-        }
+        "bsrange" | "blocksize_range" => job.spec.bs = bs_range(val()?).map_err(bad)?,
         "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
         "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
         "stonewall" | "wait_for_previous" => job.stonewall = flag(value).map_err(bad)?,
@@ -93,29 +59,18 @@ pub(super) fn apply(
         "direct" => job.spec.direct = flag(value).map_err(bad)?,
         "buffered" => job.spec.direct = !flag(value).map_err(bad)?,
         "end_fsync" => job.spec.end_fsync = flag(value).map_err(bad)?,
+        // diskscope drops a file's cached pages before every buffered run, as fio's default.
+        "invalidate" => {
+            if !flag(value).map_err(bad)? {
+                return Err(bad(
+                    "diskscope always starts a buffered run cold (invalidate=1)".into(),
+                ));
+            }
+        }
         "ioengine" => {
-            let v = val()?;
-            job.spec.backend =
-                match v {
-                    "io_uring" => Backend::Uring,
-                    "libaio" | "posixaio" => {
-                        job.notes.push(format!(
-                            "{at}: ioengine={v} runs on diskscope's io_uring backend"
-                        ));
-                        Backend::Uring
-                    }
-                    "psync" | "sync" | "pvsync" | "pvsync2" => {
-                        job.notes.push(format!(
-                            "{at}: ioengine={v} runs on diskscope's sync backend (pread/pwrite)"
-                        ));
-                        Backend::Sync
-                    }
-                    "null" => Backend::Null,
-                    _ => return Err(bad(
-                        "no such engine in diskscope (io_uring, libaio, psync, pvsync, sync, null)"
-                            .into(),
-                    )),
-                };
+            let (backend, note) = engine(val()?).map_err(bad)?;
+            job.spec.backend = backend;
+            job.notes.extend(note.map(|n| format!("{at}: {n}")));
         }
         // diskscope's io_uring always registers its buffers and file.
         "fixedbufs" | "registerfiles" | "thread" => {
@@ -150,24 +105,83 @@ pub(super) fn apply(
             flag(value).map_err(bad)?;
         }
         "verify" => {
-            let v = val()?;
-            job.spec.verify = match v {
-                "0" | "null" => false,
-                "crc32c" | "crc32c-intel" | "crc32" | "md5" | "sha1" | "sha256" | "xxhash" => {
-                    if v != "crc32c" && v != "crc32c-intel" {
-                        job.notes.push(format!(
-                            "{at}: verify={v} checks with diskscope's own block format (CRC32C, offset, run, sequence)"
-                        ));
-                    }
-                    true
-                }
-                _ => return Err(bad("this verify mode is not supported (crc32c and the checksums map onto diskscope's verify)".into())),
-            };
+            let (on, note) = verify_mode(val()?).map_err(bad)?;
+            job.spec.verify = on;
+            job.notes.extend(note.map(|n| format!("{at}: {n}")));
         }
         "do_verify" => job.do_verify = flag(value).map_err(bad)?,
         _ => return Err(bad("not supported by diskscope".into())),
     }
     Ok(())
+}
+
+fn rw_mode(v: &str) -> Result<RwMode, String> {
+    if v.contains(':') {
+        return Err("an offset modifier (rw=MODE:N) is not supported".into());
+    }
+    Ok(match v {
+        "read" => RwMode::Read,
+        "write" => RwMode::Write,
+        "randread" => RwMode::RandRead,
+        "randwrite" => RwMode::RandWrite,
+        "rw" | "readwrite" => RwMode::Rw,
+        "randrw" => RwMode::RandRw,
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err("trims are not supported".into())
+        }
+        _ => return Err("expected read, write, randread, randwrite, rw or randrw".into()),
+    })
+}
+
+fn bs_range(v: &str) -> Result<u64, String> {
+    let (lo, hi) = v
+        .split_once('-')
+        .or_else(|| v.split_once(':'))
+        .ok_or("expected MIN-MAX")?;
+    let (lo, hi) = (size(lo)?, size(hi)?);
+    if lo != hi {
+        return Err("a range of block sizes is not supported (only MIN = MAX)".into());
+    }
+    Ok(lo)
+}
+
+/// fio's engine as diskscope's backend, with the note when it is another engine.
+fn engine(v: &str) -> Result<(Backend, Option<String>), String> {
+    Ok(match v {
+        "io_uring" => (Backend::Uring, None),
+        "libaio" | "posixaio" => (
+            Backend::Uring,
+            Some(format!("ioengine={v} runs on diskscope's io_uring backend")),
+        ),
+        "psync" | "sync" | "pvsync" | "pvsync2" => (
+            Backend::Sync,
+            Some(format!(
+                "ioengine={v} runs on diskscope's sync backend (pread/pwrite)"
+            )),
+        ),
+        "null" => (Backend::Null, None),
+        _ => {
+            return Err(
+                "no such engine in diskscope (io_uring, libaio, psync, pvsync, sync, null)".into(),
+            )
+        }
+    })
+}
+
+/// fio's verify mode as diskscope's verify on or off, with the note when it is checked
+/// another way than fio would.
+fn verify_mode(v: &str) -> Result<(bool, Option<String>), String> {
+    Ok(match v {
+        "0" | "null" => (false, None),
+        "crc32c" | "crc32c-intel" => (true, None),
+        "crc32" | "md5" | "sha1" | "sha256" | "xxhash" => (
+            true,
+            Some(format!(
+                "verify={v} checks with diskscope's own block format (CRC32C, offset, run, sequence)"
+            )),
+        ),
+        _ => return Err("this verify mode is not supported (crc32c and the checksums map onto diskscope's verify)".into()),
+    })
 }
 
 fn flag(value: Option<&str>) -> Result<bool, String> {
