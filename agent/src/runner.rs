@@ -95,18 +95,6 @@ pub fn run(
                 &mut |bytes| observer.layout(bytes),
             )?;
         }
-        if !spec.direct && target.kind == TargetKind::File {
-            // Buffered runs start cold, as fio's `invalidate=1` (its default) has them: the
-            // file's cached pages (the layout's among them) are dropped first.
-            // Dirty pages are not dropped: written back first.
-            let file = target.open(false, false)?;
-            if let Err(e) = file
-                .sync_data()
-                .and_then(|()| crate::engine::drop_cached_pages(&file))
-            {
-                tracing::warn!("could not drop the target's cached pages: {e}");
-            }
-        }
     }
     let n = plan.jobs().len();
     let shared = Arc::new(RunShared {

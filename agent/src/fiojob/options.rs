@@ -59,14 +59,6 @@ pub(super) fn apply(
         "direct" => job.spec.direct = flag(value).map_err(bad)?,
         "buffered" => job.spec.direct = !flag(value).map_err(bad)?,
         "end_fsync" => job.spec.end_fsync = flag(value).map_err(bad)?,
-        // diskscope drops a file's cached pages before every buffered run, as fio's default.
-        "invalidate" => {
-            if !flag(value).map_err(bad)? {
-                return Err(bad(
-                    "diskscope always starts a buffered run cold (invalidate=1)".into(),
-                ));
-            }
-        }
         "ioengine" => {
             let (backend, note) = engine(val()?).map_err(bad)?;
             job.spec.backend = backend;

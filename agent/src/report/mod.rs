@@ -17,9 +17,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
     let target = plan.target();
     let mut warnings = io_path_warnings(&outcome.io_path, spec.backend);
     if !spec.direct && spec.backend != Backend::Null {
-        warnings.push(
-            "buffered I/O (--buffered): figures include the page cache (a file's cached pages are dropped at the start, as fio's invalidate=1 does)".into(),
-        );
+        warnings.push("buffered I/O (--buffered): figures include the page cache".into());
     }
     if let Some(note) = &outcome.backend_note {
         warnings.push(note.clone());
