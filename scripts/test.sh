@@ -45,6 +45,16 @@ export RUSTFLAGS="${RUSTFLAGS:-} -D warnings"
 cargo test --locked --workspace --no-run
 stamp "built (clippy clean)"
 
+# Doc links stay true (tests/tests/suite/docs.rs checks ARCHITECTURE.md's map and docs/api.md).
+# rustdoc runs while the bundle may still be building, never beside the tests (the browser
+# tests and the timing-sensitive ones want the machine to themselves: run beside them at
+# nice 19 it slowed the browser tests by a fifth, measured). RUSTFLAGS stay those of the
+# build: with other flags every build script and proc macro (sqlite's C among them) would be
+# compiled a second time (measured alone: 67 s and 129 CPU-s instead of 138 s and 246).
+RUSTDOCFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER= \
+  cargo doc --locked --workspace --no-deps --quiet
+stamp "rustdoc clean"
+
 if ! wait "$frontend"; then
   cat "$frontend_log" >&2
   echo "test.sh: the dashboard could not be built; the browser tests will SKIP" >&2
@@ -56,38 +66,12 @@ stamp "dashboard built"
 skips=$(mktemp)
 export DISKSCOPE_SKIP_LOG="$skips"
 test_log=$(mktemp)
-# Doc links stay true (tests/tests/suite/docs.rs checks ARCHITECTURE.md's map and docs/api.md).
-# RUSTFLAGS stay those of the build: with other flags every build script and proc macro
-# (sqlite's C among them) would be compiled again (measured: 67 s and 129 CPU-s alone instead
-# of 138 s and 246). With cargo-nextest, rustdoc runs at the lowest priority beside the tests'
-# first minutes (browsers and runs that mostly wait), started once nextest's own cargo call has
-# let go of the build directory; the timing models run last, alone (.config/nextest.toml).
-doc() {
-  RUSTDOCFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER= nice -n 19 \
-    cargo doc --locked --workspace --no-deps --quiet
-}
+# --nocapture so that every SKIP line (with its reason) shows in the log.
 status=0
-if cargo nextest --version >/dev/null 2>&1; then
-  (cargo nextest run --locked --workspace 2>&1 | tee "$test_log") &
-  tests=$!
-  # nextest's cargo call takes the build directory's lock for a second; rustdoc waits on it
-  # anyway, so this only keeps rustdoc from holding nextest up.
-  sleep 5
-  doc || { echo "test.sh: rustdoc found problems (above)" >&2; status=1; }
-  stamp "rustdoc clean"
-  wait "$tests" || status=$?
-  summary=$(grep -E '^ +Summary \[' "$test_log" | tail -1)
-  passed=$(echo "$summary" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+' || echo 0)
-  failed=$(echo "$summary" | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+' || echo 0)
-else
-  echo "test.sh: no cargo-nextest here: cargo test runs the tests one binary after another, slower (cargo install cargo-nextest)" >&2
-  doc
-  stamp "rustdoc clean"
-  # --nocapture so that every SKIP line (with its reason) shows in the log.
-  cargo test --locked --workspace -- --nocapture 2>&1 | tee "$test_log" || status=$?
-  passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s += $4} END {print s + 0}')
-  failed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$test_log" | awk '{s += $6} END {print s + 0}')
-fi
+cargo test --locked --workspace -- --nocapture 2>&1 | tee "$test_log" || status=$?
+
+passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s += $4} END {print s + 0}')
+failed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$test_log" | awk '{s += $6} END {print s + 0}')
 skipped=$(grep '^SKIP ' "$skips" | cut -d' ' -f2 | sort -u | wc -l)
 echo "test.sh: $passed tests passed, $failed failed; $skipped of the passed skipped all or part:" >&2
 grep '^SKIP ' "$skips" | grep -Eo '\[[a-z_-]+\]' | sort | uniq -c | sed 's/^/test.sh:   /' >&2 || true
