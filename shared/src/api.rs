@@ -32,7 +32,7 @@ pub struct Health {
     pub protocol_version: u32,
 }
 
-/// `POST /api/v1/runs`: a target and either a spec or a preset name.
+/// `POST /api/v1/runs`: a target and one of a spec, a preset name or a fio job file.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
@@ -66,6 +66,11 @@ pub struct CreateRun {
         schemars(schema_with = "crate::lenient::schema::opt_ms")
     )]
     pub repeat_idle_ms: Option<u64>,
+    /// A fio job file's text, run in place of `spec` or `preset` as `diskscope run JOB.fio`
+    /// runs it (stonewall groups as steps), on `target`. The agent follows no `include` and
+    /// substitutes no `${VAR}` of its own environment for a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_job: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -146,6 +146,8 @@ impl From<ServiceError> for ApiError {
                 ApiError::new(S::PRECONDITION_REQUIRED, "confirm_required", msg)
             }
             ServiceError::SpecOrPreset(_)
+            | ServiceError::FioJob(_)
+            | ServiceError::JobWithAlso
             | ServiceError::PresetWithAlso(_)
             | ServiceError::NoSteps(_)
             | ServiceError::BadRepeat(_)

@@ -130,6 +130,7 @@ fn request(args: &RunArgs) -> anyhow::Result<CreateRun> {
         confirm: args.confirm.clone(),
         repeat: args.repeat,
         repeat_idle_ms: args.repeat.and(args.idle),
+        fio_job: None,
     })
 }
 

@@ -150,6 +150,9 @@ impl Job {
     }
 }
 
+/// The name a job file sent through the API goes by in messages.
+pub const REQUEST_FILE: &str = "request.fio";
+
 /// The jobs of one or more job files, in order.
 #[derive(Debug, Clone)]
 pub struct JobFile {
@@ -220,6 +223,23 @@ impl JobFile {
             });
         }
         Ok(JobFile { jobs, globals })
+    }
+
+    /// A job file sent to the agent (the API's `fio_job`), named `request.fio` in messages:
+    /// no `include` is followed and no `${VAR}` is taken from the agent's environment.
+    pub fn from_request(text: &str) -> Result<Self, JobFileError> {
+        if text.len() > parse::MAX_JOB_FILE_BYTES {
+            return Err(JobFileError::File {
+                file: REQUEST_FILE.into(),
+                message: format!(
+                    "{} bytes: larger than a job file ({} bytes at most)",
+                    text.len(),
+                    parse::MAX_JOB_FILE_BYTES
+                ),
+            });
+        }
+        let texts = [(PathBuf::from(REQUEST_FILE), text.to_string())];
+        Self::parse(&texts, &parse::NoIncludes, &|_| None)
     }
 
     /// Every note of every job.

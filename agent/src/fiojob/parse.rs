@@ -49,6 +49,19 @@ impl Source for Files {
     }
 }
 
+/// A job sent to the agent (the API's `fio_job`): its `include`s are refused, since the agent
+/// would otherwise read any file it can for whoever may start a run.
+pub struct NoIncludes;
+
+impl Source for NoIncludes {
+    fn read(&self, _path: &Path) -> std::io::Result<String> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the agent follows no include in a job sent to it: put the included text in its place",
+        ))
+    }
+}
+
 /// The sections of `text` (read from `file`) in order, `[global]` ones included, with every
 /// `include` followed and every `${VAR}` replaced by `vars`.
 pub fn sections(

@@ -54,10 +54,14 @@ pub enum ServiceError {
     Access(#[from] AccessError),
     #[error("target {target} is busy with run {run_id}")]
     Busy { target: String, run_id: RunId },
-    #[error("give either \"spec\" or \"preset\", not {0}")]
+    #[error("give one of \"spec\", \"preset\" or \"fio_job\", not {0}")]
     SpecOrPreset(&'static str),
+    #[error("fio_job: {0}")]
+    FioJob(#[from] crate::fiojob::JobFileError),
     #[error("preset {0} runs on one target: drop \"also\" (several targets take a \"spec\")")]
     PresetWithAlso(String),
+    #[error("a fio_job runs on one target: drop \"also\"")]
+    JobWithAlso,
     #[error("preset {0} has no step this target can run")]
     NoSteps(String),
     #[error("{0}")]
@@ -231,6 +235,11 @@ impl Manager {
         let mut active = self.active();
         check_free(&active, &target, &also)?;
         let (steps, analysis, keep_steps) = steps_of(req, &target)?;
+        // A job file's run is named for its jobs unless the request names it.
+        let job_names = req.fio_job.as_ref().map(|_| {
+            let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
+            names.join(" + ")
+        });
         let repeat = req.repeat.unwrap_or(1);
         shared::steps::check_repeat(repeat, steps.len()).map_err(ServiceError::BadRepeat)?;
         let steps = shared::steps::repeat_steps(steps, repeat, req.repeat_idle_ms.unwrap_or(0));
@@ -274,7 +283,7 @@ impl Manager {
         let path = target.path.clone();
         let plan: Vec<_> = plans.iter().map(measure::StepPlan::planned).collect();
         let id = self.store.create_run(&NewRun {
-            name: req.name.as_deref(),
+            name: req.name.as_deref().or(job_names.as_deref()),
             target: &path.display().to_string(),
             preset: req.preset.as_deref(),
             spec: &spec,
@@ -324,6 +333,14 @@ impl Manager {
             crate::budget::check(spec, 1 + req.also.len() as u64)
                 .map_err(|e| ServiceError::Measure(MeasureError::Spec(vec![e])))?;
         }
+        let job_span = match &req.fio_job {
+            Some(text) if req.also.is_empty() => job_steps(text, &req.target)?
+                .iter()
+                .filter_map(|s| s.spec.size.map(|z| z.saturating_add(s.spec.offset)))
+                .max(),
+            Some(_) => return Err(ServiceError::JobWithAlso),
+            None => None,
+        };
         if let Some(name) = &req.preset {
             if !presets::names().contains(&name.as_str()) {
                 return Err(PresetError::Unknown(name.clone()).into());
@@ -360,7 +377,8 @@ impl Manager {
                 &req.options.clone().unwrap_or_default(),
                 std::path::Path::new(&req.target),
             ),
-            _ => None,
+            // A job file's: the largest span a job gives.
+            _ => job_span,
         })
     }
 
@@ -580,8 +598,8 @@ fn steps_of(
     req: &CreateRun,
     target: &Locator,
 ) -> Result<(Vec<Step>, AnalysisOptions, bool), ServiceError> {
-    match (&req.spec, &req.preset) {
-        (Some(spec), None) => {
+    match (&req.spec, &req.preset, &req.fio_job) {
+        (Some(spec), None, None) => {
             let step = Step {
                 name: "custom".into(),
                 spec: spec.clone(),
@@ -592,7 +610,7 @@ fn steps_of(
             };
             Ok((vec![step], AnalysisOptions::for_spec(spec), false))
         }
-        (None, Some(name)) => {
+        (None, Some(name), None) => {
             let options = req.options.clone().unwrap_or_default();
             let info = target
                 .probe(None, false)
@@ -600,9 +618,49 @@ fn steps_of(
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
             Ok((built.steps, built.analysis, true))
         }
-        (Some(_), Some(_)) => Err(ServiceError::SpecOrPreset("both")),
-        (None, None) => Err(ServiceError::SpecOrPreset("neither")),
+        (None, None, Some(text)) => {
+            let steps = job_steps(text, &req.target)?;
+            let analysis = AnalysisOptions::for_spec(&steps[0].spec);
+            Ok((steps, analysis, true))
+        }
+        (None, None, None) => Err(ServiceError::SpecOrPreset("none")),
+        _ => Err(ServiceError::SpecOrPreset("several")),
     }
+}
+
+/// A request's fio job file as steps (stonewall groups), each step's workload held to the
+/// same validation and memory budget as a `spec` (a job file is input like any other). The
+/// jobs run on the request's `target`: a job that names another `filename` is refused, so that
+/// no one reads a result as that file's.
+fn job_steps(text: &str, target: &str) -> Result<Vec<Step>, ServiceError> {
+    let jobs = crate::fiojob::JobFile::from_request(text)?;
+    let elsewhere = jobs.jobs.iter().find_map(|j| {
+        j.path()
+            .filter(|p| p.as_path() != std::path::Path::new(target))
+            .map(|p| (j, p))
+    });
+    if let Some((job, named)) = elsewhere {
+        return Err(ServiceError::FioJob(crate::fiojob::JobFileError::Syntax {
+            at: job.at.clone(),
+            message: format!(
+                "job '{}' names filename={} but the request's target is {target}: the jobs run on the target (drop filename or make it the target)",
+                job.name,
+                named.display()
+            ),
+        }));
+    }
+    let steps = jobs.steps()?;
+    for s in &steps {
+        s.spec
+            .validate()
+            .map_err(|e| ServiceError::Measure(MeasureError::Spec(e)))?;
+        crate::budget::check(&s.spec, 1)
+            .map_err(|e| ServiceError::Measure(MeasureError::Spec(vec![e])))?;
+    }
+    if steps.is_empty() {
+        return Err(ServiceError::NoSteps("fio_job".into()));
+    }
+    Ok(steps)
 }
 
 /// Persists every sample, then broadcasts it. A sample that cannot be stored is not

@@ -261,6 +261,7 @@ fn StartOnMany(
                 also: Vec::new(),
                 repeat: None,
                 repeat_idle_ms: None,
+                fio_job: None,
             };
             leptos::task::spawn_local(async move {
                 let r = crate::api::start_at(&e.base, &e.token, &req).await;

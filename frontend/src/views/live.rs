@@ -48,6 +48,7 @@ pub fn LiveView() -> impl IntoView {
                     also: Vec::new(),
                     repeat: None,
                     repeat_idle_ms: None,
+                    fio_job: None,
                 };
                 crate::api::start(&t, &req).await
             }

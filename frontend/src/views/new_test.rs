@@ -275,6 +275,7 @@ fn request(
         confirm: confirm.map(|c| c.trim().to_string()),
         repeat: None,
         repeat_idle_ms: None,
+        fio_job: None,
     }
 }
 

@@ -228,3 +228,136 @@ fn theirs_percentiles(doc: &serde_json::Value) -> serde_json::Value {
     }
     serde_json::Value::Null
 }
+
+/// The same job text through `POST /api/v1/runs` (`"fio_job"`) and through the CLI: the same
+/// steps with the same workloads, the stored run named for its jobs; and what the agent must
+/// not do for whoever may start a run: follow an `include` (it would read any file for them),
+/// take a `${VAR}` from its own environment, run on a `filename` other than the request's
+/// target, or take a job file larger than the CLI takes.
+#[test]
+fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
+    use serde_json::json;
+    use tests::server::{OP, VIEW};
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let data = disk_tempdir();
+    let server = tests::server::Server::start(data.path(), &[dir.path()]);
+    let target = dir.path().join("api.bin");
+    let text = "; two groups, as ssd-test.fio has them\n[global]\nbs=4k\nsize=8m\ndirect=1\n\
+                ioengine=io_uring\nruntime=1\n\n[seq-write]\nrw=write\nstonewall\n\n\
+                [rand-read]\nrw=randread\niodepth=4\nstonewall\n";
+    let body = json!({"target": target.display().to_string(), "fio_job": text});
+    let id = server.start_run(&body);
+    let run = server.wait_status_within(id, "completed", std::time::Duration::from_secs(30));
+    assert_eq!(run["name"], "seq-write + rand-read", "{run}");
+    assert_eq!(run["preset"], serde_json::Value::Null);
+    let steps = run["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 2, "a step per stonewall group: {run}");
+
+    let job = dir.path().join("same.fio");
+    std::fs::write(&job, text).expect("job file");
+    let native = dir.path().join("cli.json");
+    let out = std::process::Command::new(diskscope_bin())
+        .args(["run", "--quiet", "--json"])
+        .arg(&native)
+        .arg(&job)
+        .arg("--target")
+        .arg(dir.path().join("cli.bin"))
+        .output()
+        .expect("run diskscope");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&native).expect("report")).expect("json");
+    for (i, step) in steps.iter().enumerate() {
+        assert_eq!(step["name"], cli["steps"][i]["name"], "step {i}");
+        assert_eq!(
+            step["spec"], cli["steps"][i]["spec"],
+            "step {i}: the same workload"
+        );
+        let bytes = step["summary"]["read"]["bytes"].as_u64().unwrap_or(0)
+            + step["summary"]["write"]["bytes"].as_u64().unwrap_or(0);
+        assert!(bytes > 0, "step {i} moved no data: {step}");
+    }
+
+    // Refusals: 400, naming what is wrong, nothing started.
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "TOP-SECRET-LINE\n").expect("secret");
+    let refused = |job: String, want: &str| {
+        let (status, v) = server.post(
+            "/api/v1/runs",
+            OP,
+            &json!({"target": target.display().to_string(), "fio_job": job}),
+        );
+        let msg = v["message"].as_str().unwrap_or_default().to_string();
+        assert_eq!(status, 400, "{want}: {v}");
+        assert!(
+            msg.contains(want),
+            "the refusal does not name '{want}': {msg}"
+        );
+        assert!(
+            !msg.contains("TOP-SECRET"),
+            "a refusal shows a file's text: {msg}"
+        );
+        msg
+    };
+    refused(
+        format!("[a]\nrw=read\ninclude {}\n", secret.display()),
+        "request.fio:3: include",
+    );
+    refused("[a]\nrw=read\nsize=${HOME}\n".into(), "${HOME}");
+    refused(
+        format!("[a]\nrw=read\nfilename={}\n", secret.display()),
+        "job 'a' names filename=",
+    );
+    refused(
+        "[a]\nrw=read\ngtod_reduce=1\n".into(),
+        "request.fio:3: option 'gtod_reduce=1'",
+    );
+    refused(
+        "[a]\nrw=read\n[b]\nrw=write\n".into(),
+        "would run at the same time",
+    );
+    refused("[a]\nrw=read\niodepth=100000\n".into(), "iodepth");
+    // A body near the API's limit (64 KiB; each newline is two bytes in JSON) is parsed to
+    // its last line; a larger one is refused before it is read.
+    let padded = format!(
+        "[a]\nrw=read\n{}bogus_option=1\n",
+        "; padding\n".repeat(5_400)
+    );
+    refused(padded, "request.fio:5403: option 'bogus_option=1'");
+    let huge = format!("[a]\nrw=read\n{}", "; padding\n".repeat(7_000));
+    let (status, v) = server.post(
+        "/api/v1/runs",
+        OP,
+        &json!({"target": target.display().to_string(), "fio_job": huge}),
+    );
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (413, Some("too_large")),
+        "{v}"
+    );
+    let (status, v) = server.post(
+        "/api/v1/runs",
+        OP,
+        &json!({"target": target.display().to_string(), "fio_job": "[a]\nrw=read\n",
+                "preset": "quick"}),
+    );
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not several"),
+        "{v}"
+    );
+    let (_, list) = server.get("/api/v1/runs", VIEW);
+    assert_eq!(
+        list["runs"].as_array().map(Vec::len),
+        Some(1),
+        "a refused job started a run: {list}"
+    );
+}
