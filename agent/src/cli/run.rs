@@ -221,6 +221,12 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     let mut term = None;
     let report = run_sequence(args, &steps, &opts, &at, cancel, &mut term)?;
     emit(args, &report, Some(&jobs))?;
+    // fio's logs after the report: a log that cannot be written loses nothing measured.
+    let logs = crate::report::fio_log::write(&report, &jobs, std::path::Path::new("."))?;
+    if !logs.is_empty() && !args.quiet {
+        let names: Vec<String> = logs.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("diskscope: fio logs: {}", names.join(" "));
+    }
     Ok(exit_code(&report))
 }
 

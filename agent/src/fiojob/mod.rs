@@ -44,6 +44,27 @@ pub enum JobFileError {
     File { file: String, message: String },
 }
 
+/// The logs a job asks for: each a file name prefix (fio's `write_bw_log=PREFIX`; the job's
+/// name when none is given), written per sample interval (`report/fio_log.rs`).
+#[derive(Debug, Clone, Default)]
+pub struct Logs {
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    pub lat: Option<String>,
+    /// `log_avg_msec`: the window each line averages (diskscope's sample interval).
+    pub avg_ms: Option<u64>,
+    /// `per_job_logs` (fio's default 1): numbered files per clone; diskscope has the clones'
+    /// sum only.
+    pub per_job: Option<bool>,
+}
+
+impl Logs {
+    /// Whether any log is asked for.
+    pub fn any(&self) -> bool {
+        self.bw.is_some() || self.iops.is_some() || self.lat.is_some()
+    }
+}
+
 /// One job section with `[global]`'s options before its own.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -60,6 +81,8 @@ pub struct Job {
     pub group_reporting: bool,
     pub norandommap: bool,
     pub do_verify: bool,
+    /// fio's per-interval logs the job asks for (`write_bw_log` and the like).
+    pub logs: Logs,
     /// The job's own options as written (fio's "job options").
     pub options: Vec<(String, String)>,
     /// Differences from fio this job runs with.
@@ -86,6 +109,7 @@ impl Job {
             group_reporting: false,
             norandommap: false,
             do_verify: true,
+            logs: Logs::default(),
             options: Vec::new(),
             notes: Vec::new(),
         }
@@ -139,6 +163,20 @@ impl Job {
                 }
             }
             (false, None) => {}
+        }
+        if let Some(ms) = self.logs.avg_ms {
+            s.interval_ms = ms;
+        } else if self.logs.any() {
+            self.notes.push(format!(
+                "{}: without log_avg_msec fio logs every I/O; diskscope writes each sample interval's average ({} ms; set log_avg_msec for another window)",
+                self.at, s.interval_ms
+            ));
+        }
+        if self.logs.any() && s.jobs > 1 && self.logs.per_job != Some(false) {
+            self.notes.push(format!(
+                "{}: numjobs={}: the logs hold the clones' sum, in the first clone's file",
+                self.at, s.jobs
+            ));
         }
         if s.jobs > 1 && !s.rw.is_random() {
             self.notes.push(format!(
@@ -239,7 +277,17 @@ impl JobFile {
             });
         }
         let texts = [(PathBuf::from(REQUEST_FILE), text.to_string())];
-        Self::parse(&texts, &parse::NoIncludes, &|_| None)
+        let jobs = Self::parse(&texts, &parse::NoIncludes, &|_| None)?;
+        if let Some(j) = jobs.jobs.iter().find(|j| j.logs.any()) {
+            return Err(JobFileError::Syntax {
+                at: j.at.clone(),
+                message: format!(
+                    "job '{}': write_*_log: the agent writes no files for a request (the run's samples are in its export, GET /api/v1/runs/ID/export)",
+                    j.name
+                ),
+            });
+        }
+        Ok(jobs)
     }
 
     /// Every note of every job.

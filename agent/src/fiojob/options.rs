@@ -102,6 +102,12 @@ pub(super) fn apply(
             job.notes.extend(note.map(|n| format!("{at}: {n}")));
         }
         "do_verify" => job.do_verify = flag(value).map_err(bad)?,
+        // Logs: PREFIX_bw.N.log and the like, one line per direction per window.
+        "write_bw_log" => job.logs.bw = Some(value.unwrap_or(&job.name).to_string()),
+        "write_iops_log" => job.logs.iops = Some(value.unwrap_or(&job.name).to_string()),
+        "write_lat_log" => job.logs.lat = Some(value.unwrap_or(&job.name).to_string()),
+        "log_avg_msec" => job.logs.avg_ms = Some(number(val()?).map_err(bad)?),
+        "per_job_logs" => job.logs.per_job = Some(flag(value).map_err(bad)?),
         _ => return Err(bad("not supported by diskscope".into())),
     }
     Ok(())

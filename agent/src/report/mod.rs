@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod fio_json;
+pub mod fio_log;
 pub mod table;
 
 use crate::env;

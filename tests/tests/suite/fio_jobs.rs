@@ -361,3 +361,128 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
         "a refused job started a run: {list}"
     );
 }
+
+/// fio's logs from a job file: the same files fio writes for the same job (names, five
+/// integer columns, both directions, one line per direction per `log_avg_msec` window), each
+/// figure the stored sample's (KiB/s, IOPS, mean ns). fio's own logs are the reference for
+/// the format; the values are printed beside fio's, not compared (this machine is noisy).
+#[test]
+fn fios_logs_are_written_in_fios_format_from_the_samples() {
+    require_io_uring!();
+    if Command::new("fio").arg("--version").output().is_err() {
+        skip!(Missing::Tool, "fio is not installed (apt-get install fio)");
+    }
+    let dir = disk_tempdir();
+    let job = |target: &Path| {
+        format!(
+            "[global]\nfilename={}\nsize=8m\nbs=4k\ndirect=1\nioengine=io_uring\nruntime=1\n\
+             time_based\nlog_avg_msec=250\n\n[mix]\nrw=randrw\nrwmixread=70\n\
+             write_bw_log=mix\nwrite_iops_log=mix\nwrite_lat_log=mix\n",
+            target.display()
+        )
+    };
+    let theirs = dir.path().join("fio");
+    let ours = dir.path().join("ds");
+    for d in [&theirs, &ours] {
+        std::fs::create_dir(d).expect("dir");
+        std::fs::write(d.join("job.fio"), job(&d.join("t.bin"))).expect("job");
+    }
+    let fio = Command::new("fio")
+        .current_dir(&theirs)
+        .args(["job.fio", "--output=/dev/null"])
+        .output()
+        .expect("fio");
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let out = Command::new(diskscope_bin())
+        .current_dir(&ours)
+        .args(["run", "job.fio", "--json", "report.json"])
+        .output()
+        .expect("diskscope");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("fio logs: ./mix_bw.1.log"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let logs = |d: &Path| -> BTreeSet<String> {
+        std::fs::read_dir(d)
+            .expect("dir")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".log"))
+            .collect()
+    };
+    assert_eq!(logs(&ours), logs(&theirs), "the files fio writes");
+    assert!(logs(&ours).contains("mix_bw.1.log"));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ours.join("report.json")).expect("report"))
+            .expect("json");
+    let samples = report["samples"].as_array().expect("samples");
+    let rows = |p: PathBuf| -> Vec<Vec<u64>> {
+        std::fs::read_to_string(&p)
+            .expect("log")
+            .lines()
+            .map(|l| {
+                l.split(", ")
+                    .map(|f| {
+                        f.parse()
+                            .unwrap_or_else(|_| panic!("{}: '{l}'", p.display()))
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    for name in ["bw", "iops", "lat", "clat"] {
+        let file = format!("mix_{name}.1.log");
+        let (ours_rows, their_rows) = (rows(ours.join(&file)), rows(theirs.join(&file)));
+        assert!(
+            ours_rows
+                .iter()
+                .all(|r| r.len() == 5 && r[3] == 0 && r[4] == 0),
+            "{file}"
+        );
+        let dirs = |r: &[Vec<u64>]| r.iter().map(|r| r[2]).collect::<BTreeSet<_>>();
+        assert_eq!(dirs(&ours_rows), dirs(&their_rows), "{file}: directions");
+        assert_eq!(
+            ours_rows.len(),
+            2 * samples.len(),
+            "{file}: a line per direction per sample"
+        );
+        for (i, s) in samples.iter().enumerate() {
+            let window =
+                (s["end_ns"].as_u64().unwrap() - s["start_ns"].as_u64().unwrap()) as f64 / 1e9;
+            for (k, d) in ["read", "write"].iter().enumerate() {
+                let row = &ours_rows[2 * i + k];
+                let want = match name {
+                    "bw" => (s[d]["bytes"].as_f64().unwrap() / 1024.0 / window).round() as u64,
+                    "iops" => (s[d]["ios"].as_f64().unwrap() / window).round() as u64,
+                    _ => s[d]["lat"]["mean_ns"].as_u64().unwrap(),
+                };
+                assert_eq!(
+                    row[1],
+                    want,
+                    "{file} line {}: sample {i} {d}",
+                    2 * i + k + 1
+                );
+                assert_eq!(row[2], k as u64);
+            }
+        }
+        println!(
+            "{file}: ours {:?}; fio's {:?}",
+            &ours_rows[..2],
+            &their_rows[..2.min(their_rows.len())]
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(ours.join("mix_slat.1.log")).expect("slat"),
+        ""
+    );
+}
