@@ -67,11 +67,12 @@ fn the_cache_size_and_post_cache_speed_are_found() {
 fn cache_recovery_reports_the_cache_the_idle_time_gave_back() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     require_io_uring!();
-    // 256 MiB of cache at 300 MB/s, then 60 MB/s; idle drains it at 100 MB/s, so 2 s of idle
-    // gives back about 200 MB of it.
+    // 256 MiB of cache at 200 MB/s, then 60 MB/s; idle drains it at 100 MB/s, so 2 s of idle
+    // gives back about 200 MB of it. (At 300 MB/s a loaded CI machine's FUSE could not keep
+    // the cache's rate: the first write ran at 200 with dips and its cliff went unnamed.)
     let cache: u64 = 256 << 20;
     let Some(emu) = emulator(&format!(
-        r#"{{"capacity": 2147483648, "cache_bytes": {cache}, "cache_mbps": 300, "native_mbps": 60, "drain_mbps": 100, "heat_c_per_gb": 0.2}}"#
+        r#"{{"capacity": 2147483648, "cache_bytes": {cache}, "cache_mbps": 200, "native_mbps": 60, "drain_mbps": 100, "heat_c_per_gb": 0.2}}"#
     )) else {
         return;
     };
