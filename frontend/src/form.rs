@@ -150,7 +150,7 @@ pub const FIELDS: &[Field] = &[
         key: "random_distribution",
         label: "Random distribution",
         kind: Kind::Text("uniform"),
-        help: "random modes: zipf:1.2, pareto:0.8 (80/20), normal:5",
+        help: "random modes: zipf:1.2, pareto:0.8 (80/20), normal:5, zoned:50/5:30/15:20/",
     },
     Field {
         key: "seq_pct",

@@ -273,7 +273,9 @@ pub struct RunArgs {
     pub verify_every: Option<u64>,
     /// How random offsets are drawn: uniform (default), zipf:THETA (e.g. zipf:1.2),
     /// pareto:H (pareto:0.8: 80 % of the I/Os on the first 20 % of the span), normal:SIGMA
-    /// (percent of the span around its middle).
+    /// (percent of the span around its middle), zoned:ACCESS/SIZE:… (percentages of the
+    /// accesses and of the span, zone by zone from its start, e.g. zoned:50/5:30/15:20/),
+    /// zoned_abs:ACCESS/SIZE:… (sizes in bytes, e.g. zoned_abs:60/1G:40/4G).
     #[arg(long, value_name = "DIST")]
     pub random_distribution: Option<shared::access::Distribution>,
     /// Random modes: this percentage of I/Os continue after the previous block (0..100).
@@ -411,7 +413,7 @@ impl RunArgs {
         flag("scan-slow", self.scan_slow.map(|x| format!("{x}ms")));
         flag(
             "random-distribution",
-            self.random_distribution.map(|x| x.to_string()),
+            self.random_distribution.as_ref().map(|x| x.to_string()),
         );
         flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
         flag("replay", self.replay.clone());
@@ -452,7 +454,7 @@ impl RunArgs {
             verify_every: self.verify_every,
             scan: self.scan,
             scan_slow_ms: self.scan_slow,
-            random_distribution: self.random_distribution.unwrap_or_default(),
+            random_distribution: self.random_distribution.clone().unwrap_or_default(),
             seq_pct: self.seq_pct.unwrap_or(0),
             replay: self.replay.as_ref().map(|t| shared::replay::ReplaySpec {
                 trace: t.clone(),

@@ -394,7 +394,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             read_pct: u64::from(jp.read_pct),
             deadline: shared.runtime_ns.map_or(u64::MAX, |r| ramp + r),
             filler,
-            gen: OffsetGen::new(jp.span, jp.order, Rng::new(jp.seed, seed))
+            gen: OffsetGen::new(jp.span, jp.order.clone(), Rng::new(jp.seed, seed))
                 .with_seq_pct(jp.seq_pct),
             mix: Rng::new(jp.seed, seed + 1),
             slots: vec![Slot::default(); depth as usize],

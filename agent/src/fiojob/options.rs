@@ -69,11 +69,8 @@ pub(super) fn apply(
             flag(value).map_err(bad)?;
         }
         "random_distribution" => {
-            let v = val()?;
-            if v.starts_with("zoned") {
-                return Err(bad("zoned distributions are not supported".into()));
-            }
-            job.spec.random_distribution = v.parse().map_err(bad)?;
+            job.spec.random_distribution =
+                shared::access::Distribution::parse_with(val()?, size).map_err(bad)?;
         }
         "percentage_random" => job.spec.seq_pct = 100 - percent(val()?).map_err(bad)?,
         // diskscope's offsets and data follow the seed; the same seed repeats them.

@@ -1,5 +1,5 @@
-//! Offset generators: sequential, uniform random, skewed random (zipf, pareto, normal), and
-//! random cover-once; a random generator can continue sequentially for a share of its I/Os.
+//! Offset generators: sequential, uniform random, skewed random (zipf, pareto, normal,
+//! zoned), and random cover-once; a random generator can continue sequentially for a share of its I/Os.
 //!
 //! Cover-once walks a bijection of `0..2^k` (k the smallest with 2^k ≥ blocks) built from
 //! xor-shift and odd-multiplier rounds masked to k bits, skipping values ≥ blocks (cycle
@@ -8,7 +8,7 @@
 //! what fio's random map or LFSR gives, at a few nanoseconds per offset and no memory.
 
 use super::rng::Rng;
-use shared::access::Distribution;
+use shared::access::{Distribution, Zone};
 
 /// A span of whole blocks on the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,7 +20,7 @@ pub struct Span {
     pub bs: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Order {
     Sequential,
     Uniform,
@@ -64,7 +64,7 @@ impl OffsetGen {
             Order::Uniform => Kind::Uniform { rng },
             Order::Skewed(d) => Kind::Skewed {
                 rng,
-                sampler: Sampler::new(d, span.blocks),
+                sampler: Sampler::new(&d, span.blocks, span.bs),
             },
             Order::CoverOnce => {
                 let mut rng = rng;
@@ -144,12 +144,68 @@ enum Sampler {
         blocks: u64,
         sd: f64,
     },
+    /// A zone for each percent of the accesses (fio's index of 100), then a uniform block
+    /// within it: zones are `(first block, blocks)`.
+    Zoned {
+        by_percent: Box<[u16; 100]>,
+        zones: Vec<(u64, u64)>,
+    },
+}
+
+/// A zoned distribution's zones over `blocks` blocks of `bs` bytes, in blocks, or why they
+/// do not fit (a zone past the span, or one with accesses and no whole block). None for
+/// the other distributions.
+pub fn zone_blocks(d: &Distribution, blocks: u64, bs: u64) -> Option<Result<Vec<Zone>, String>> {
+    let zones = match d.zones(blocks.saturating_mul(bs))? {
+        Ok(z) => z,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut out = Vec::with_capacity(zones.len());
+    for (
+        i,
+        Zone {
+            access_pct,
+            start,
+            len,
+        },
+    ) in zones.into_iter().enumerate()
+    {
+        let (first, end) = (start / bs, (start + len) / bs);
+        if access_pct > 0 && end <= first {
+            return Some(Err(format!(
+                "zone {} ({len} bytes from byte {start} of a {}-byte span) holds no whole block of {bs} bytes",
+                i + 1,
+                blocks * bs
+            )));
+        }
+        out.push(Zone {
+            access_pct,
+            start: first,
+            len: end.saturating_sub(first),
+        });
+    }
+    Some(Ok(out))
 }
 
 impl Sampler {
-    fn new(d: Distribution, blocks: u64) -> Sampler {
+    fn new(d: &Distribution, blocks: u64, bs: u64) -> Sampler {
         let blocks = blocks.max(1);
-        match d {
+        if let Some(Ok(zones)) = zone_blocks(d, blocks, bs.max(1)) {
+            let mut by_percent = Box::new([0u16; 100]);
+            let mut p = 0usize;
+            for (i, z) in zones.iter().enumerate() {
+                let n = usize::from(z.access_pct);
+                for slot in by_percent.iter_mut().skip(p).take(n) {
+                    *slot = i as u16;
+                }
+                p += n;
+            }
+            return Sampler::Zoned {
+                by_percent,
+                zones: zones.iter().map(|z| (z.start, z.len)).collect(),
+            };
+        }
+        match *d {
             Distribution::Zipf(theta) => Sampler::Zipf(Zipf::new(blocks, theta)),
             Distribution::Pareto(h) => Sampler::Pareto {
                 blocks,
@@ -159,8 +215,11 @@ impl Sampler {
                 blocks,
                 sd: blocks as f64 * pct / 100.0,
             },
-            // (never built for uniform; a flat zipf is uniform)
-            Distribution::Uniform => Sampler::Zipf(Zipf::new(blocks, 1e-9)),
+            // (never built for uniform, nor for zones the plan found not to fit; a flat
+            // zipf is uniform)
+            Distribution::Uniform | Distribution::Zoned(_) | Distribution::ZonedAbs(_) => {
+                Sampler::Zipf(Zipf::new(blocks, 1e-9))
+            }
         }
     }
 
@@ -181,6 +240,11 @@ impl Sampler {
                     break x as u64;
                 }
             },
+            Sampler::Zoned { by_percent, zones } => {
+                let z = usize::from(by_percent[rng.below(100) as usize]);
+                let (first, n) = zones[z];
+                first + rng.below(n)
+            }
         }
     }
 }
@@ -340,6 +404,50 @@ mod tests {
     }
 
     #[test]
+    fn zoned_draws_give_each_zone_its_share_uniformly_within_it() {
+        // fio's HOWTO example, and the same zones in bytes; 10 % of the span is left over.
+        let blocks = 10_000u64;
+        for d in [
+            Distribution::Zoned(vec![(60, 10), (30, 20), (8, 30), (2, 30)]),
+            Distribution::ZonedAbs(vec![
+                (60, 1000 * 4096),
+                (30, 2000 * 4096),
+                (8, 3000 * 4096),
+                (2, 3000 * 4096),
+            ]),
+        ] {
+            let n = 400_000;
+            let got = draws(Order::Skewed(d.clone()), blocks, 0, n);
+            let share = |lo: u64, hi: u64| {
+                got.iter().filter(|b| (lo..hi).contains(*b)).count() as f64 / n as f64
+            };
+            for (lo, hi, want) in [
+                (0, 1000, 0.60),
+                (1000, 3000, 0.30),
+                (3000, 6000, 0.08),
+                (6000, 9000, 0.02),
+                (9000, 10_000, 0.0),
+            ] {
+                let sd = (want * (1.0 - want) / n as f64).sqrt();
+                assert!((share(lo, hi) - want).abs() <= 5.0 * sd, "{d}: {lo}..{hi}");
+            }
+            // Uniform within a zone: its halves are even.
+            assert!((share(0, 500) - share(500, 1000)).abs() < 0.01, "{d}");
+        }
+        // A zone too small for a block is named.
+        let d = Distribution::Zoned(vec![(50, 1), (50, 99)]);
+        let e = zone_blocks(&d, 50, 4096)
+            .expect("zoned")
+            .expect_err("1 % of 50 blocks");
+        assert!(
+            e.contains(
+                "zone 1 (2048 bytes from byte 0 of a 204800-byte span) holds no whole block"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn pareto_gives_h_of_the_ios_to_the_first_one_minus_h_of_the_span() {
         for h in [0.8, 0.9, 0.6] {
             let blocks = 100_000u64;
@@ -377,7 +485,7 @@ mod tests {
             (Order::Skewed(Distribution::Zipf(0.8)), 30),
         ] {
             let blocks = 1 << 20;
-            let d = draws(order, blocks, pct, 100_000);
+            let d = draws(order.clone(), blocks, pct, 100_000);
             let seq = d.windows(2).filter(|w| w[1] == (w[0] + 1) % blocks).count();
             let share = seq as f64 / (d.len() - 1) as f64;
             assert!(

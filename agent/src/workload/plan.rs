@@ -78,12 +78,21 @@ impl Plan {
                 ),
             )]);
         }
-        let order = match (spec.rw.is_random(), cover_once, spec.random_distribution) {
+        let order = match (spec.rw.is_random(), cover_once, &spec.random_distribution) {
             (false, _, _) => Order::Sequential,
             (true, true, _) => Order::CoverOnce,
             (true, false, shared::access::Distribution::Uniform) => Order::Uniform,
-            (true, false, d) => Order::Skewed(d),
+            (true, false, d) => Order::Skewed(d.clone()),
         };
+        if let Some(Err(why)) =
+            super::offsets::zone_blocks(&spec.random_distribution, blocks, spec.bs)
+        {
+            return Err(vec![SpecError::new(
+                "random_distribution",
+                &spec.random_distribution,
+                why,
+            )]);
+        }
         let n = u64::from(spec.jobs);
         let total_ios = match (spec.io_size, spec.is_time_based()) {
             (Some(io), _) => Some(io / spec.bs),
@@ -127,7 +136,7 @@ impl Plan {
                 JobPlan {
                     index: j,
                     span,
-                    order,
+                    order: order.clone(),
                     ios: total_ios.map(|t| t * (j64 + 1) / n - t * j64 / n),
                     read_pct: spec.rw.read_pct(spec.read_pct),
                     rate: per_job_rate.clone(),

@@ -22,6 +22,7 @@ const RUN: &[(&str, usize)] = &[
     ("ssd-test.fio", 4),
     ("tiobench-example.fio", 4),
     ("basic-verify.fio", 1),
+    ("rand-zones.fio", 1),
 ];
 
 /// The files diskscope refuses, with what the refusal must name.
