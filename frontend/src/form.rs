@@ -3,7 +3,7 @@
 //! agent's own validator (`shared`), so each error lands next to its field before anything is
 //! sent.
 
-use shared::units::{parse_duration_ms, parse_size, size_short};
+use shared::units::{parse_duration_ms, parse_latency_us, parse_size, size_short};
 use shared::{Backend, DataPattern, Rate, RwMode, WorkloadSpec};
 use std::collections::BTreeMap;
 
@@ -109,6 +109,36 @@ pub const FIELDS: &[Field] = &[
         label: "Rate cap",
         kind: Kind::Text("none"),
         help: "e.g. 3200MB (per second) or 5000iops",
+    },
+    Field {
+        key: "rate_process",
+        label: "Rate spacing",
+        kind: Kind::Select(&["linear", "poisson"]),
+        help: "with a rate cap: evenly, or as Poisson arrivals",
+    },
+    Field {
+        key: "thinktime",
+        label: "Think time",
+        kind: Kind::Text("none"),
+        help: "pause after every N I/Os, e.g. 1ms (fio's thinktime)",
+    },
+    Field {
+        key: "thinktime_blocks",
+        label: "Think every N I/Os",
+        kind: Kind::Text("1"),
+        help: "with a think time: I/Os between pauses",
+    },
+    Field {
+        key: "thinktime_spin",
+        label: "Think: spinning part",
+        kind: Kind::Text("0"),
+        help: "with a think time: CPU spun before sleeping the rest",
+    },
+    Field {
+        key: "thinktime_blocks_type",
+        label: "Think: count I/Os at",
+        kind: Kind::Select(&["complete", "issue"]),
+        help: "with a think time: completion (fio's default) or issue",
     },
     Field {
         key: "pattern",
@@ -250,6 +280,24 @@ impl SpecForm {
             Some(Rate::BytesPerSec(b)) => b.to_string(),
         };
         f.insert("rate", rate);
+        f.insert("rate_process", spec.rate_process.to_string());
+        let think = spec.think.as_ref();
+        let us_text = |us: u64| match us {
+            0 => String::new(),
+            us if us % 1000 == 0 => format!("{}ms", us / 1000),
+            us => format!("{us}us"),
+        };
+        f.insert("thinktime", us_text(think.map_or(0, |t| t.us)));
+        f.insert("thinktime_spin", us_text(think.map_or(0, |t| t.spin_us)));
+        f.insert(
+            "thinktime_blocks",
+            think.map(|t| t.blocks.to_string()).unwrap_or_default(),
+        );
+        let issue = think.is_some_and(|t| t.count_issued);
+        f.insert(
+            "thinktime_blocks_type",
+            if issue { "issue" } else { "complete" }.into(),
+        );
         f.insert("pattern", spec.pattern.to_string());
         f.insert("cover_once", flag(spec.cover_once));
         f.insert("direct", flag(spec.direct));
@@ -284,6 +332,47 @@ impl SpecForm {
         f.insert("backend", spec.backend.as_str().to_string());
         f.insert("seed", spec.seed.to_string());
         SpecForm { fields: f }
+    }
+
+    /// The rate spacing and think-time fields.
+    fn pacing_into(&self, spec: &mut WorkloadSpec, errs: &mut BTreeMap<&'static str, String>) {
+        let opt = |k: &str| Some(self.get(k).trim().to_string()).filter(|t| !t.is_empty());
+        if let Some(t) = opt("rate_process") {
+            match t.parse() {
+                Ok(p) => spec.rate_process = p,
+                Err(e) => {
+                    errs.insert("rate_process", e);
+                }
+            }
+        }
+        let blocks = match opt("thinktime_blocks").map(|t| t.parse::<u32>()) {
+            None => 1,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
+                errs.insert(
+                    "thinktime_blocks",
+                    "invalid count: expected a whole number of I/Os".into(),
+                );
+                1
+            }
+        };
+        let mut time = |key: &'static str| match opt(key).map(|t| parse_latency_us(&t)) {
+            None => 0,
+            Some(Ok(us)) => us,
+            Some(Err(e)) => {
+                errs.insert(key, e.replace("latency", "time"));
+                0
+            }
+        };
+        let (us, spin_us) = (time("thinktime"), time("thinktime_spin"));
+        if us > 0 {
+            spec.think = Some(shared::pacing::ThinkTime {
+                us,
+                spin_us,
+                blocks,
+                count_issued: opt("thinktime_blocks_type").as_deref() == Some("issue"),
+            });
+        }
     }
 
     /// The random-offset and error-scan fields.
@@ -450,6 +539,7 @@ impl SpecForm {
             );
         }
         self.access_into(&mut spec, &mut errs);
+        self.pacing_into(&mut spec, &mut errs);
         if let Some(v) = parse!("interval", parse_duration_ms(&text("interval"))) {
             spec.interval_ms = v;
         }
@@ -694,6 +784,13 @@ mod tests {
             random_distribution: shared::access::Distribution::Uniform,
             seq_pct: 0,
             replay: None,
+            rate_process: shared::pacing::RateProcess::Poisson,
+            think: Some(shared::pacing::ThinkTime {
+                us: 2500,
+                spin_us: 1000,
+                blocks: 3,
+                count_issued: true,
+            }),
         };
         let mut spec = spec;
         spec.iodepth = 1; // sync backend
@@ -701,6 +798,8 @@ mod tests {
         assert_eq!(form.get("bs"), "1M");
         assert_eq!(form.get("rate"), "3200MB");
         assert_eq!(form.get("runtime"), "90s");
+        assert_eq!(form.get("thinktime"), "2500us");
+        assert_eq!(form.get("thinktime_spin"), "1ms");
         assert_eq!(form.to_spec(), Ok(spec.clone()));
         // An error scan with its slow threshold, and the threshold refused without it.
         let scan = WorkloadSpec {

@@ -14,6 +14,7 @@ pub mod devices;
 pub mod headline;
 pub mod lenient;
 pub mod origin;
+pub mod pacing;
 pub mod preset;
 pub mod replay;
 pub mod report;

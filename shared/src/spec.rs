@@ -340,6 +340,10 @@ pub struct WorkloadSpec {
     /// Replay a recorded trace instead of generating I/O: its offsets, lengths, directions
     /// and (recorded timing) times; `rw` and `bs` follow from the trace.
     pub replay: Option<crate::replay::ReplaySpec>,
+    /// How `rate` spaces the I/Os: evenly (default) or as Poisson arrivals.
+    pub rate_process: crate::pacing::RateProcess,
+    /// A pause after every few I/Os (fio's thinktime).
+    pub think: Option<crate::pacing::ThinkTime>,
 }
 
 /// Most milliseconds an error scan's slow threshold can be.
@@ -374,6 +378,8 @@ impl Default for WorkloadSpec {
             random_distribution: crate::access::Distribution::Uniform,
             seq_pct: 0,
             replay: None,
+            rate_process: crate::pacing::RateProcess::Linear,
+            think: None,
         }
     }
 }
@@ -620,7 +626,7 @@ impl WorkloadSpec {
             );
         }
         let not = "does not apply to a replay (the trace sets the I/O)";
-        let conflicts: [(&str, String, bool); 10] = [
+        let conflicts: [(&str, String, bool); 11] = [
             ("jobs", self.jobs.to_string(), self.jobs != 1),
             ("ramp_ms", self.ramp_ms.to_string(), self.ramp_ms != 0),
             ("verify", "true".into(), self.verify),
@@ -638,6 +644,11 @@ impl WorkloadSpec {
                 "random_distribution",
                 self.random_distribution.to_string(),
                 self.random_distribution != crate::access::Distribution::Uniform,
+            ),
+            (
+                "think",
+                self.think.map(|t| t.to_string()).unwrap_or_default(),
+                self.think.is_some(),
             ),
         ];
         for (field, value, on) in conflicts {
@@ -739,6 +750,18 @@ impl WorkloadSpec {
                 ),
             ),
             _ => {}
+        }
+        if self.rate_process != crate::pacing::RateProcess::Linear && self.rate.is_none() {
+            bad(
+                "rate_process",
+                &self.rate_process,
+                "spaces a rate cap's I/Os: set a rate".into(),
+            );
+        }
+        if let Some(t) = &self.think {
+            if let Err(why) = t.check() {
+                bad("think", t, why);
+            }
         }
     }
 }

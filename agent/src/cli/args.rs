@@ -281,6 +281,23 @@ pub struct RunArgs {
     /// Random modes: this percentage of I/Os continue after the previous block (0..100).
     #[arg(long, value_name = "PCT")]
     pub seq_pct: Option<u8>,
+    /// How --rate spaces the I/Os: linear (evenly, default) or poisson (Poisson arrivals
+    /// with the rate as their mean, as fio's rate_process=poisson).
+    #[arg(long, value_name = "PROCESS")]
+    pub rate_process: Option<shared::pacing::RateProcess>,
+    /// Think time: after every --thinktime-blocks I/Os, let the I/Os in flight complete
+    /// and pause this long (e.g. 500us, 2ms; fio's thinktime).
+    #[arg(long, value_parser = shared::units::parse_latency_us, value_name = "TIME")]
+    pub thinktime: Option<u64>,
+    /// The part of --thinktime spent spinning the CPU rather than sleeping.
+    #[arg(long, value_parser = shared::units::parse_latency_us, value_name = "TIME")]
+    pub thinktime_spin: Option<u64>,
+    /// I/Os between think times (default 1).
+    #[arg(long, value_name = "N")]
+    pub thinktime_blocks: Option<u32>,
+    /// Count --thinktime-blocks at completion (default) or at issue.
+    #[arg(long, value_name = "complete|issue", value_parser = ["complete", "issue"])]
+    pub thinktime_blocks_type: Option<String>,
     /// Replay a recorded trace instead of generating I/O: a fio iolog (v2, v3), blkparse
     /// text or blktrace binary file (optionally .gz), or a built-in one (app-build,
     /// app-database, app-files). Offsets beyond the target wrap into it.
@@ -416,6 +433,17 @@ impl RunArgs {
             self.random_distribution.as_ref().map(|x| x.to_string()),
         );
         flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
+        flag("rate-process", self.rate_process.map(|x| x.to_string()));
+        flag("thinktime", self.thinktime.map(|x| format!("{x}us")));
+        flag(
+            "thinktime-spin",
+            self.thinktime_spin.map(|x| format!("{x}us")),
+        );
+        flag(
+            "thinktime-blocks",
+            self.thinktime_blocks.map(|x| x.to_string()),
+        );
+        flag("thinktime-blocks-type", self.thinktime_blocks_type.clone());
         flag("replay", self.replay.clone());
         for (name, on) in [
             ("cover-once", self.cover_once),
@@ -462,7 +490,24 @@ impl RunArgs {
                 speed: self.replay_speed,
                 idle_max_ms: self.replay_idle_max,
             }),
+            rate_process: self.rate_process.unwrap_or_default(),
+            think: self.think(),
         }
+    }
+
+    /// The think time the flags ask for; any think flag without --thinktime is a think of
+    /// 0 µs, which validation refuses, naming it.
+    fn think(&self) -> Option<shared::pacing::ThinkTime> {
+        let given = self.thinktime.is_some()
+            || self.thinktime_spin.is_some()
+            || self.thinktime_blocks.is_some()
+            || self.thinktime_blocks_type.is_some();
+        given.then(|| shared::pacing::ThinkTime {
+            us: self.thinktime.unwrap_or(0),
+            spin_us: self.thinktime_spin.unwrap_or(0),
+            blocks: self.thinktime_blocks.unwrap_or(1),
+            count_issued: self.thinktime_blocks_type.as_deref() == Some("issue"),
+        })
     }
 }
 

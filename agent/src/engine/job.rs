@@ -19,6 +19,7 @@ use crate::stats::interval::Completed;
 use crate::stats::IntervalStats;
 use crate::workload::offsets::OffsetGen;
 use crate::workload::pattern::Filler;
+use crate::workload::rate::{Gate, RateCap, Think};
 use crate::workload::rng::Rng;
 use crate::workload::{JobPlan, Plan};
 use shared::analysis::scan::ScanMap;
@@ -367,6 +368,10 @@ struct JobLoop<'a, B: IoBackend> {
     map: Option<ScanMap>,
     /// The map's slow threshold (ns).
     slow_ns: u64,
+    /// The job's rate cap (its Poisson draws advance as it issues).
+    rate: Option<RateCap>,
+    /// The job's think time.
+    think: Option<Think>,
 }
 
 impl<'a, B: IoBackend> JobLoop<'a, B> {
@@ -417,6 +422,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 ScanMap::new(dir, layout, jp.span.bs, ns / 1_000_000)
             }),
             slow_ns: jp.scan.map_or(u64::MAX, |(_, ns)| ns),
+            rate: jp.rate.clone(),
+            think: jp.think.map(Think::new),
         }
     }
 
@@ -515,7 +522,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if self.remaining == Some(0) {
                 break;
             }
-            if let Some(cap) = &self.jp.rate {
+            if let Some(think) = &mut self.think {
+                let epoch = self.epoch;
+                match think.gate(self.now, self.inflight, || {
+                    epoch.elapsed().as_nanos() as u64
+                }) {
+                    Gate::Open => {}
+                    Gate::Drain => return wake,
+                    Gate::Until(t) => return wake.min(t),
+                }
+            }
+            if let Some(cap) = &mut self.rate {
                 let due = cap.due_ns(self.issued);
                 if due > self.now {
                     return wake.min(due);
@@ -541,6 +558,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             };
             if !self.issue(slot, dir, buf, offset, index) {
                 break;
+            }
+            if let Some(think) = &mut self.think {
+                think.issued();
             }
             self.issued += 1;
             if let Some(r) = &mut self.remaining {
@@ -593,6 +613,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             .saturating_sub(ramp)
             .saturating_sub(self.iv.cur.start_ns);
         let mut reaped = 0u64;
+        let before = self.inflight;
         let verifying = self.verifier.is_some();
         let (slow_ns, map_writes) = (self.slow_ns, self.jp.read_pct < 100);
         let scanning = self.jp.scan.is_some();
@@ -647,6 +668,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 reaped += 1;
             }
         });
+        if let Some(think) = &mut self.think {
+            think.completed(u64::from(before - self.inflight));
+        }
         if reaped > 0 {
             if let Some(prev) = self.last_done {
                 self.iv.cur.fine.gap(now - prev, reaped - 1);

@@ -81,6 +81,23 @@ pub(super) fn apply(
         "norandommap" => job.norandommap = flag(value).map_err(bad)?,
         "rate" => job.spec.rate = Some(Rate::BytesPerSec(one_size(val()?).map_err(bad)?)),
         "rate_iops" => job.spec.rate = Some(Rate::Iops(one_number(val()?).map_err(bad)?)),
+        "rate_process" => job.spec.rate_process = val()?.parse().map_err(bad)?,
+        // Think time: the options gather into one; spin, blocks or type without a
+        // thinktime leave it at 0 µs, which the spec's validation refuses.
+        "thinktime" => match time_us(val()?).map_err(bad)? {
+            // fio's default, written out: no think time.
+            0 => job.spec.think = None,
+            us => think(job).us = us,
+        },
+        "thinktime_spin" => think(job).spin_us = time_us(val()?).map_err(bad)?,
+        "thinktime_blocks" => think(job).blocks = number(val()?).map_err(bad)?,
+        "thinktime_blocks_type" => {
+            think(job).count_issued = match val()? {
+                "complete" => false,
+                "issue" => true,
+                other => return Err(bad(format!("'{other}': expected complete or issue"))),
+            }
+        }
         "buffer_compress_percentage" => {
             job.spec.pattern = DataPattern::Compress(percent(val()?).map_err(bad)?)
         }
@@ -108,6 +125,11 @@ pub(super) fn apply(
         _ => return Err(bad("not supported by diskscope".into())),
     }
     Ok(())
+}
+
+/// The job's think time, created at fio's defaults on first mention.
+fn think(job: &mut Job) -> &mut shared::pacing::ThinkTime {
+    job.spec.think.get_or_insert_with(Default::default)
 }
 
 fn rw_mode(v: &str) -> Result<RwMode, String> {
@@ -259,6 +281,20 @@ pub fn size(v: &str) -> Result<u64, String> {
 
 /// A time in fio's units (seconds when none is written) in milliseconds.
 pub fn time_ms(v: &str) -> Result<u64, String> {
+    time(v, 1_000.0)
+}
+
+/// A time in µs: fio's think times take microseconds when no unit is given.
+pub fn time_us(v: &str) -> Result<u64, String> {
+    Ok((time_exact(v, 0.001)? * 1000.0).round() as u64)
+}
+
+/// `v` in ms, a bare number counting `bare_ms` ms.
+fn time(v: &str, bare_ms: f64) -> Result<u64, String> {
+    Ok(time_exact(v, bare_ms)?.round() as u64)
+}
+
+fn time_exact(v: &str, bare_ms: f64) -> Result<f64, String> {
     let v = v.trim();
     let err = || format!("'{v}' is not a time (e.g. 30, 500ms, 5m)");
     let end = v
@@ -266,19 +302,20 @@ pub fn time_ms(v: &str) -> Result<u64, String> {
         .unwrap_or(v.len());
     let n: f64 = v[..end].parse().map_err(|_| err())?;
     let ms_per = match v[end..].to_ascii_lowercase().as_str() {
+        "" => bare_ms,
         "us" | "usec" => 0.001,
         "ms" | "msec" => 1.0,
-        "" | "s" | "sec" => 1_000.0,
+        "s" | "sec" => 1_000.0,
         "m" | "min" => 60_000.0,
         "h" => 3_600_000.0,
         "d" => 86_400_000.0,
         _ => return Err(err()),
     };
-    let ms = (n * ms_per).round();
+    let ms = n * ms_per;
     if !ms.is_finite() || ms > shared::spec::MAX_DURATION_MS as f64 {
         return Err(err());
     }
-    Ok(ms as u64)
+    Ok(ms)
 }
 
 #[cfg(test)]

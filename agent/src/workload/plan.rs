@@ -7,11 +7,14 @@
 
 use super::offsets::{Order, Span};
 use super::rate::RateCap;
+use super::rng::Rng;
 use crate::io_target::{TargetInfo, TargetKind};
 use shared::{Backend, DataPattern, Rate, SpecError, WorkloadSpec};
 
 /// Virtual size of a label-only target (null backend) when the spec gives none.
 const NULL_TARGET_SIZE: u64 = 1 << 30;
+/// The random stream of job j's rate cap is this + j (the engine's own streams are 3j..3j+2).
+const RATE_STREAM: u64 = 1 << 32;
 
 /// One job's share of a run.
 // A private field rather than `#[non_exhaustive]`: the engine lives in this crate, and only
@@ -26,7 +29,10 @@ pub struct JobPlan {
     pub ios: Option<u64>,
     /// Share of reads, percent.
     pub read_pct: u8,
+    /// The job's own rate cap (its share of the run's), with its own Poisson draws.
     pub rate: Option<RateCap>,
+    /// A pause after every few I/Os.
+    pub think: Option<shared::pacing::ThinkTime>,
     pub seed: u64,
     pub pattern: DataPattern,
     pub iodepth: u32,
@@ -104,7 +110,7 @@ impl Plan {
                 Rate::BytesPerSec(b) => b as f64 / spec.bs as f64,
                 Rate::Iops(i) => i as f64,
             };
-            RateCap::new(ios / n as f64)
+            ios / n as f64
         });
         let scan = spec.scan.then(|| {
             let slow = spec
@@ -139,7 +145,15 @@ impl Plan {
                     order: order.clone(),
                     ios: total_ios.map(|t| t * (j64 + 1) / n - t * j64 / n),
                     read_pct: spec.rw.read_pct(spec.read_pct),
-                    rate: per_job_rate.clone(),
+                    // Each job's Poisson arrivals are its own stream.
+                    rate: per_job_rate.map(|ios| {
+                        RateCap::new(
+                            ios,
+                            spec.rate_process,
+                            Rng::new(spec.seed, RATE_STREAM + j64),
+                        )
+                    }),
+                    think: spec.think,
                     seed: spec.seed,
                     pattern: spec.pattern,
                     iodepth: spec.iodepth,
@@ -401,7 +415,7 @@ mod tests {
         })
         .expect("plan");
         assert!(p.jobs().iter().all(|j| j.ios.is_none()));
-        let cap = p.jobs()[0].rate.as_ref().expect("rate");
+        let mut cap = p.jobs()[0].rate.clone().expect("rate");
         assert_eq!(cap.due_ns(1000), 1_000_000_000);
     }
 }

@@ -22,6 +22,7 @@ mod latency_target;
 mod long_run_bench;
 mod long_runs;
 mod openapi;
+mod pacing;
 mod pipeline_bench;
 mod plausibility;
 mod prometheus;
