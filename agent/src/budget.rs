@@ -34,7 +34,7 @@ fn mem_total() -> Option<u64> {
 /// lays it out, and the job's state.
 pub fn needed(spec: &WorkloadSpec) -> u64 {
     let buffers = u64::from(spec.iodepth).saturating_mul(spec.buffer_sets());
-    BufferPool::footprint(spec.bs, buffers)
+    BufferPool::footprint(spec.buffer_bs(), buffers)
         .saturating_add(JOB_OVERHEAD)
         .saturating_mul(u64::from(spec.jobs))
 }
@@ -58,7 +58,7 @@ pub fn check(spec: &WorkloadSpec, targets: u64) -> Result<(), SpecError> {
             "jobs {} × iodepth {} × bs {}{on} needs {} MiB of memory, over the agent's budget of {} MiB (--max-memory): lower jobs, iodepth or bs",
             spec.jobs,
             spec.iodepth,
-            spec.bs,
+            spec.buffer_bs(),
             need >> 20,
             max >> 20
         ),

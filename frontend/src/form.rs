@@ -57,6 +57,12 @@ pub const FIELDS: &[Field] = &[
         help: "512 B..64 MiB; K = 1024, KB = 1000",
     },
     Field {
+        key: "bssplit",
+        label: "Block size mix",
+        kind: Kind::Text("none"),
+        help: "e.g. 4K/60:64K/30:1M/10 (% of I/Os); block size = its smallest",
+    },
+    Field {
         key: "iodepth",
         label: "Queue depth",
         kind: Kind::Text("1"),
@@ -260,6 +266,13 @@ impl SpecForm {
         f.insert("rw", spec.rw.as_str().to_string());
         f.insert("read_pct", spec.read_pct.to_string());
         f.insert("bs", size_short(spec.bs));
+        f.insert(
+            "bssplit",
+            spec.bssplit
+                .as_ref()
+                .map(|s| s.to_string())
+                .unwrap_or_default(),
+        );
         f.insert("iodepth", spec.iodepth.to_string());
         f.insert("jobs", spec.jobs.to_string());
         f.insert("offset", size_short(spec.offset));
@@ -482,6 +495,9 @@ impl SpecForm {
         }
         if let Some(v) = parse!("bs", parse_size(&text("bs"))) {
             spec.bs = v;
+        }
+        if let Some(t) = opt("bssplit") {
+            spec.bssplit = parse!("bssplit", t.parse::<shared::bssplit::BsSplit>());
         }
         if let Some(v) = parse!(
             "iodepth",
@@ -791,6 +807,7 @@ mod tests {
                 blocks: 3,
                 count_issued: true,
             }),
+            bssplit: None,
         };
         let mut spec = spec;
         spec.iodepth = 1; // sync backend
@@ -801,6 +818,16 @@ mod tests {
         assert_eq!(form.get("thinktime"), "2500us");
         assert_eq!(form.get("thinktime_spin"), "1ms");
         assert_eq!(form.to_spec(), Ok(spec.clone()));
+        // A size mix, its smallest size the block size.
+        let mix = WorkloadSpec {
+            bs: 4096,
+            bssplit: "4K/60:64K/40".parse().ok(),
+            cover_once: false,
+            ..spec.clone()
+        };
+        let f = SpecForm::from_spec(&mix);
+        assert_eq!(f.get("bssplit"), "4K/60:64K/40");
+        assert_eq!(f.to_spec(), Ok(mix));
         // An error scan with its slow threshold, and the threshold refused without it.
         let scan = WorkloadSpec {
             rw: RwMode::RandRead,

@@ -10,6 +10,7 @@
 pub mod access;
 pub mod analysis;
 pub mod api;
+pub mod bssplit;
 pub mod devices;
 pub mod headline;
 pub mod lenient;

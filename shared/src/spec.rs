@@ -344,6 +344,9 @@ pub struct WorkloadSpec {
     pub rate_process: crate::pacing::RateProcess,
     /// A pause after every few I/Os (fio's thinktime).
     pub think: Option<crate::pacing::ThinkTime>,
+    /// A mix of I/O sizes (fio's bssplit); `bs` is then its smallest size, the offsets'
+    /// alignment.
+    pub bssplit: Option<crate::bssplit::BsSplit>,
 }
 
 /// Most milliseconds an error scan's slow threshold can be.
@@ -380,6 +383,7 @@ impl Default for WorkloadSpec {
             replay: None,
             rate_process: crate::pacing::RateProcess::Linear,
             think: None,
+            bssplit: None,
         }
     }
 }
@@ -505,7 +509,7 @@ impl WorkloadSpec {
             );
         }
         let buffers = u64::from(self.iodepth)
-            .saturating_mul(self.bs)
+            .saturating_mul(self.buffer_bs())
             .saturating_mul(self.buffer_sets());
         if buffers > MAX_JOB_BUFFER_BYTES {
             bad(
@@ -514,11 +518,60 @@ impl WorkloadSpec {
                 format!(
                     "iodepth {} × bs {} needs {} MiB of buffers per job (limit 2048 MiB)",
                     self.iodepth,
-                    self.bs,
+                    self.buffer_bs(),
                     buffers >> 20
                 ),
             );
         }
+        self.check_bssplit(bad);
+    }
+
+    /// A size mix: sizes within the block size limits, `bs` its smallest, and none of what
+    /// needs one block size (verification headers, the random map, the scan's cells, a
+    /// replay's own sizes).
+    fn check_bssplit(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        let Some(split) = &self.bssplit else {
+            return;
+        };
+        if let Err(why) = split.check(MIN_BS, MAX_BS, self.direct) {
+            bad("bssplit", split, why);
+        }
+        if self.bs != split.min() {
+            bad(
+                "bs",
+                &self.bs,
+                format!(
+                    "with bssplit, bs is its smallest size ({} B), the offsets' alignment",
+                    split.min()
+                ),
+            );
+        }
+        for (field, on) in [
+            ("verify", self.verify),
+            ("cover_once", self.cover_once),
+            ("scan", self.scan),
+            ("replay", self.replay.is_some()),
+        ] {
+            if on {
+                bad(
+                    field,
+                    &"true",
+                    "needs one block size: not with bssplit".into(),
+                );
+            }
+        }
+    }
+
+    /// Bytes of one I/O buffer: the block size, or a size mix's largest.
+    pub fn buffer_bs(&self) -> u64 {
+        self.bssplit
+            .as_ref()
+            .map_or(self.bs, |s| s.max().max(self.bs))
+    }
+
+    /// Mean bytes per I/O: the block size, or a size mix's mean.
+    pub fn mean_bs(&self) -> f64 {
+        self.bssplit.as_ref().map_or(self.bs as f64, |s| s.mean())
     }
 
     /// Where the I/O goes: offset, span, amount, loops, cover-once.

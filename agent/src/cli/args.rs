@@ -281,6 +281,11 @@ pub struct RunArgs {
     /// Random modes: this percentage of I/Os continue after the previous block (0..100).
     #[arg(long, value_name = "PCT")]
     pub seq_pct: Option<u8>,
+    /// A mix of I/O sizes with the share of I/Os of each, e.g. 4K/60:64K/30:1M/10 (fio's
+    /// bssplit; a share left empty takes an equal part of the rest). --bs is then its
+    /// smallest size.
+    #[arg(long, value_name = "SIZE/PCT:…")]
+    pub bssplit: Option<shared::bssplit::BsSplit>,
     /// How --rate spaces the I/Os: linear (evenly, default) or poisson (Poisson arrivals
     /// with the rate as their mean, as fio's rate_process=poisson).
     #[arg(long, value_name = "PROCESS")]
@@ -433,6 +438,7 @@ impl RunArgs {
             self.random_distribution.as_ref().map(|x| x.to_string()),
         );
         flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
+        flag("bssplit", self.bssplit.as_ref().map(|x| x.to_string()));
         flag("rate-process", self.rate_process.map(|x| x.to_string()));
         flag("thinktime", self.thinktime.map(|x| format!("{x}us")));
         flag(
@@ -461,7 +467,10 @@ impl RunArgs {
         WorkloadSpec {
             rw: self.rw.unwrap_or(defaults.rw),
             read_pct: self.read_pct.unwrap_or(defaults.read_pct),
-            bs: self.bs.unwrap_or(defaults.bs),
+            bs: self
+                .bs
+                .or(self.bssplit.as_ref().map(|s| s.min()))
+                .unwrap_or(defaults.bs),
             iodepth: self.iodepth.unwrap_or(defaults.iodepth),
             jobs: self.jobs.unwrap_or(defaults.jobs),
             offset: self.offset.unwrap_or(defaults.offset),
@@ -492,6 +501,7 @@ impl RunArgs {
             }),
             rate_process: self.rate_process.unwrap_or_default(),
             think: self.think(),
+            bssplit: self.bssplit.clone(),
         }
     }
 

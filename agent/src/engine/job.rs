@@ -18,6 +18,10 @@ use super::{Dir, IoBackend};
 use crate::stats::interval::Completed;
 use crate::stats::IntervalStats;
 use crate::workload::offsets::OffsetGen;
+
+/// The random stream of job j's I/O sizes is this + j (offsets, mix and data take 3j..3j+2,
+/// a rate cap's arrivals 2^32 + j).
+const SIZE_STREAM: u64 = 1 << 33;
 use crate::workload::pattern::Filler;
 use crate::workload::rate::{Gate, RateCap, Think};
 use crate::workload::rng::Rng;
@@ -139,7 +143,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         });
     };
     let sets = if jp.split_buffers { 2 } else { 1 };
-    let pool = match BufferPool::new(spec.bs as usize, (jp.iodepth * sets) as usize) {
+    let pool = match BufferPool::new(spec.buffer_bs() as usize, (jp.iodepth * sets) as usize) {
         Ok(p) => p,
         Err(e) => return fail(format!("job {job}: {e}")),
     };
@@ -239,6 +243,8 @@ pub(super) fn send_done(
 struct Slot {
     submit_ns: u64,
     offset: u64,
+    /// Bytes (the block size, or the size mix's draw).
+    len: u32,
     is_write: bool,
     /// Position in the job's offset order (the write index; for a read-back, the position
     /// it replays).
@@ -350,8 +356,10 @@ struct JobLoop<'a, B: IoBackend> {
     iv: IntervalClock,
     /// Past the ramp: completions count.
     recording: bool,
-    /// I/Os still to issue, for a plan with a count (`jp.ios`), from the end of the ramp.
+    /// Bytes still to issue, for a plan with a budget (`jp.bytes`), from the end of the ramp.
     remaining: Option<u64>,
+    /// Draws each I/O's length under a size mix.
+    size_rng: Rng,
     /// Time of the latest counted completion (for the fine timeline's gap histogram).
     last_done: Option<u64>,
     /// No more I/O is issued; what is in flight drains.
@@ -409,6 +417,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             iv: IntervalClock::new(shared),
             recording: false,
             remaining: None,
+            size_rng: Rng::new(jp.seed, SIZE_STREAM + job as u64),
             last_done: None,
             stopping: false,
             error: None,
@@ -449,7 +458,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if !self.recording && self.now >= self.shared.ramp_ns {
                 self.recording = true;
                 self.iv.mark_cpu();
-                self.remaining = self.jp.ios;
+                self.remaining = self.jp.bytes;
             }
             self.stopping = self.stopping
                 || self.error.is_some()
@@ -503,7 +512,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 if v.checking().is_some() {
                     match v.next_read() {
                         Some((offset, index)) => {
-                            if !self.issue(slot, Dir::Read, slot, offset, index) {
+                            if !self.issue(slot, Dir::Read, slot, offset, index, self.bs) {
                                 break;
                             }
                             continue;
@@ -544,11 +553,19 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if let Some(v) = &mut self.verifier {
                 v.before_write(index, &self.gen);
             }
-            let offset = self.gen.next_offset();
+            let (offset, len) = match &self.jp.sizes {
+                None => (self.gen.next_offset(), self.bs),
+                Some(mix) => {
+                    let len = mix.pick(&mut self.size_rng);
+                    (self.gen.next_offset_len(len), len)
+                }
+            };
             let (dir, buf) = if is_write {
                 let i = self.write_base + slot;
                 let data = self.b.buffers().get_mut(i as usize);
-                self.filler.refresh(data);
+                // Only what is written: a size mix's buffers are its largest size.
+                let n = (len as usize).min(data.len());
+                self.filler.refresh(&mut data[..n]);
                 if let Some(v) = &self.verifier {
                     v.stamp(data, offset, index);
                 }
@@ -556,7 +573,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             } else {
                 (Dir::Read, slot)
             };
-            if !self.issue(slot, dir, buf, offset, index) {
+            if !self.issue(slot, dir, buf, offset, index, len) {
                 break;
             }
             if let Some(think) = &mut self.think {
@@ -564,7 +581,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             }
             self.issued += 1;
             if let Some(r) = &mut self.remaining {
-                *r -= 1;
+                *r = r.saturating_sub(len);
             }
         }
         wake
@@ -572,8 +589,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
 
     /// Hands one I/O to the kernel in `slot`; false (and the job stopping) when that failed.
     #[inline(always)]
-    fn issue(&mut self, slot: u32, dir: Dir, buf: u32, offset: u64, index: u64) -> bool {
-        if let Err(e) = self.b.prep(slot, buf, dir, offset, self.bs as u32) {
+    fn issue(&mut self, slot: u32, dir: Dir, buf: u32, offset: u64, index: u64, len: u64) -> bool {
+        if let Err(e) = self.b.prep(slot, buf, dir, offset, len as u32) {
             self.error = Some(io_error(dir, offset, &e.to_string(), e.raw_os_error()));
             self.stopping = true;
             return false;
@@ -582,6 +599,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         self.slots[slot as usize] = Slot {
             submit_ns: self.now,
             offset,
+            len: len as u32,
             is_write: dir == Dir::Write,
             index,
         };
@@ -608,7 +626,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
         self.now = self.clock();
         self.roll_live();
-        let (now, bs, ramp, recording) = (self.now, self.bs, self.shared.ramp_ns, self.recording);
+        let (now, ramp, recording) = (self.now, self.shared.ramp_ns, self.recording);
         let rel = now
             .saturating_sub(ramp)
             .saturating_sub(self.iv.cur.start_ns);
@@ -631,9 +649,10 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             *inflight -= 1;
             free.push(slot);
             let dir = if s.is_write { Dir::Write } else { Dir::Read };
-            let failed = res < 0 || res as u64 != bs;
+            let len = u64::from(s.len);
+            let failed = res < 0 || res as u64 != len;
             if failed && !scanning {
-                error.get_or_insert_with(|| completion_error(dir, s.offset, res, bs));
+                error.get_or_insert_with(|| completion_error(dir, s.offset, res, len));
                 return;
             }
             // A scan goes on: a failed write or read is mapped, a failed read-back is an
@@ -659,7 +678,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if recording {
                 cur.completed(Completed {
                     dir,
-                    bytes: bs,
+                    bytes: len,
                     lat_ns: now - s.submit_ns,
                     offset: s.offset,
                     rel_ns: rel,

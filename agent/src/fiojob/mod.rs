@@ -133,6 +133,19 @@ impl Job {
         };
         let s = &mut self.spec;
         s.cover_once = s.rw.is_random() && !self.norandommap;
+        if let Some(split) = &s.bssplit {
+            // fio takes the sizes from bssplit (bs no longer applies) and aligns to the
+            // smallest; its random map tracks blocks of several sizes, which diskscope's
+            // permutation cannot: offsets are drawn as with norandommap, said in a note.
+            s.bs = split.min();
+            if s.cover_once {
+                s.cover_once = false;
+                self.notes.push(format!(
+                    "{}: job '{}': with bssplit diskscope draws random offsets as norandommap does (its random map needs one block size)",
+                    self.at, self.name
+                ));
+            }
+        }
         s.verify = s.verify && self.do_verify;
         // fio's rate is per job; diskscope's is the run's.
         s.rate = s.rate.map(|r| match r {

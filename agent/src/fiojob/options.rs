@@ -81,22 +81,13 @@ pub(super) fn apply(
         "norandommap" => job.norandommap = flag(value).map_err(bad)?,
         "rate" => job.spec.rate = Some(Rate::BytesPerSec(one_size(val()?).map_err(bad)?)),
         "rate_iops" => job.spec.rate = Some(Rate::Iops(one_number(val()?).map_err(bad)?)),
+        "bssplit" => {
+            job.spec.bssplit =
+                Some(shared::bssplit::BsSplit::parse_with(val()?, size).map_err(bad)?)
+        }
         "rate_process" => job.spec.rate_process = val()?.parse().map_err(bad)?,
-        // Think time: the options gather into one; spin, blocks or type without a
-        // thinktime leave it at 0 µs, which the spec's validation refuses.
-        "thinktime" => match time_us(val()?).map_err(bad)? {
-            // fio's default, written out: no think time.
-            0 => job.spec.think = None,
-            us => think(job).us = us,
-        },
-        "thinktime_spin" => think(job).spin_us = time_us(val()?).map_err(bad)?,
-        "thinktime_blocks" => think(job).blocks = number(val()?).map_err(bad)?,
-        "thinktime_blocks_type" => {
-            think(job).count_issued = match val()? {
-                "complete" => false,
-                "issue" => true,
-                other => return Err(bad(format!("'{other}': expected complete or issue"))),
-            }
+        "thinktime" | "thinktime_spin" | "thinktime_blocks" | "thinktime_blocks_type" => {
+            think_option(job, key, val()?).map_err(bad)?
         }
         "buffer_compress_percentage" => {
             job.spec.pattern = DataPattern::Compress(percent(val()?).map_err(bad)?)
@@ -127,7 +118,33 @@ pub(super) fn apply(
     Ok(())
 }
 
-/// The job's think time, created at fio's defaults on first mention.
+/// A think-time option. They gather into one think time, created at fio's defaults on
+/// first mention; spin, blocks or type without a thinktime leave it at 0 µs, which the
+/// spec's validation refuses.
+fn think_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
+    if key == "thinktime" {
+        match time_us(v)? {
+            // fio's default, written out: no think time.
+            0 => job.spec.think = None,
+            us => think(job).us = us,
+        }
+        return Ok(());
+    }
+    let t = think(job);
+    match key {
+        "thinktime_spin" => t.spin_us = time_us(v)?,
+        "thinktime_blocks" => t.blocks = number(v)?,
+        _ => {
+            t.count_issued = match v {
+                "complete" => false,
+                "issue" => true,
+                other => return Err(format!("'{other}': expected complete or issue")),
+            }
+        }
+    }
+    Ok(())
+}
+
 fn think(job: &mut Job) -> &mut shared::pacing::ThinkTime {
     job.spec.think.get_or_insert_with(Default::default)
 }

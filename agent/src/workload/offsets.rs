@@ -127,6 +127,33 @@ impl OffsetGen {
         self.prev = block;
         self.span.start + block * self.span.bs
     }
+
+    /// Byte offset of the next I/O of `len` bytes (a size mix), aligned to `span.bs` and
+    /// inside the span: it covers `k` blocks; a sequential one starts where the previous
+    /// ended (from the span's start when it would not fit), a drawn one that would pass the
+    /// end is moved back to end there, and a sequential share continues after it.
+    #[inline]
+    pub fn next_offset_len(&mut self, len: u64) -> u64 {
+        let k = len.div_ceil(self.span.bs).max(1);
+        if k == 1 {
+            return self.next_offset();
+        }
+        let blocks = self.span.blocks;
+        let k = k.min(blocks);
+        let block = match &mut self.kind {
+            Kind::Sequential { next } => {
+                let b = if *next + k > blocks { 0 } else { *next };
+                *next = if b + k >= blocks { 0 } else { b + k };
+                b
+            }
+            _ => {
+                let b = (self.next_offset() - self.span.start) / self.span.bs;
+                b.min(blocks - k)
+            }
+        };
+        self.prev = block + k - 1;
+        self.span.start + block * self.span.bs
+    }
 }
 
 /// Draws block numbers of a skewed distribution in O(1) per draw, with no table (any
@@ -445,6 +472,37 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn sized_ios_stay_inside_the_span_and_sequential_ones_follow_each_other() {
+        let (blocks, bs) = (100u64, 4096u64);
+        let lens = [4096u64, 65536, 16384, 4096, 256 << 10, 8192];
+        let mut g = OffsetGen::new(span(blocks), Order::Sequential, Rng::new(1, 0));
+        let mut end = 8192;
+        for i in 0..1000 {
+            let len = lens[i % lens.len()];
+            let off = g.next_offset_len(len);
+            assert!(
+                off >= 8192 && off + len <= 8192 + blocks * bs,
+                "{off} + {len}"
+            );
+            assert_eq!((off - 8192) % bs, 0);
+            // Where the previous ended, or back at the start when it would not fit.
+            assert!(off == end || off == 8192, "{i}: {off} after {end}");
+            end = off + len;
+        }
+        for order in [Order::Uniform, Order::Skewed(Distribution::Zipf(1.1))] {
+            let mut g = OffsetGen::new(span(blocks), order, Rng::new(2, 0)).with_seq_pct(50);
+            for i in 0..10_000 {
+                let len = lens[i % lens.len()];
+                let off = g.next_offset_len(len);
+                assert!(
+                    off >= 8192 && off + len <= 8192 + blocks * bs,
+                    "{off} + {len}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -25,8 +25,11 @@ pub struct JobPlan {
     pub index: u32,
     pub span: Span,
     pub order: Order,
-    /// I/Os to issue after the ramp (size-based runs); `None` runs until time is up.
-    pub ios: Option<u64>,
+    /// Bytes to issue after the ramp (size-based runs; the last I/O may pass it, as fio's
+    /// do); `None` runs until time is up.
+    pub bytes: Option<u64>,
+    /// Each I/O's length under a size mix; `None`: every I/O is `span.bs`.
+    pub sizes: Option<super::sizes::SizeMix>,
     /// Share of reads, percent.
     pub read_pct: u8,
     /// The job's own rate cap (its share of the run's), with its own Poisson draws.
@@ -70,6 +73,7 @@ impl Plan {
         spec.validate()?;
         let (start, len) = check_span(spec, &target)?;
         let blocks = len / spec.bs;
+        check_layout(spec, blocks)?;
         // Verification needs every block's last writer known: random writes then visit
         // each block once per pass (fio's random map does the same by default).
         let cover_once = spec.cover_once || (spec.verify && spec.rw.is_random());
@@ -90,24 +94,18 @@ impl Plan {
             (true, false, shared::access::Distribution::Uniform) => Order::Uniform,
             (true, false, d) => Order::Skewed(d.clone()),
         };
-        if let Some(Err(why)) =
-            super::offsets::zone_blocks(&spec.random_distribution, blocks, spec.bs)
-        {
-            return Err(vec![SpecError::new(
-                "random_distribution",
-                &spec.random_distribution,
-                why,
-            )]);
-        }
         let n = u64::from(spec.jobs);
-        let total_ios = match (spec.io_size, spec.is_time_based()) {
-            (Some(io), _) => Some(io / spec.bs),
+        // The budget in whole blocks of `bs` (a size mix: in bytes), split over the jobs.
+        let unit = if spec.bssplit.is_some() { 1 } else { spec.bs };
+        let total_units = match (spec.io_size, spec.is_time_based()) {
+            (Some(io), _) => Some(io / unit),
             (None, true) => None,
-            (None, false) => Some(blocks * u64::from(spec.loops)),
+            (None, false) => Some(blocks * spec.bs / unit * u64::from(spec.loops)),
         };
+        let sizes = spec.bssplit.as_ref().map(super::sizes::SizeMix::new);
         let per_job_rate = spec.rate.map(|r| {
             let ios = match r {
-                Rate::BytesPerSec(b) => b as f64 / spec.bs as f64,
+                Rate::BytesPerSec(b) => b as f64 / spec.mean_bs(),
                 Rate::Iops(i) => i as f64,
             };
             ios / n as f64
@@ -143,7 +141,8 @@ impl Plan {
                     index: j,
                     span,
                     order: order.clone(),
-                    ios: total_ios.map(|t| t * (j64 + 1) / n - t * j64 / n),
+                    bytes: total_units.map(|t| (t * (j64 + 1) / n - t * j64 / n) * unit),
+                    sizes: sizes.clone(),
                     read_pct: spec.rw.read_pct(spec.read_pct),
                     // Each job's Poisson arrivals are its own stream.
                     rate: per_job_rate.map(|ios| {
@@ -235,10 +234,7 @@ impl Plan {
         if let Some(r) = &self.replay {
             return Some(r.report.ops.iter().take(2).map(|o| o.bytes).sum());
         }
-        self.jobs
-            .iter()
-            .map(|j| j.ios.map(|n| n * self.spec.bs))
-            .sum()
+        self.jobs.iter().map(|j| j.bytes).sum()
     }
 }
 
@@ -251,6 +247,32 @@ pub fn wanted_target_size(spec: &WorkloadSpec) -> Option<u64> {
 pub fn null_target(spec: &WorkloadSpec, label: &std::path::Path) -> TargetInfo {
     let size = wanted_target_size(spec).unwrap_or(spec.offset.saturating_add(NULL_TARGET_SIZE));
     TargetInfo::none(label, size)
+}
+
+/// What must fit the span's `blocks` blocks: a size mix's largest size, a zoned
+/// distribution's zones.
+fn check_layout(spec: &WorkloadSpec, blocks: u64) -> Result<(), Vec<SpecError>> {
+    if let Some(split) = &spec.bssplit {
+        if blocks * spec.bs < split.max() {
+            return Err(vec![SpecError::new(
+                "bssplit",
+                split,
+                format!(
+                    "the span ({} B) is smaller than its largest size",
+                    blocks * spec.bs
+                ),
+            )]);
+        }
+    }
+    if let Some(Err(why)) = super::offsets::zone_blocks(&spec.random_distribution, blocks, spec.bs)
+    {
+        return Err(vec![SpecError::new(
+            "random_distribution",
+            &spec.random_distribution,
+            why,
+        )]);
+    }
+    Ok(())
 }
 
 /// Start and length of the span on the target, or the errors that forbid it.
@@ -401,8 +423,8 @@ mod tests {
             .iter()
             .all(|j| j.span.start == 0 && j.span.blocks == (1 << 30) / 4096));
         assert_eq!(
-            p.jobs().iter().map(|j| j.ios.unwrap_or(0)).sum::<u64>(),
-            256
+            p.jobs().iter().map(|j| j.bytes.unwrap_or(0)).sum::<u64>(),
+            256 * 4096
         );
     }
 
@@ -414,7 +436,7 @@ mod tests {
             s.rate = Some(Rate::BytesPerSec(4096 * 4000));
         })
         .expect("plan");
-        assert!(p.jobs().iter().all(|j| j.ios.is_none()));
+        assert!(p.jobs().iter().all(|j| j.bytes.is_none()));
         let mut cap = p.jobs()[0].rate.clone().expect("rate");
         assert_eq!(cap.due_ns(1000), 1_000_000_000);
     }

@@ -4,6 +4,7 @@
 
 mod access_patterns;
 mod block_device;
+mod bssplit;
 mod dashboard;
 mod docs;
 mod emulated_ssd;

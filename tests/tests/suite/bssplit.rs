@@ -1,0 +1,200 @@
+//! A mix of I/O sizes (`--bssplit`, fio's `bssplit`) through the CLI, a fio job file (run
+//! by fio and by diskscope) and the API, on a real file: the run's bytes per I/O are the
+//! mix's mean within five standard errors (a count, not a time: the runs are size-based).
+
+use serde_json::json;
+use shared::bssplit::BsSplit;
+use std::path::Path;
+use tests::server::{Server, OP};
+use tests::*;
+
+const MIX: &str = "4k/60:64k/30:256k/10";
+
+/// A 64 MiB file with data in it.
+fn laid_out(dir: &Path) -> String {
+    let f = dir.join("b.bin");
+    let fs = f.to_str().expect("utf8").to_string();
+    let out = diskscope(&[
+        "run", "-q", "--target", &fs, "--size", "64M", "--rw", "write", "--bs", "1M",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    fs
+}
+
+/// Whether `bytes` over `ios` I/Os is the mix's mean, within five standard errors.
+fn mean_is_the_mix(who: &str, bytes: f64, ios: f64) {
+    let split: BsSplit = MIX.parse().expect("mix");
+    let mean = split.mean();
+    let var = split
+        .0
+        .iter()
+        .map(|&(b, p)| f64::from(p) / 100.0 * (b as f64 - mean).powi(2))
+        .sum::<f64>();
+    let got = bytes / ios;
+    let tol = 5.0 * (var / ios).sqrt();
+    println!("{who}: {got:.0} B per I/O over {ios} I/Os, the mix's mean {mean:.0} ± {tol:.0}");
+    assert!((got - mean).abs() < tol, "{who}: {got} vs {mean} ± {tol}");
+}
+
+#[test]
+fn the_cli_and_a_job_file_issue_the_mix() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let f = laid_out(dir.path());
+    let (out, r) = run_with_report(&[
+        "--target",
+        &f,
+        "--size",
+        "64M",
+        "--rw",
+        "randread",
+        "--iodepth",
+        "8",
+        "--io-size",
+        "512M",
+        "--bssplit",
+        MIX,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(r.spec.bs, 4096, "bs is the mix's smallest size");
+    let s = &r.summary.read;
+    // The budget is bytes: the last I/O may pass it by less than the largest size.
+    assert!(
+        s.bytes >= 512 << 20 && s.bytes < (512 << 20) + (256 << 10),
+        "{}",
+        s.bytes
+    );
+    mean_is_the_mix("diskscope --bssplit", s.bytes as f64, s.ios as f64);
+
+    // The same mix in a fio job file (norandommap: fio's random map skews the sizes once
+    // the map fills, diskscope has none with a mix), run by fio and by diskscope.
+    let job = dir.path().join("mix.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[mix]\nfilename={f}\nsize=64m\nio_size=512m\nrw=randread\nbssplit={MIX}\n\
+             norandommap\niodepth=8\nioengine=io_uring\ndirect=1\n"
+        ),
+    )
+    .expect("job");
+    let json = dir.path().join("r.json");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--json",
+        json.to_str().expect("utf8"),
+        job.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    assert_eq!(r.spec.bssplit, MIX.parse().ok());
+    mean_is_the_mix(
+        "diskscope mix.fio",
+        r.summary.read.bytes as f64,
+        r.summary.read.ios as f64,
+    );
+    if have("fio") {
+        let fio = std::process::Command::new("fio")
+            .arg(&job)
+            .arg("--output-format=json")
+            .output()
+            .expect("fio");
+        assert!(
+            fio.status.success(),
+            "{}",
+            String::from_utf8_lossy(&fio.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
+        let read = &doc["jobs"][0]["read"];
+        let (bytes, ios) = (read["io_bytes"].as_f64(), read["total_ios"].as_f64());
+        mean_is_the_mix(
+            "fio mix.fio",
+            bytes.expect("io_bytes"),
+            ios.expect("total_ios"),
+        );
+    }
+    // Without norandommap the job still runs, saying how its offsets are drawn.
+    let text = std::fs::read_to_string(&job)
+        .expect("job")
+        .replace("norandommap\n", "");
+    std::fs::write(&job, text).expect("job");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--json",
+        json.to_str().expect("utf8"),
+        job.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("with bssplit diskscope draws random offsets as norandommap does"),
+        "{}",
+        stderr(&out)
+    );
+    // What needs one block size is refused with a mix, naming it; so is a bad mix.
+    for (args, why) in [
+        (
+            vec!["--rw", "randwrite", "--verify"],
+            "verify = true: needs one block size: not with bssplit",
+        ),
+        (
+            vec!["--rw", "randread", "--bs", "64k"],
+            "with bssplit, bs is its smallest size (4096 B)",
+        ),
+    ] {
+        let mut all = vec!["run", "--target", &f, "--size", "64M", "--bssplit", MIX];
+        all.extend(args);
+        let out = diskscope(&all);
+        assert!(stderr(&out).contains(why), "{}", stderr(&out));
+    }
+    let out = diskscope(&[
+        "run",
+        "--target",
+        &f,
+        "--rw",
+        "read",
+        "--bssplit",
+        "4k/50:8k/40",
+    ]);
+    assert!(
+        stderr(&out).contains("the shares add up to 90 %, not 100"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_api_takes_a_mix_and_names_a_bad_one() {
+    require_io_uring!();
+    let data = disk_tempdir();
+    let server = Server::start(data.path(), &[]);
+    let scratch = server.scratch_target();
+    let mix = json!([[4096, 50], [131072, 50]]);
+    let spec = json!({"rw": "randwrite", "bs": 4096, "size": 16777216, "io_size": 33554432,
+                      "iodepth": 4, "bssplit": mix});
+    let id = server.start_run(&json!({"target": scratch, "spec": spec}));
+    let run = server.wait_status_within(id, "completed", std::time::Duration::from_secs(60));
+    assert_eq!(run["spec"]["bssplit"], mix);
+    let (bytes, ios) = (
+        run["summary"]["write"]["bytes"].as_f64().expect("bytes"),
+        run["summary"]["write"]["ios"].as_f64().expect("ios"),
+    );
+    // 32 MiB in I/Os of 4 KiB and 128 KiB half and half: about 496 I/Os.
+    assert!(
+        bytes >= 33554432.0 && (300.0..700.0).contains(&ios),
+        "{bytes} B in {ios}"
+    );
+    let (status, v): (u16, serde_json::Value) = server.post(
+        "/api/v1/runs",
+        OP,
+        &json!({"target": scratch, "spec": {"rw": "randread", "bs": 4096, "bssplit": [[4096, 50], [8192, 40]]}}),
+    );
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("bssplit = 4K/50:8K/40: the shares add up to 90 %, not 100"),
+        "{v}"
+    );
+}
