@@ -487,3 +487,104 @@ fn fios_logs_are_written_in_fios_format_from_the_samples() {
         ""
     );
 }
+
+/// Seed 002's workload (`tests/jobs/seed-002-4k-randwrite.fio`: 2 × 128 KiB sequential
+/// precondition, then 2 × 4 KiB random writes at QD32 over the whole drive, the volume per
+/// second logged) on a 64 MiB loop device, run by fio and by diskscope: the same two steps
+/// with the same bytes (every block twice: 128 MiB each), diskscope's per-second samples
+/// adding up to each step, and the same bw log files fio writes.
+#[test]
+fn seed_002s_workload_runs_on_a_loop_device_as_fio_runs_it() {
+    require_io_uring!();
+    let dev = match LoopDevice::new(64 << 20, 4096) {
+        Ok(d) => d,
+        Err(e) => skip!(Missing::LoopDevice, "no loop device: {e}"),
+    };
+    if !have("fio") {
+        skip!(Missing::Tool, "fio is not installed (apt-get install fio)");
+    }
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs/seed-002-4k-randwrite.fio");
+    let dir = disk_tempdir();
+    let (fio_dir, ds_dir) = (dir.path().join("fio"), dir.path().join("ds"));
+    std::fs::create_dir_all(&fio_dir).expect("dir");
+    std::fs::create_dir_all(&ds_dir).expect("dir");
+    // The loop device's backing file is sparse: fill it first, or the first tool to write
+    // pays for its allocation (measured: 2× the IOPS for whichever runs second).
+    let out = diskscope(&["run", "-q", "--target", dev.path_str(), "--rw", "write", "--bs", "1M"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let fio = Command::new("fio")
+        .current_dir(&fio_dir)
+        .env("DEV", dev.path_str())
+        .arg(&job)
+        .arg("--output-format=json")
+        .output()
+        .expect("fio");
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
+    let theirs: Vec<u64> = doc["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| j["write"]["io_bytes"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(
+        theirs,
+        vec![128 << 20, 128 << 20],
+        "fio: every block twice per job"
+    );
+
+    let json = ds_dir.join("r.json");
+    let out = Command::new(diskscope_bin())
+        .current_dir(&ds_dir)
+        .env("DEV", dev.path_str())
+        .args(["run", "--quiet", "--json"])
+        .arg(&json)
+        .arg(&job)
+        .output()
+        .expect("diskscope");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["precondition", "randwrite"]);
+    for (i, s) in r.steps.iter().enumerate() {
+        assert_eq!(s.summary.write.bytes, 128 << 20, "{}", s.name);
+        // The volume per second: 1 s samples (log_avg_msec) that add up to the step.
+        assert_eq!(s.spec.interval_ms, 1000);
+        let per_second: u64 = r
+            .samples
+            .iter()
+            .filter(|x| x.step == i as u32)
+            .map(|x| x.write.bytes)
+            .sum();
+        assert_eq!(per_second, s.summary.write.bytes, "{}", s.name);
+    }
+    assert_eq!(r.steps[1].summary.write.ios, 2 * (64 << 20) / 4096);
+    println!(
+        "seed 002 on {}: precondition {:.0} MB/s, 4K QD32 randwrite {:.0} IOPS (fio {:.0} IOPS)",
+        dev.path_str(),
+        r.steps[0].summary.write.mb_s,
+        r.steps[1].summary.write.iops,
+        doc["jobs"][1]["write"]["iops"].as_f64().unwrap_or(0.0)
+    );
+    // The bw logs fio writes, by the same names.
+    for d in [&fio_dir, &ds_dir] {
+        let mut logs: Vec<String> = std::fs::read_dir(d)
+            .expect("dir")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".log"))
+            .collect();
+        logs.sort();
+        assert_eq!(
+            logs,
+            ["seed002_bw.1.log", "seed002_bw.2.log"],
+            "{}",
+            d.display()
+        );
+    }
+}
