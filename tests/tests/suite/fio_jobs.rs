@@ -510,7 +510,16 @@ fn seed_002s_workload_runs_on_a_loop_device_as_fio_runs_it() {
     std::fs::create_dir_all(&ds_dir).expect("dir");
     // The loop device's backing file is sparse: fill it first, or the first tool to write
     // pays for its allocation (measured: 2× the IOPS for whichever runs second).
-    let out = diskscope(&["run", "-q", "--target", dev.path_str(), "--rw", "write", "--bs", "1M"]);
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--target",
+        dev.path_str(),
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
 
     let fio = Command::new("fio")
@@ -586,5 +595,92 @@ fn seed_002s_workload_runs_on_a_loop_device_as_fio_runs_it() {
             "{}",
             d.display()
         );
+    }
+}
+
+/// fio-plot (PyPI; `.ci/run` installs it) draws its IOPS/latency bar chart over queue depths
+/// from diskscope's fio JSON of randread at QD 1, 4 and 16, and its log graph from
+/// diskscope's bw log, as it does from fio's: it parses them and writes its PNGs.
+#[test]
+fn fio_plot_draws_diskscopes_json_and_bw_log() {
+    require_io_uring!();
+    if !have("fio-plot") {
+        skip!(
+            Missing::Tool,
+            "fio-plot is not installed (pip install fio-plot)"
+        );
+    }
+    let dir = disk_tempdir();
+    let file = dir.path().join("t.bin");
+    let f = file.to_str().expect("utf8");
+    let json_dir = dir.path().join("json");
+    std::fs::create_dir_all(&json_dir).expect("dir");
+    for qd in ["1", "4", "16"] {
+        let out_file = json_dir.join(format!("randread-{qd}-1.json"));
+        let out = diskscope(&[
+            "run",
+            "-q",
+            "--target",
+            f,
+            "--size",
+            "16M",
+            "--rw",
+            "randread",
+            "--iodepth",
+            qd,
+            "--runtime",
+            "300ms",
+            "--output-format",
+            "fio-json",
+            "--output",
+            out_file.to_str().expect("utf8"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let log_dir = dir.path().join("logs");
+    std::fs::create_dir_all(&log_dir).expect("dir");
+    std::fs::write(
+        log_dir.join("j.fio"),
+        format!(
+            "[randread-iodepth-4-numjobs-1]\nfilename={f}\nsize=16m\nrw=randread\nbs=4k\n\
+             iodepth=4\nruntime=1\ntime_based\nwrite_bw_log=randread-iodepth-4-numjobs-1\n\
+             log_avg_msec=250\n"
+        ),
+    )
+    .expect("job");
+    let out = Command::new(diskscope_bin())
+        .current_dir(&log_dir)
+        .args(["run", "-q", "j.fio"])
+        .output()
+        .expect("diskscope");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(log_dir
+        .join("randread-iodepth-4-numjobs-1_bw.1.log")
+        .exists());
+
+    for (input, kind, depths, png) in [
+        (&json_dir, vec!["-l"], vec!["1", "4", "16"], "qd.png"),
+        (&log_dir, vec!["-g", "-t", "bw"], vec!["4"], "log.png"),
+    ] {
+        let png = dir.path().join(png);
+        let out = Command::new("fio-plot")
+            .arg("-i")
+            .arg(input)
+            .args(["-T", "diskscope", "-r", "randread", "-n", "1", "-d"])
+            .args(&depths)
+            .args(&kind)
+            .arg("-o")
+            .arg(&png)
+            .output()
+            .expect("fio-plot");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "fio-plot {kind:?}: {said}");
+        let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 20_000, "fio-plot {kind:?} drew {size} bytes: {said}");
+        println!("fio-plot {kind:?}: {} ({size} B)", png.display());
     }
 }
