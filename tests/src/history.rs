@@ -31,6 +31,7 @@ pub fn synthetic_run(
             spec: &spec,
             created_ms: 1_700_000_000_000 + seed,
             plan: &[],
+            job_file: None,
         })
         .expect("create run");
     let window = interval_ms * 1_000_000;

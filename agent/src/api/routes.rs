@@ -179,7 +179,7 @@ pub fn table() -> Vec<Route> {
             .json::<SampleList>(200),
         route(Post, "/api/v1/runs/{id}/stop", Operator, "Stop a running run (what was measured is kept)", runs::stop)
             .reply(Reply::Empty(202)),
-        route(Get, "/api/v1/runs/{id}/export", Viewer, "The run as one document: the CLI's --json report, or one CSV row per sample", runs::export)
+        route(Get, "/api/v1/runs/{id}/export", Viewer, "The run as one document: the CLI's --json report, one CSV row per sample, or fio's JSON (fio-json, fio-json+)", runs::export)
             .query::<runs::ExportQuery>()
             .reply(Reply::Export(Some(schema::<shared::RunReport>))),
         route(Get, "/api/v1/runs/{id}/timeline", Viewer, "Every 10 ms bucket of the run (CSV t_ms,bytes, or JSON)", runs::timeline)

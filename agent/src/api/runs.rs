@@ -199,11 +199,23 @@ pub async fn delete(
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportQuery {
-    /// json or csv.
+    /// json or csv; for a run's export also fio-json and fio-json+ (fio's JSON document).
     format: Option<String>,
 }
 
 impl ExportQuery {
+    /// A run's export: `json` (default), `csv`, `fio-json` or `fio-json+`.
+    fn run_format(self) -> Result<&'static str, ApiError> {
+        match self.format.as_deref() {
+            Some("fio-json") => Ok("fio-json"),
+            Some("fio-json+") => Ok("fio-json+"),
+            Some("json" | "csv") | None => self.format("json"),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "format = '{other}': expected json, csv, fio-json or fio-json+"
+            ))),
+        }
+    }
+
     /// `json` or `csv` (`default` when not given); anything else is named.
     fn format(self, default: &'static str) -> Result<&'static str, ApiError> {
         match self.format.as_deref().unwrap_or(default) {
@@ -216,16 +228,21 @@ impl ExportQuery {
     }
 }
 
-/// The run as one document: the same JSON as the CLI's `--json`, or one CSV row per sample.
+/// The run as one document: the same JSON as the CLI's `--json`, one CSV row per sample,
+/// or fio's JSON document (`--output-format fio-json[+]`).
 pub async fn export(
     State(st): State<AppState>,
     ApiPath(id): ApiPath<i64>,
     ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> Result<Response, ApiError> {
-    let format = q.format("json")?;
+    let format = q.run_format()?;
     let run = load(&st, id).await?;
     let store = st.manager.store().clone();
-    let name = format!("diskscope-run-{id}.{format}");
+    let name = match format {
+        "fio-json" => format!("diskscope-run-{id}-fio.json"),
+        "fio-json+" => format!("diskscope-run-{id}-fio-plus.json"),
+        _ => format!("diskscope-run-{id}.{format}"),
+    };
     stream_document(name, move |out| {
         let samples = paged_samples(&store, id);
         if format == "csv" {
@@ -247,8 +264,35 @@ pub async fn export(
             timeline,
             targets: run.targets,
         };
+        if format.starts_with("fio-json") {
+            // A run started from a job file names its jobs, groups and options from it (it
+            // parsed when the run was created; a file that no longer does is left out).
+            let text = store.job_file(id).map_err(std::io::Error::other)?;
+            let jobs = text.and_then(|t| crate::fiojob::JobFile::from_request(&t).ok());
+            return write_fio_json(out, &report, samples, jobs.as_ref(), format == "fio-json+");
+        }
         crate::report::write_json_with(out, &report, samples)
     })
+}
+
+/// fio's JSON document of a stored run, its samples read once from the store.
+fn write_fio_json(
+    out: &mut ChunkWriter,
+    report: &RunReport,
+    samples: impl Iterator<Item = std::io::Result<shared::Sample>>,
+    jobs: Option<&crate::fiojob::JobFile>,
+    plus: bool,
+) -> std::io::Result<()> {
+    use crate::report::fio_json::{document, Form};
+    let mut failed = None;
+    let ok = samples.map_while(|r| r.map_err(|e| failed = Some(e)).ok());
+    let form = if plus { Form::JsonPlus } else { Form::Json };
+    let doc = document(report, ok, jobs, form);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::other)?;
+    std::io::Write::write_all(out, b"\n")
 }
 
 /// Exports streamed at once; more wait for one to end (`503`, `Retry-After`).

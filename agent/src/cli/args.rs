@@ -198,8 +198,9 @@ pub struct RunArgs {
     /// does not run is refused naming its file and line (exit 2).
     #[arg(value_name = "JOB.fio")]
     pub job_files: Vec<PathBuf>,
-    /// The report printed at the end: normal (diskscope's tables) or fio-json (fio's JSON
-    /// document, for tools that read fio's output).
+    /// The report printed at the end: normal (diskscope's tables), fio-json (fio's JSON
+    /// document, for tools that read fio's output; `json` as fio names it) or fio-json+
+    /// (`json+`: with the latency bins fio's json+ carries).
     #[arg(long, value_enum, default_value_t = OutputFormat::Normal)]
     pub output_format: OutputFormat,
     /// Write the --output-format report to FILE instead of standard output.
@@ -389,8 +390,12 @@ pub struct RunArgs {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OutputFormat {
     Normal,
-    #[value(name = "fio-json")]
+    /// fio's JSON (also as fio names it: json).
+    #[value(name = "fio-json", alias = "json")]
     FioJson,
+    /// fio's json+: with each direction's latency bins (also: json+).
+    #[value(name = "fio-json+", alias = "json+")]
+    FioJsonPlus,
 }
 
 impl RunArgs {

@@ -153,8 +153,14 @@ fn emit(
 ) -> anyhow::Result<()> {
     let text = match args.output_format {
         OutputFormat::Normal => format!("{}{}", table::summary(report), table::analysis(report)),
-        OutputFormat::FioJson => {
-            let doc = crate::report::fio_json::document(report, jobs);
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
+            use crate::report::fio_json::{document, Form};
+            let form = if args.output_format == OutputFormat::FioJson {
+                Form::Json
+            } else {
+                Form::JsonPlus
+            };
+            let doc = document(report, &report.samples, jobs, form);
             format!("{}\n", serde_json::to_string_pretty(&doc)?)
         }
     };

@@ -8,11 +8,91 @@
 //! What diskscope does not measure is written as fio writes it for an engine that does not
 //! measure it either: submission latency (`slat_ns`) with `N: 0`. Keys of what diskscope
 //! does not measure or run (trim, sync, the queue-depth histograms) are present with zeros.
+//!
+//! fio's `json+` adds each direction's completion-latency histogram as `clat_ns.bins`
+//! (`{"<ns>": count}`, a bucket's representative value as key). The samples are read once,
+//! as an iterator (the API streams them from the store a page at a time): the document holds
+//! running sums, never the samples.
 
 use crate::fiojob::JobFile;
 use serde_json::{json, Map, Value};
 use shared::sample::HistBucket;
 use shared::{DirSample, RunReport, Sample};
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
+
+/// fio's two JSON forms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `--output-format=json`.
+    Json,
+    /// `--output-format=json+`: with the latency bins.
+    JsonPlus,
+}
+
+/// Running min, max, mean and sample standard deviation (Welford's).
+#[derive(Default, Clone, Copy)]
+struct Spread {
+    n: u64,
+    mean: f64,
+    m2: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Spread {
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        if self.n == 1 {
+            (self.min, self.max) = (x, x);
+        } else {
+            self.min = self.min.min(x);
+            self.max = self.max.max(x);
+        }
+        let d = x - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// fio's `(min, max, mean, dev)`, zeros for none.
+    fn get(&self) -> (f64, f64, f64, f64) {
+        if self.n == 0 {
+            return (0.0, 0.0, 0.0, 0.0);
+        }
+        let var = if self.n > 1 {
+            self.m2 / (self.n - 1) as f64
+        } else {
+            0.0
+        };
+        (self.min, self.max, self.mean, var.sqrt())
+    }
+}
+
+/// What one step's samples contribute: per-interval bandwidth (KiB/s) and IOPS per
+/// direction over the intervals that did I/O that way, and the engine CPU.
+#[derive(Default, Clone, Copy)]
+struct StepSamples {
+    bw: [Spread; 2],
+    iops: [Spread; 2],
+    cpu: Spread,
+}
+
+impl StepSamples {
+    fn add(&mut self, s: &Sample) {
+        if s.end_ns > s.start_ns {
+            let w = (s.end_ns - s.start_ns) as f64 / 1e9;
+            for (i, d) in [&s.read, &s.write].into_iter().enumerate() {
+                if d.ios > 0 {
+                    self.bw[i].add(d.bytes as f64 / w / 1024.0);
+                    self.iops[i].add(d.ios as f64 / w);
+                }
+            }
+        }
+        if let Some(c) = s.job_cpu_pct {
+            self.cpu.add(c);
+        }
+    }
+}
 
 /// fio's percentile list (its default `percentile_list`).
 const PERCENTILES: [f64; 17] = [
@@ -25,10 +105,22 @@ pub fn version() -> String {
     format!("diskscope-{} (fio-3.33 JSON)", crate::env::VERSION)
 }
 
-/// fio's JSON document for `report`; `jobs` gives the job names, groups and "job options"
-/// of a run started from a job file.
-pub fn document(report: &RunReport, jobs: Option<&JobFile>) -> Value {
+/// fio's JSON document for `report` with its `samples` (the report's own, or streamed from
+/// the store); `jobs` gives the job names, groups and "job options" of a run started from a
+/// job file.
+pub fn document<S: Borrow<Sample>>(
+    report: &RunReport,
+    samples: impl IntoIterator<Item = S>,
+    jobs: Option<&JobFile>,
+    form: Form,
+) -> Value {
     let started_ms = report.environment.started_at_ms;
+    let mut by_step: BTreeMap<u32, StepSamples> = BTreeMap::new();
+    for s in samples {
+        let s = s.borrow();
+        by_step.entry(s.step).or_default().add(s);
+    }
+    let step_samples = |i: u32| by_step.get(&i).copied().unwrap_or_default();
     let mut out = Vec::new();
     if report.steps.is_empty() {
         let spec_opts = spec_options(&report.spec);
@@ -38,7 +130,8 @@ pub fn document(report: &RunReport, jobs: Option<&JobFile>) -> Value {
             spec_opts,
             &report.summary,
             &report.histogram,
-            report.samples.iter().collect(),
+            step_samples(0),
+            form,
         ));
     } else {
         for s in &report.steps {
@@ -51,13 +144,16 @@ pub fn document(report: &RunReport, jobs: Option<&JobFile>) -> Value {
                     .collect(),
                 None => spec_options(&s.spec),
             };
-            let samples = report
-                .samples
-                .iter()
-                .filter(|x| x.step == s.index)
-                .collect();
             let hist = s.histogram.clone().unwrap_or_default();
-            out.push(job(&s.name, s.index, options, &s.summary, &hist, samples));
+            out.push(job(
+                &s.name,
+                s.index,
+                options,
+                &s.summary,
+                &hist,
+                step_samples(s.index),
+                form,
+            ));
         }
     }
     let mut doc = json!({
@@ -118,7 +214,8 @@ fn job(
     options: Map<String, Value>,
     summary: &shared::RunSummary,
     hist: &shared::HistogramDump,
-    samples: Vec<&Sample>,
+    samples: StepSamples,
+    form: Form,
 ) -> Value {
     let runtime_ms = summary.duration_ns / 1_000_000;
     let read = dir(
@@ -126,24 +223,19 @@ fn job(
         &hist.read,
         summary.duration_ns,
         &samples,
-        |s| &s.read,
+        0,
+        form,
     );
     let write = dir(
         &summary.write,
         &hist.write,
         summary.duration_ns,
         &samples,
-        |s| &s.write,
+        1,
+        form,
     );
     let all: Vec<HistBucket> = hist.read.iter().chain(&hist.write).copied().collect();
-    let cpu_pct = {
-        let v: Vec<f64> = samples.iter().filter_map(|s| s.job_cpu_pct).collect();
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
+    let cpu_pct = samples.cpu.get().2;
     json!({
         "jobname": name,
         "groupid": index,
@@ -153,7 +245,7 @@ fn job(
         "job options": options,
         "read": read,
         "write": write,
-        "trim": dir(&DirSample::default(), &[], 0, &[], |s| &s.read),
+        "trim": dir(&DirSample::default(), &[], 0, &StepSamples::default(), 0, form),
         "sync": { "total_ios": 0, "lat_ns": stats(&[], 0, 0) },
         "job_runtime": runtime_ms,
         // The engine threads' CPU (user and system together, as /proc gives it per thread
@@ -178,13 +270,14 @@ fn job(
     })
 }
 
-/// One direction: fio's `read`/`write`/`trim` object.
+/// One direction (`which`: 0 read, 1 write): fio's `read`/`write`/`trim` object.
 fn dir(
     d: &DirSample,
     hist: &[HistBucket],
     duration_ns: u64,
-    samples: &[&Sample],
-    pick: impl Fn(&Sample) -> &DirSample,
+    samples: &StepSamples,
+    which: usize,
+    form: Form,
 ) -> Value {
     let secs = duration_ns as f64 / 1e9;
     let bw_bytes = if secs > 0.0 {
@@ -192,17 +285,9 @@ fn dir(
     } else {
         0
     };
-    // Per-interval bandwidth (KiB/s) and IOPS, over the intervals that did I/O this way.
-    let (bw, iops): (Vec<f64>, Vec<f64>) = samples
-        .iter()
-        .filter(|s| s.end_ns > s.start_ns && pick(s).ios > 0)
-        .map(|s| {
-            let w = (s.end_ns - s.start_ns) as f64 / 1e9;
-            (pick(s).bytes as f64 / w / 1024.0, pick(s).ios as f64 / w)
-        })
-        .unzip();
-    let (bw_min, bw_max, bw_mean, bw_dev) = spread(&bw);
-    let (iops_min, iops_max, iops_mean, iops_dev) = spread(&iops);
+    let (bw, iops) = (samples.bw[which], samples.iops[which]);
+    let (bw_min, bw_max, bw_mean, bw_dev) = bw.get();
+    let (iops_min, iops_max, iops_mean, iops_dev) = iops.get();
     let lat = stats(hist, d.lat.min_ns, d.lat.max_ns);
     let mut clat = lat.clone();
     if d.ios > 0 {
@@ -212,6 +297,14 @@ fn dir(
                 .map(|p| (format!("{p:.6}"), json!(percentile(hist, *p))))
                 .collect(),
         );
+        if form == Form::JsonPlus {
+            clat["bins"] = Value::Object(
+                hist.iter()
+                    .filter(|b| b.count > 0)
+                    .map(|b| (b.ns.to_string(), json!(b.count)))
+                    .collect(),
+            );
+        }
     }
     json!({
         "io_bytes": d.bytes,
@@ -231,34 +324,17 @@ fn dir(
         "bw_agg": if d.ios > 0 { 100.0 } else { 0.0 },
         "bw_mean": bw_mean,
         "bw_dev": bw_dev,
-        "bw_samples": bw.len(),
+        "bw_samples": bw.n,
         "iops_min": iops_min.round() as u64,
         "iops_max": iops_max.round() as u64,
         "iops_mean": iops_mean,
         "iops_stddev": iops_dev,
-        "iops_samples": iops.len(),
+        "iops_samples": iops.n,
     })
 }
 
 fn depth_levels() -> Value {
     json!({ "0": 0.0, "1": 0.0, "2": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 0.0, ">=64": 0.0 })
-}
-
-/// min, max, mean and sample standard deviation (fio's), zeros for none.
-fn spread(v: &[f64]) -> (f64, f64, f64, f64) {
-    if v.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
-    }
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    let min = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = v.iter().copied().fold(0.0, f64::max);
-    (min, max, mean, var.sqrt())
 }
 
 /// fio's `{min, max, mean, stddev, N}` of a latency histogram (min and max exact, from the
@@ -358,5 +434,18 @@ mod tests {
         let s = stats(&h, 40_000, 3_100_000);
         assert_eq!(s["N"], json!(100));
         assert_eq!(s["min"], json!(40_000));
+    }
+
+    #[test]
+    fn the_running_spread_is_the_sample_spread() {
+        let v = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0];
+        let mut s = Spread::default();
+        v.iter().for_each(|x| s.add(*x));
+        let (min, max, mean, dev) = s.get();
+        let m = v.iter().sum::<f64>() / 8.0;
+        let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 7.0;
+        assert_eq!((min, max), (1.0, 9.0));
+        assert!((mean - m).abs() < 1e-12 && (dev - var.sqrt()).abs() < 1e-12);
+        assert_eq!(Spread::default().get(), (0.0, 0.0, 0.0, 0.0));
     }
 }

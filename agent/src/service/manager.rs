@@ -289,6 +289,7 @@ impl Manager {
             spec: &spec,
             created_ms: crate::env::unix_ms(),
             plan: &plan,
+            job_file: req.fio_job.as_deref(),
         })?;
         let cancel = Arc::new(AtomicBool::new(false));
         let me = Arc::clone(self);

@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0005_sample_rates.sql"),
     include_str!("migrations/0006_drop_device_snapshots.sql"),
     include_str!("migrations/0007_run_plan.sql"),
+    include_str!("migrations/0008_job_file.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,8 @@ pub struct NewRun<'a> {
     pub created_ms: u64,
     /// The steps as planned (empty: not known).
     pub plan: &'a [shared::preset::PlannedStep],
+    /// The fio job file's text, for a run started from one.
+    pub job_file: Option<&'a str>,
 }
 
 /// How a run ended, as stored.
@@ -134,9 +137,9 @@ impl Store {
             .transpose()?;
         let conn = self.conn();
         conn.execute(
-            "INSERT INTO runs (name, target, preset, state, created_ms, spec_json, plan_json)
-             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6)",
-            params![r.name, r.target, r.preset, r.created_ms as i64, spec, plan],
+            "INSERT INTO runs (name, target, preset, state, created_ms, spec_json, plan_json, job_file)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?7)",
+            params![r.name, r.target, r.preset, r.created_ms as i64, spec, plan, r.job_file],
         )?;
         Ok(conn.last_insert_rowid())
     }
@@ -471,6 +474,17 @@ impl Store {
         )
     }
 
+    /// The fio job file a run was started from, if it was.
+    pub fn job_file(&self, run: RunId) -> Result<Option<String>, StoreError> {
+        let text: Option<Option<String>> = self
+            .conn()
+            .query_row("SELECT job_file FROM runs WHERE id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(text.flatten())
+    }
+
     pub fn histogram(&self, run: RunId) -> Result<Option<HistogramDump>, StoreError> {
         self.json_row("SELECT dump_json FROM histograms WHERE run_id = ?1", run)
     }
@@ -678,6 +692,7 @@ mod tests {
             spec,
             plan: &[],
             created_ms: at,
+            job_file: None,
         }
     }
 

@@ -203,6 +203,7 @@ fn HistoryRow(r: RunInfo, picked: RwSignal<Vec<i64>>, on_delete: Callback<i64>) 
             <td class="export">
                 <button class="export-json" on:click=move |_| save_export(id, "json")>"JSON"</button>
                 <button class="export-csv" on:click=move |_| save_export(id, "csv")>"CSV"</button>
+                <button class="export-fio" title="fio's JSON document" on:click=move |_| save_export(id, "fio-json")>"fio"</button>
                 <Show when=move || c.operator()>
                     <ConfirmButton class="delete" label="Delete" confirm_label="Really delete?".to_string()
                         on_confirm=Callback::new(move |()| on_delete.run(id))/>

@@ -126,12 +126,14 @@ pub fn ctx() -> Ctx {
     expect_context::<Ctx>()
 }
 
-/// Downloads a run's export (the CLI's `--json` document, or its CSV).
+/// Downloads a run's export (the CLI's `--json` document, its CSV, or fio's JSON), named
+/// as the agent names it.
 pub fn save_export(id: i64, format: &'static str) {
-    save_download(
-        format!("/api/v1/runs/{id}/export?format={format}"),
-        format!("diskscope-run-{id}.{format}"),
-    );
+    let name = match format {
+        "fio-json" => format!("diskscope-run-{id}-fio.json"),
+        _ => format!("diskscope-run-{id}.{format}"),
+    };
+    save_download(format!("/api/v1/runs/{id}/export?format={format}"), name);
 }
 
 /// Downloads every 10 ms bucket of run `id` as CSV.

@@ -121,6 +121,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
                 <button on:click=move |_| c.tab.set(Tab::History)>"← History"</button>
                 <button class="export-json" on:click=move |_| save_export(id, "json")>"Export JSON"</button>
                 <button class="export-csv" on:click=move |_| save_export(id, "csv")>"Export CSV"</button>
+                <button class="export-fio" title="fio's JSON document, for fio-plot and the tools that read fio" on:click=move |_| save_export(id, "fio-json")>"Export fio JSON"</button>
                 <Show when=move || c.operator()>
                     <ConfirmButton class="delete" label="Delete"
                         confirm_label=format!("Really delete run {id}?") on_confirm=delete/>

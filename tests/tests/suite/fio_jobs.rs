@@ -684,3 +684,129 @@ fn fio_plot_draws_diskscopes_json_and_bw_log() {
         println!("fio-plot {kind:?}: {} ({size} B)", png.display());
     }
 }
+
+/// A stored run as fio's JSON through `GET /api/v1/runs/{id}/export?format=fio-json[+]`
+/// (what the dashboard's *Export fio JSON* downloads): fio's keys (fio's own output on the
+/// same job is the reference), one job per step with the stored bytes and I/Os, and for
+/// `fio-json+` latency bins that add up to the stored count and that fio's own
+/// `fio_jsonplus_clat2csv` turns into its CSV and validates.
+#[test]
+fn the_api_exports_a_stored_run_as_fios_json() {
+    use serde_json::json;
+    use tests::server::VIEW;
+    require_io_uring!();
+    if !have("fio") {
+        skip!(Missing::Tool, "fio is not installed (apt-get install fio)");
+    }
+    let dir = disk_tempdir();
+    let data = disk_tempdir();
+    let server = tests::server::Server::start(data.path(), &[dir.path()]);
+    let target = dir.path().join("x.bin");
+    let text = format!(
+        "[global]\nfilename={}\nbs=4k\nsize=8m\ndirect=1\nioengine=io_uring\nruntime=1\n\n\
+         [seq-write]\nrw=write\nstonewall\n\n[rand-read]\nrw=randread\niodepth=4\nstonewall\n",
+        target.display()
+    );
+    let id = server.start_run(&json!({"target": target.display().to_string(), "fio_job": text}));
+    let run = server.wait_status_within(id, "completed", std::time::Duration::from_secs(30));
+
+    let job = dir.path().join("ref.fio");
+    std::fs::write(&job, &text).expect("job");
+    let fio = Command::new("fio")
+        .arg(&job)
+        .arg("--output-format=json")
+        .output()
+        .expect("fio");
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let theirs: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
+
+    let (status, doc) = server.get(&format!("/api/v1/runs/{id}/export?format=fio-json"), VIEW);
+    assert_eq!(status, 200, "{doc}");
+    assert_eq!(keys(&doc), keys(&theirs), "top-level keys");
+    let jobs = doc["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 2, "a job per step");
+    for (i, j) in jobs.iter().enumerate() {
+        assert_eq!(keys(j), keys(&theirs["jobs"][i]), "job {i} keys");
+        let step = &run["steps"][i];
+        assert_eq!(j["jobname"], step["name"]);
+        for d in ["read", "write"] {
+            assert_eq!(keys(&j[d]), keys(&theirs["jobs"][i][d]), "job {i} {d} keys");
+            assert_eq!(j[d]["io_bytes"], step["summary"][d]["bytes"], "job {i} {d}");
+            assert_eq!(j[d]["total_ios"], step["summary"][d]["ios"], "job {i} {d}");
+        }
+    }
+
+    let (status, plus) = server.get_text(
+        &format!("/api/v1/runs/{id}/export?format=fio-json%2B"),
+        VIEW,
+    );
+    assert_eq!(status, 200, "{plus}");
+    let parsed: serde_json::Value = serde_json::from_str(&plus).expect("json+");
+    for (i, d) in [(0, "write"), (1, "read")] {
+        let clat = &parsed["jobs"][i][d]["clat_ns"];
+        let sum: u64 = clat["bins"]
+            .as_object()
+            .expect("bins")
+            .values()
+            .map(|v| v.as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(
+            Some(sum),
+            clat["N"].as_u64(),
+            "job {i} {d}: bins add up to N"
+        );
+        assert_eq!(clat["N"], run["steps"][i]["summary"][d]["ios"]);
+    }
+    let src = dir.path().join("plus.json");
+    std::fs::write(&src, &plus).expect("json+");
+    let csv = dir.path().join("clat.csv");
+    // fio's tool writes a CSV per job, then (--validate) checks them against the bins.
+    for validate in [false, true] {
+        let mut cmd = Command::new("fio_jsonplus_clat2csv");
+        cmd.arg(&src).arg(&csv);
+        if validate {
+            cmd.arg("--validate");
+        }
+        let out = cmd
+            .output()
+            .expect("fio_jsonplus_clat2csv (Debian's fio package)");
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rows = std::fs::read_to_string(dir.path().join("clat_job0.csv")).expect("job 0's CSV");
+    assert!(rows.lines().count() > 2, "{rows}");
+    // The CLI writes the same form under fio's own name for it (`json+`).
+    let out = Command::new(diskscope_bin())
+        .args(["run", "--quiet", "--output-format", "json+"])
+        .arg(&job)
+        .output()
+        .expect("diskscope");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json+");
+    let clat = &cli["jobs"][1]["read"]["clat_ns"];
+    let sum: u64 = clat["bins"]
+        .as_object()
+        .expect("the CLI's bins")
+        .values()
+        .map(|v| v.as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(Some(sum), clat["N"].as_u64());
+
+    let (status, v) = server.get(&format!("/api/v1/runs/{id}/export?format=fio"), VIEW);
+    assert_eq!(status, 400);
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("format = 'fio': expected json, csv, fio-json or fio-json+"),
+        "{v}"
+    );
+}
