@@ -187,6 +187,26 @@ pub fn io_uring_available() -> bool {
     agent::engine::uring::build_ring(2).is_ok()
 }
 
+/// fio's JSON document of the run `fio` describes (a `Command::new("fio")` with its job and
+/// any directory or environment): `--output-format=json` is added, the run must succeed.
+pub fn fio_json(fio: &mut Command) -> serde_json::Value {
+    let out = fio.arg("--output-format=json").output().expect("run fio");
+    assert!(out.status.success(), "fio: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("fio's JSON")
+}
+
+/// A 64 MiB file `name` in `dir` laid out with data by a sequential write (a read test needs
+/// data, not holes); its path.
+pub fn laid_out_file(dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    let f = path.to_str().expect("utf8").to_string();
+    let out = diskscope(&[
+        "run", "-q", "--target", &f, "--size", "64M", "--rw", "write", "--bs", "1M",
+    ]);
+    assert!(out.status.success(), "laying out {f}: {}", stderr(&out));
+    f
+}
+
 /// Scratch directory on a real block-backed filesystem (not tmpfs), so O_DIRECT and io_uring
 /// behave as on a disk.
 pub fn disk_tempdir() -> tempfile::TempDir {

@@ -49,13 +49,8 @@ fn histogram(file: &str, dist: &str) -> Vec<f64> {
 fn issued_offsets_follow_the_distribution() {
     require_io_uring!();
     let dir = disk_tempdir();
-    let f = dir.path().join("a.bin");
-    let f = f.to_str().expect("utf8");
-    // Lay the file out once (a read test needs data, not holes).
-    let out = diskscope(&[
-        "run", "-q", "--target", f, "--size", "64M", "--rw", "write", "--bs", "1M",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let f = laid_out_file(dir.path(), "a.bin");
+    let f = f.as_str();
 
     // pareto:0.8: 80 % of the I/Os on the first 20 % of the span.
     let h = histogram(f, "pareto:0.8");
@@ -185,12 +180,8 @@ fn fio_and_diskscope_read_rand_zones_fio_alike() {
         skip!(Missing::Tool, "fio is not installed (apt-get install fio)");
     }
     let dir = disk_tempdir();
-    let f = dir.path().join("z.bin");
-    let fs = f.to_str().expect("utf8");
-    let out = diskscope(&[
-        "run", "-q", "--target", fs, "--size", "64M", "--rw", "write", "--bs", "1M",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let fs = laid_out_file(dir.path(), "z.bin");
+    let fs = fs.as_str();
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fio-examples/rand-zones.fio");
     let text = std::fs::read_to_string(example).expect("rand-zones.fio");

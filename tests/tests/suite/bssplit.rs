@@ -4,22 +4,10 @@
 
 use serde_json::json;
 use shared::bssplit::BsSplit;
-use std::path::Path;
 use tests::server::{Server, OP};
 use tests::*;
 
 const MIX: &str = "4k/60:64k/30:256k/10";
-
-/// A 64 MiB file with data in it.
-fn laid_out(dir: &Path) -> String {
-    let f = dir.join("b.bin");
-    let fs = f.to_str().expect("utf8").to_string();
-    let out = diskscope(&[
-        "run", "-q", "--target", &fs, "--size", "64M", "--rw", "write", "--bs", "1M",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    fs
-}
 
 /// Whether `bytes` over `ios` I/Os is the mix's mean, within five standard errors.
 fn mean_is_the_mix(who: &str, bytes: f64, ios: f64) {
@@ -40,7 +28,7 @@ fn mean_is_the_mix(who: &str, bytes: f64, ios: f64) {
 fn the_cli_and_a_job_file_issue_the_mix() {
     require_io_uring!();
     let dir = disk_tempdir();
-    let f = laid_out(dir.path());
+    let f = laid_out_file(dir.path(), "b.bin");
     let (out, r) = run_with_report(&[
         "--target",
         &f,
@@ -94,17 +82,7 @@ fn the_cli_and_a_job_file_issue_the_mix() {
         r.summary.read.ios as f64,
     );
     if have("fio") {
-        let fio = std::process::Command::new("fio")
-            .arg(&job)
-            .arg("--output-format=json")
-            .output()
-            .expect("fio");
-        assert!(
-            fio.status.success(),
-            "{}",
-            String::from_utf8_lossy(&fio.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
+        let doc = fio_json(std::process::Command::new("fio").arg(&job));
         let read = &doc["jobs"][0]["read"];
         let (bytes, ios) = (read["io_bytes"].as_f64(), read["total_ios"].as_f64());
         mean_is_the_mix(

@@ -522,19 +522,12 @@ fn seed_002s_workload_runs_on_a_loop_device_as_fio_runs_it() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
 
-    let fio = Command::new("fio")
-        .current_dir(&fio_dir)
-        .env("DEV", dev.path_str())
-        .arg(&job)
-        .arg("--output-format=json")
-        .output()
-        .expect("fio");
-    assert!(
-        fio.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fio.stderr)
+    let doc = fio_json(
+        Command::new("fio")
+            .current_dir(&fio_dir)
+            .env("DEV", dev.path_str())
+            .arg(&job),
     );
-    let doc: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
     let theirs: Vec<u64> = doc["jobs"]
         .as_array()
         .expect("jobs")
@@ -712,17 +705,7 @@ fn the_api_exports_a_stored_run_as_fios_json() {
 
     let job = dir.path().join("ref.fio");
     std::fs::write(&job, &text).expect("job");
-    let fio = Command::new("fio")
-        .arg(&job)
-        .arg("--output-format=json")
-        .output()
-        .expect("fio");
-    assert!(
-        fio.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fio.stderr)
-    );
-    let theirs: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
+    let theirs = fio_json(Command::new("fio").arg(&job));
 
     let (status, doc) = server.get(&format!("/api/v1/runs/{id}/export?format=fio-json"), VIEW);
     assert_eq!(status, 200, "{doc}");

@@ -7,20 +7,8 @@
 
 use serde_json::json;
 use shared::pacing::{RateProcess, ThinkTime};
-use std::path::Path;
 use tests::server::{Server, OP};
 use tests::*;
-
-/// A 64 MiB file with data in it.
-fn laid_out(dir: &Path) -> String {
-    let f = dir.join("p.bin");
-    let fs = f.to_str().expect("utf8").to_string();
-    let out = diskscope(&[
-        "run", "-q", "--target", &fs, "--size", "64M", "--rw", "write", "--bs", "1M",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    fs
-}
 
 /// The I/Os of each 100 ms sample of a 3 s random read at 1000 IOPS spaced by `process`.
 fn counts(file: &str, process: &str) -> Vec<f64> {
@@ -58,7 +46,7 @@ fn dispersion(c: &[f64]) -> f64 {
 fn poisson_arrivals_scatter_as_poisson_counts() {
     require_io_uring!();
     let dir = disk_tempdir();
-    let f = laid_out(dir.path());
+    let f = laid_out_file(dir.path(), "p.bin");
     let poisson = counts(&f, "poisson");
     let d = dispersion(&poisson);
     eprintln!("poisson per 100 ms: {poisson:?}, dispersion {d:.2}");
@@ -95,7 +83,7 @@ fn poisson_arrivals_scatter_as_poisson_counts() {
 fn think_time_holds_the_job_to_its_blocks_per_think() {
     require_io_uring!();
     let dir = disk_tempdir();
-    let f = laid_out(dir.path());
+    let f = laid_out_file(dir.path(), "p.bin");
     let job = dir.path().join("think.fio");
     std::fs::write(
         &job,
@@ -129,17 +117,7 @@ fn think_time_holds_the_job_to_its_blocks_per_think() {
     // Not stalled either: each 4 I/Os and their think well within 3 × 20 ms.
     assert!(ios >= 4 * 1000 / 60, "{ios} I/Os in 1 s");
     if have("fio") {
-        let fio = std::process::Command::new("fio")
-            .arg(&job)
-            .arg("--output-format=json")
-            .output()
-            .expect("fio");
-        assert!(
-            fio.status.success(),
-            "{}",
-            String::from_utf8_lossy(&fio.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&fio.stdout).expect("fio json");
+        let doc = fio_json(std::process::Command::new("fio").arg(&job));
         let theirs = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap_or(0);
         println!("think.fio: diskscope {ios} I/Os, fio {theirs} I/Os in 1 s");
     }
