@@ -72,6 +72,21 @@ pub async fn start_at(base: &str, token: &str, body: &CreateRun) -> Result<Creat
     read(r).await
 }
 
+/// A fio job file's steps as they would run on its target, or the agent's refusal.
+pub async fn check_fio_job(
+    token: &str,
+    body: &shared::api::CheckFioJob,
+) -> Result<shared::api::FioJobSteps, String> {
+    let r = Request::post("/api/v1/fio-jobs/check")
+        .header("Authorization", &auth(token))
+        .json(body)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    read(r).await
+}
+
 pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
     get(token, "/api/v1/presets").await
 }

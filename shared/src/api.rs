@@ -73,6 +73,26 @@ pub struct CreateRun {
     pub fio_job: Option<String>,
 }
 
+/// A fio job file to check before it runs (`POST /api/v1/fio-jobs/check`): its text and the
+/// target it would run on.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CheckFioJob {
+    pub target: String,
+    pub fio_job: String,
+}
+
+/// A fio job file as it would run: the run's name, its steps (stonewall groups) with their
+/// workloads, and the differences it would run with (`note:`s).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FioJobSteps {
+    pub name: String,
+    pub steps: Vec<crate::steps::Step>,
+    pub notes: Vec<String>,
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Created {

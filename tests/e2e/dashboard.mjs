@@ -277,6 +277,34 @@ try {
   check((await page.locator('#verify').textContent()).includes('32 blocks'), 'the read-back does not count 32 blocks');
   await page.screenshot({ path: `${shots}/verify-pass.png`, fullPage: true });
 
+  step = 'a fio job file in the form shows its jobs before it starts, runs them as steps and exports as fio JSON';
+  await page.click('#tab-new');
+  await page.selectOption('#preset', '@fio-job');
+  await page.locator('#fio-job').waitFor(T);
+  check(await page.locator('#start').isDisabled(), 'start is enabled without a job file');
+  const job = '[global]\nbs=4k\nsize=16m\ndirect=1\nruntime=1\n\n[seq-write]\nrw=write\nstonewall\n\n'
+    + '[rand-read]\nrw=randread\niodepth=4\nstonewall\n';
+  await page.fill('#fio-job', job + '\n[odd]\nrw=randread\nbogus_option=1\n');
+  await page.locator('#fio-job').dispatchEvent('change');
+  await page.locator('#fio-job-error', { hasText: "request.fio:18: option 'bogus_option=1'" }).waitFor(T);
+  check(await page.locator('#start').isDisabled(), 'start is enabled for a job file the agent refuses');
+  await page.setInputFiles('#fio-job-file', { name: 'two.fio', mimeType: 'text/plain', buffer: Buffer.from(job) });
+  await page.locator('#fio-job-steps tbody tr').nth(1).waitFor(T);
+  check(await page.locator('#fio-job-steps tbody tr').count() === 2, 'the job file does not show 2 steps');
+  check((await page.locator('#fio-job').inputValue()).includes('[rand-read]'), 'the uploaded file is not in the text box');
+  check(!(await page.locator('#start').isDisabled()), 'start is disabled for a sound job file');
+  await page.screenshot({ path: `${shots}/fio-job.png`, fullPage: true });
+  const prev3 = await newestRun();
+  await page.click('#start');
+  await runAfter(page, prev3, 60000);
+  await historyRows(page);
+  await page.locator('#history tr', { hasText: 'seq-write + rand-read' }).first().locator('button.open').click();
+  await page.locator('#steps tbody tr').nth(1).waitFor(T);
+  check(await page.locator('#steps tbody tr').count() === 2, 'the job file run does not have 2 steps');
+  const fioDoc = JSON.parse(await download(page, () => page.click('#results .export-fio')));
+  check(fioDoc.jobs.length === 2 && fioDoc.jobs[1].jobname === 'rand-read', 'the fio JSON export does not name the 2 jobs');
+  check(fioDoc['global options']?.bs === '4k', "the fio JSON export lacks the job file's global options");
+
   if (faulty) {
     step = 'a verified run on the faulty emulated drive shows FAIL with each bad block';
     await runToEnd(page, { target: faulty, name: 'e2e faulty drive',

@@ -11,8 +11,8 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 use serde_json::{json, Map, Value};
 use shared::api::{
-    ApiErrorBody, ClientMsg, CreateRun, Created, Health, Preset, RunInfo, RunList, SampleList,
-    ServerMsg, TargetView, TraceInfo,
+    ApiErrorBody, CheckFioJob, ClientMsg, CreateRun, Created, FioJobSteps, Health, Preset, RunInfo,
+    RunList, SampleList, ServerMsg, TargetView, TraceInfo,
 };
 
 /// An HTTP method the API uses.
@@ -170,6 +170,9 @@ pub fn table() -> Vec<Route> {
         route(Post, "/api/v1/runs", Operator, "Start a run: a target and a spec or a preset (a device write must repeat its path in confirm)", runs::create)
             .body::<CreateRun>()
             .json::<Created>(201),
+        route(Post, "/api/v1/fio-jobs/check", Operator, "A fio job file as it would run on a target: its steps and notes, or the refusal naming its line; nothing starts", runs::check_fio_job)
+            .body::<CheckFioJob>()
+            .json::<FioJobSteps>(200),
         route(Get, "/api/v1/runs/{id}", Viewer, "One run: spec, environment, summary, steps and analyses", runs::get)
             .json::<RunInfo>(200),
         route(Delete, "/api/v1/runs/{id}", Operator, "Delete an ended run and its samples", runs::delete)

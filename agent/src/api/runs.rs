@@ -8,7 +8,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use shared::api::{CreateRun, Created, RunInfo, RunList, SampleList};
+use shared::api::{CheckFioJob, CreateRun, Created, FioJobSteps, RunInfo, RunList, SampleList};
 use shared::{RunReport, RunStatus, PROTOCOL_VERSION};
 
 /// Most samples one `samples` call returns.
@@ -21,6 +21,16 @@ pub async fn create(
     let manager = st.manager.clone();
     let id = blocking(move || manager.start(&req).map_err(ApiError::from)).await?;
     Ok((StatusCode::CREATED, Json(Created { id })))
+}
+
+/// A fio job file's steps as they would run (the dashboard shows them before *Start*).
+pub async fn check_fio_job(
+    ApiJson(req): ApiJson<CheckFioJob>,
+) -> Result<Json<FioJobSteps>, ApiError> {
+    let steps =
+        blocking(move || crate::service::manager::check_fio_job(&req).map_err(ApiError::from))
+            .await?;
+    Ok(Json(steps))
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]

@@ -336,6 +336,7 @@ impl Manager {
         }
         let job_span = match &req.fio_job {
             Some(text) if req.also.is_empty() => job_steps(text, &req.target)?
+                .0
                 .iter()
                 .filter_map(|s| s.spec.size.map(|z| z.saturating_add(s.spec.offset)))
                 .max(),
@@ -620,7 +621,7 @@ fn steps_of(
             Ok((built.steps, built.analysis, true))
         }
         (None, None, Some(text)) => {
-            let steps = job_steps(text, &req.target)?;
+            let (steps, _) = job_steps(text, &req.target)?;
             let analysis = AnalysisOptions::for_spec(&steps[0].spec);
             Ok((steps, analysis, true))
         }
@@ -629,11 +630,29 @@ fn steps_of(
     }
 }
 
+/// A fio job file as it would run on `target` (`POST /api/v1/fio-jobs/check`): the same
+/// parsing and checks as a run started from it, and nothing started.
+pub fn check_fio_job(
+    req: &shared::api::CheckFioJob,
+) -> Result<shared::api::FioJobSteps, ServiceError> {
+    let (steps, notes) = job_steps(&req.fio_job, &req.target)?;
+    Ok(shared::api::FioJobSteps {
+        name: steps
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" + "),
+        steps,
+        notes,
+    })
+}
+
 /// A request's fio job file as steps (stonewall groups), each step's workload held to the
 /// same validation and memory budget as a `spec` (a job file is input like any other). The
 /// jobs run on the request's `target`: a job that names another `filename` is refused, so that
 /// no one reads a result as that file's.
-fn job_steps(text: &str, target: &str) -> Result<Vec<Step>, ServiceError> {
+/// With the steps, the differences they run with (`note:`s).
+fn job_steps(text: &str, target: &str) -> Result<(Vec<Step>, Vec<String>), ServiceError> {
     let jobs = crate::fiojob::JobFile::from_request(text)?;
     let elsewhere = jobs.jobs.iter().find_map(|j| {
         j.path()
@@ -661,7 +680,7 @@ fn job_steps(text: &str, target: &str) -> Result<Vec<Step>, ServiceError> {
     if steps.is_empty() {
         return Err(ServiceError::NoSteps("fio_job".into()));
     }
-    Ok(steps)
+    Ok((steps, jobs.notes()))
 }
 
 /// Persists every sample, then broadcasts it. A sample that cannot be stored is not

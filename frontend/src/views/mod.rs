@@ -2,6 +2,7 @@
 //! beside this one (form, progress, grid, charts, plot); these only wire it to the page.
 
 pub mod chart_view;
+pub mod fio_job;
 pub mod fleet;
 pub mod headline;
 pub mod history;

@@ -1,5 +1,6 @@
-//! New test: a preset or a custom spec with every field, validated in the browser by the
-//! agent's own validator; writes to a block device need the device path typed to confirm.
+//! New test: a preset, a custom spec with every field (validated in the browser by the
+//! agent's own validator) or a fio job file (checked by the agent, its jobs shown before
+//! they start); writes to a block device need the device path typed to confirm.
 
 use super::{ctx, Field, Tab};
 use crate::form::{Kind, SpecForm, FIELDS};
@@ -12,6 +13,10 @@ pub fn NewTest() -> impl IntoView {
     let c = ctx();
     let form = RwSignal::new(SpecForm::from_spec(&WorkloadSpec::default()));
     let preset = RwSignal::new(None::<String>);
+    // A fio job file instead of a preset or the fields: its text and the agent's reading.
+    let fio = RwSignal::new(false);
+    let fio_text = RwSignal::new(String::new());
+    let fio_checked = RwSignal::new(None::<Result<shared::api::FioJobSteps, String>>);
     // The agent's presets (empty until they are in, or when loading failed: the banner says).
     let presets = LocalResource::new(move || {
         let t = c.token.get_value();
@@ -64,14 +69,48 @@ pub fn NewTest() -> impl IntoView {
     };
     let needs_confirm = move || {
         block()
-            && match sequence() {
-                Some(p) => p.steps.iter().any(|s| crate::form::writes(&s.spec)),
-                None => checked.with(|r| r.as_ref().map(crate::form::writes).unwrap_or(false)),
+            && if fio.get() {
+                fio_checked.with(|r| {
+                    matches!(r, Some(Ok(s)) if s.steps.iter().any(|s| crate::form::writes(&s.spec)))
+                })
+            } else {
+                match sequence() {
+                    Some(p) => p.steps.iter().any(|s| crate::form::writes(&s.spec)),
+                    None => checked.with(|r| r.as_ref().map(crate::form::writes).unwrap_or(false)),
+                }
             }
+    };
+    // Start is possible once the workload is sound: the fields, a preset's options, or the
+    // agent's reading of the job file.
+    let sound = move || {
+        if fio.get() {
+            fio_checked.with(|r| matches!(r, Some(Ok(_))))
+        } else {
+            checked.with(Result::is_ok) && options.with(Result::is_ok)
+        }
     };
     let confirmed = move || !needs_confirm() || confirm.with(|c| target.with(|t| c.trim() == t));
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
+        if fio.get_untracked() {
+            let req = fio_request(
+                &target.get_untracked(),
+                fio_text.get_untracked(),
+                &name.get_untracked(),
+                needs_confirm().then(|| confirm.get_untracked()),
+            );
+            let t = c.token.get_value();
+            sending.set(true);
+            leptos::task::spawn_local(async move {
+                let r = crate::api::start(&t, &req).await;
+                sending.set(false);
+                if c.report(r).is_some() {
+                    confirm.set(String::new());
+                    c.tab.set(Tab::Live);
+                }
+            });
+            return;
+        }
         let Ok(spec) = checked.get_untracked() else {
             return;
         };
@@ -106,11 +145,14 @@ pub fn NewTest() -> impl IntoView {
             <h2>"New test"</h2>
             <form id="new-test" on:submit=submit>
                 <div class="row">
-                    <PresetPicker presets preset form/>
+                    <PresetPicker presets preset form fio/>
                     <TargetAndName target name repeat repeat_n/>
                 </div>
                 {move || sequence().map(|p| view! { <PresetSteps p options opt_fields/> })}
-                <Show when=move || sequence().is_none()>
+                <Show when=move || fio.get()>
+                    <super::fio_job::FioJobFields text=fio_text target checked=fio_checked/>
+                </Show>
+                <Show when=move || sequence().is_none() && !fio.get()>
                     <SpecFields form preset checked traces/>
                 </Show>
                 <Show when=needs_confirm>
@@ -118,8 +160,8 @@ pub fn NewTest() -> impl IntoView {
                 </Show>
                 <div class="controls">
                     <button id="start" type="submit"
-                        disabled=move || checked.with(Result::is_err) || options.with(Result::is_err) || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
-                        {move || if checked.with(Result::is_err) { "Fix the fields marked above" } else { "Start" }}
+                        disabled=move || !sound() || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
+                        {move || if sound() { "Start" } else if fio.get() { "Paste or upload a job file the agent can run" } else { "Fix the fields marked above" }}
                     </button>
                 </div>
             </form>
@@ -279,6 +321,22 @@ fn request(
     }
 }
 
+/// The request for a fio job file: its text, run on the target as the agent read it.
+fn fio_request(target: &str, text: String, name: &str, confirm: Option<String>) -> CreateRun {
+    CreateRun {
+        spec: None,
+        fio_job: Some(text),
+        ..request(
+            target,
+            None,
+            WorkloadSpec::default(),
+            shared::PresetOptions::default(),
+            name,
+            confirm,
+        )
+    }
+}
+
 /// A write to a block device destroys its data: the user types its path to go ahead.
 #[component]
 fn ConfirmDevice(target: RwSignal<String>, confirm: RwSignal<String>) -> impl IntoView {
@@ -297,10 +355,12 @@ fn PresetPicker(
     presets: LocalResource<Vec<Preset>>,
     preset: RwSignal<Option<String>>,
     form: RwSignal<SpecForm>,
+    fio: RwSignal<bool>,
 ) -> impl IntoView {
     let find = move |n: &str| find_preset(presets, n);
     let pick_preset = move |ev: leptos::ev::Event| {
         let v = event_target_value(&ev);
+        fio.set(v == FIO_JOB);
         let found = find(&v);
         match found {
             Some(p) => {
@@ -313,8 +373,9 @@ fn PresetPicker(
     view! {
         <div class="field">
             <label for="preset">"Preset"</label>
-            <select id="preset" on:change=pick_preset prop:value=move || preset.get().unwrap_or_default()>
+            <select id="preset" on:change=pick_preset prop:value=move || if fio.get() { FIO_JOB.to_string() } else { preset.get().unwrap_or_default() }>
                 <option value="">"custom (the fields below)"</option>
+                <option value=FIO_JOB>"fio job file (paste or upload)"</option>
                 {move || presets.get().unwrap_or_default().into_iter().map(|p| view! {
                     <option value=p.name.clone() title=p.description.clone()>{p.name.clone()}</option>
                 }).collect_view()}
@@ -323,6 +384,9 @@ fn PresetPicker(
         </div>
     }
 }
+
+/// The preset list's value for a fio job file.
+const FIO_JOB: &str = "@fio-job";
 
 /// The agent's traces (empty when they cannot be had: the banner says why).
 async fn traces_of(c: super::Ctx) -> Vec<shared::api::TraceInfo> {

@@ -254,6 +254,26 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
     assert_eq!(run["preset"], serde_json::Value::Null);
     let steps = run["steps"].as_array().expect("steps");
     assert_eq!(steps.len(), 2, "a step per stonewall group: {run}");
+    // Checked before it runs (what the dashboard shows): the same name and steps.
+    let (status, checked) = server.post(
+        "/api/v1/fio-jobs/check",
+        OP,
+        &json!({"target": target.display().to_string(), "fio_job": text}),
+    );
+    assert_eq!(status, 200, "{checked}");
+    assert_eq!(checked["name"], run["name"]);
+    for (i, step) in steps.iter().enumerate() {
+        assert_eq!(
+            checked["steps"][i]["spec"], step["spec"],
+            "checked step {i}"
+        );
+    }
+    let (status, v) = server.post(
+        "/api/v1/fio-jobs/check",
+        VIEW,
+        &json!({"target": target.display().to_string(), "fio_job": text}),
+    );
+    assert_eq!(status, 403, "a viewer checks a job file: {v}");
 
     let job = dir.path().join("same.fio");
     std::fs::write(&job, text).expect("job file");

@@ -95,6 +95,17 @@ fn the_openapi_document_matches_the_routes() {
             let (want, schema) = success(op);
             let (url, token, body) = match (method, path.as_str()) {
                 ("post", "/api/v1/runs") => continue, // checked above
+                ("post", "/api/v1/fio-jobs/check") => {
+                    let body = json!({"target": scratch,
+                        "fio_job": "[seq]\nrw=write\nbs=1m\nsize=16m\n\n[rand]\nstonewall\nrw=randread\nsize=16m\n"});
+                    check(
+                        &doc,
+                        &op["requestBody"]["content"]["application/json"]["schema"],
+                        &body,
+                        "POST /api/v1/fio-jobs/check request",
+                    );
+                    (path.clone(), OP, Some(body))
+                }
                 ("post", "/api/v1/runs/{id}/stop") | ("delete", "/api/v1/runs/{id}") => {
                     // A run of its own: stopped while running, deleted once ended.
                     let other = server.start_run(&long);
