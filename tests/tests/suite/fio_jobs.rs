@@ -108,6 +108,22 @@ fn fios_examples_run_or_are_refused_by_name() {
         let target = dir.path().join(format!("{name}.bin"));
         let job = dir.path().join(name);
         std::fs::write(&job, short(&text, &target)).expect("write the short job");
+        // The file both tools use, whole before either runs: a job that writes it for a
+        // time (tiobench's, runtime 1 s) leaves holes on a slow machine, which diskscope's
+        // read steps then refuse (it reads no file it did not lay out with holes in it).
+        let out = diskscope(&[
+            "run",
+            "-q",
+            "--target",
+            target.to_str().expect("utf8"),
+            "--size",
+            "16M",
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
 
         let fio_out = dir.path().join(format!("{name}.fio.json"));
         let fio = Command::new("fio")
