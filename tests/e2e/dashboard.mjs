@@ -98,7 +98,9 @@ try {
   check(!(await page.locator('#start').isDisabled()), 'start stays disabled on a valid form');
   await page.click('#start');
   await page.locator('.state', { hasText: /running|completed/ }).waitFor(T);
-  await page.locator('.state', { hasText: 'completed' }).waitFor(T);
+  // The first run lays out the 1 GiB scratch file before it measures (a debug build on a
+  // busy disk: 6 s quiet, over 15 s with other tests writing): a minute for the run.
+  await page.locator('.state', { hasText: 'completed' }).waitFor({ timeout: 60000 });
   // An ended run shows its stored result, not its last interval.
   await page.locator('#live-result', { hasText: /read [\d.]+ MB\/s/ }).waitFor(T);
   await page.locator('#open-result').waitFor(T);
