@@ -80,9 +80,13 @@ fn steps_table(s: FioJobSteps) -> impl IntoView {
         .into_iter()
         .map(|st| {
             let w = &st.spec;
+            let secs = |ms: u64| shared::units::fmt_seconds(ms as f64 / 1000.0);
             let amount = match (w.runtime_ms, w.io_size, w.size) {
-                (Some(ms), None, _) => shared::units::fmt_seconds(ms as f64 / 1000.0),
-                (_, Some(b), _) | (None, None, Some(b)) => shared::units::format_bytes(b),
+                (Some(ms), None, _) => secs(ms),
+                (Some(ms), Some(b), _) => {
+                    format!("{}, at most {}", shared::units::format_bytes(b), secs(ms))
+                }
+                (None, Some(b), _) | (None, None, Some(b)) => shared::units::format_bytes(b),
                 _ => "the target".into(),
             };
             let bs = match &w.bssplit {
