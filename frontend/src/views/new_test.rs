@@ -31,33 +31,10 @@ pub fn NewTest() -> impl IntoView {
     let repeat_n = Memo::new(move |_| repeat.with(|r| crate::form::parse_repeat(r)));
     let confirm = RwSignal::new(String::new());
     let sending = RwSignal::new(false);
-    // Default target: the scratch file, once the list is in.
-    Effect::new(move |_| {
-        let scratch = c.find_target(|t| t.scratch, |t| t.path.clone());
-        if let Some(s) = scratch {
-            if target.with_untracked(String::is_empty) {
-                target.set(s);
-            }
-        }
-    });
+    default_to_scratch(c, target);
     let checked = Memo::new(move |_| form.with(SpecForm::to_spec));
     let opt_fields = RwSignal::new(std::collections::BTreeMap::<&'static str, String>::new());
-    // Only the options the picked preset takes are sent (a value typed for another preset
-    // stays in its field but is not used; the agent refuses options a preset ignores).
-    let options = Memo::new(move |_| {
-        let takes: Vec<String> = preset
-            .get()
-            .and_then(|n| find(&n).map(|p| p.options))
-            .unwrap_or_default();
-        opt_fields.with(|m| {
-            let used = m
-                .iter()
-                .filter(|(k, _)| takes.iter().any(|t| t == *k))
-                .map(|(k, v)| (*k, v.clone()))
-                .collect();
-            crate::form::preset_options(&used)
-        })
-    });
+    let options = used_options(preset, presets, opt_fields);
     // The picked preset: its own options under their own labels, never the custom
     // fields (editing one of those would make it a custom run).
     let sequence = move || preset.get().and_then(|n| find(&n));
@@ -92,53 +69,30 @@ pub fn NewTest() -> impl IntoView {
     let confirmed = move || !needs_confirm() || confirm.with(|c| target.with(|t| c.trim() == t));
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        if fio.get_untracked() {
-            let req = fio_request(
-                &target.get_untracked(),
-                fio_text.get_untracked(),
-                &name.get_untracked(),
-                needs_confirm().then(|| confirm.get_untracked()),
+        let confirmation = needs_confirm().then(|| confirm.get_untracked());
+        let (on, named) = (target.get_untracked(), name.get_untracked());
+        let req = if fio.get_untracked() {
+            fio_request(&on, fio_text.get_untracked(), &named, confirmation)
+        } else {
+            let (Ok(spec), Ok(opts), Ok(passes)) = (
+                checked.get_untracked(),
+                options.get_untracked(),
+                repeat_n.get_untracked(),
+            ) else {
+                return;
+            };
+            let mut req = request(
+                &on,
+                preset.get_untracked(),
+                spec,
+                opts,
+                &named,
+                confirmation,
             );
-            let t = c.token.get_value();
-            sending.set(true);
-            leptos::task::spawn_local(async move {
-                let r = crate::api::start(&t, &req).await;
-                sending.set(false);
-                if c.report(r).is_some() {
-                    confirm.set(String::new());
-                    c.tab.set(Tab::Live);
-                }
-            });
-            return;
-        }
-        let Ok(spec) = checked.get_untracked() else {
-            return;
+            req.repeat = passes;
+            req
         };
-        let Ok(opts) = options.get_untracked() else {
-            return;
-        };
-        let Ok(passes) = repeat_n.get_untracked() else {
-            return;
-        };
-        let mut req = request(
-            &target.get_untracked(),
-            preset.get_untracked(),
-            spec,
-            opts,
-            &name.get_untracked(),
-            needs_confirm().then(|| confirm.get_untracked()),
-        );
-        req.repeat = passes;
-        let t = c.token.get_value();
-        sending.set(true);
-        leptos::task::spawn_local(async move {
-            let r = crate::api::start(&t, &req).await;
-            sending.set(false);
-            if c.report(r).is_some() {
-                confirm.set(String::new());
-                c.tab.set(Tab::Live);
-            }
-        });
+        send(c, req, sending, confirm);
     };
     view! {
         <section class="new-test">
@@ -167,6 +121,57 @@ pub fn NewTest() -> impl IntoView {
             </form>
         </section>
     }
+}
+
+/// Sets `target` to the scratch file once the target list is in, if nothing was typed.
+fn default_to_scratch(c: super::Ctx, target: RwSignal<String>) {
+    Effect::new(move |_| {
+        let scratch = c.find_target(|t| t.scratch, |t| t.path.clone());
+        if let Some(s) = scratch {
+            if target.with_untracked(String::is_empty) {
+                target.set(s);
+            }
+        }
+    });
+}
+
+/// The picked preset's options as typed. Only the options the preset takes are sent (a
+/// value typed for another preset stays in its field but is not used; the agent refuses
+/// options a preset ignores).
+fn used_options(
+    preset: RwSignal<Option<String>>,
+    presets: LocalResource<Vec<Preset>>,
+    opt_fields: RwSignal<std::collections::BTreeMap<&'static str, String>>,
+) -> Memo<Result<shared::PresetOptions, FieldErrors>> {
+    Memo::new(move |_| {
+        let takes: Vec<String> = preset
+            .get()
+            .and_then(|n| find_preset(presets, &n).map(|p| p.options))
+            .unwrap_or_default();
+        opt_fields.with(|m| {
+            let used = m
+                .iter()
+                .filter(|(k, _)| takes.iter().any(|t| t == *k))
+                .map(|(k, v)| (*k, v.clone()))
+                .collect();
+            crate::form::preset_options(&used)
+        })
+    })
+}
+
+/// Starts the run `req` asks for; once the agent took it, the confirmation is cleared and
+/// Live shows the run.
+fn send(c: super::Ctx, req: CreateRun, sending: RwSignal<bool>, confirm: RwSignal<String>) {
+    let t = c.token.get_value();
+    sending.set(true);
+    leptos::task::spawn_local(async move {
+        let r = crate::api::start(&t, &req).await;
+        sending.set(false);
+        if c.report(r).is_some() {
+            confirm.set(String::new());
+            c.tab.set(Tab::Live);
+        }
+    });
 }
 
 /// A preset: its steps in short, and the options it takes.
