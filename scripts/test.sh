@@ -67,8 +67,18 @@ skips=$(mktemp)
 export DISKSCOPE_SKIP_LOG="$skips"
 test_log=$(mktemp)
 # --nocapture so that every SKIP line (with its reason) shows in the log.
+# The tests that judge a FUSE-emulated drive against its own timing model run after the
+# rest, one at a time: the emulator keeps time in user space, and a neighbour test's CPU
+# load (a browser, fio, a build) moved it off its model by 20-40 ms of p99 and 10 % of
+# cache size in fresh-clone runs on this 2-core machine.
+quiet=(emulated_ssd:: latency_target:: family:: plausibility::)
+skip=()
+for m in "${quiet[@]}"; do skip+=(--skip "$m"); done
 status=0
-cargo test --locked --workspace -- --nocapture 2>&1 | tee "$test_log" || status=$?
+cargo test --locked --workspace -- --nocapture "${skip[@]}" 2>&1 | tee "$test_log" || status=$?
+stamp "the parallel tests ran"
+cargo test --locked -p tests --test suite -- --nocapture --test-threads=1 "${quiet[@]}" 2>&1 |
+  tee -a "$test_log" || status=$?
 
 passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$test_log" | awk '{s += $6} END {print s + 0}')
