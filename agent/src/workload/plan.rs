@@ -284,6 +284,18 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
         if !spec.bs.is_multiple_of(lbs) {
             errs.push(SpecError::new("bs", spec.bs, format!("not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires")));
         }
+        // Every size of a mix is an I/O length too (the smallest is `bs`, checked above).
+        if let Some(odd) = spec
+            .bssplit
+            .as_ref()
+            .and_then(|s| s.0.iter().find(|&&(b, _)| !b.is_multiple_of(lbs)))
+        {
+            errs.push(SpecError::new(
+                "bssplit",
+                spec.bssplit.as_ref().map(|s| s.to_string()).unwrap_or_default(),
+                format!("size {} is not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires", odd.0),
+            ));
+        }
         if !spec.offset.is_multiple_of(lbs) {
             errs.push(SpecError::new(
                 "offset",
@@ -425,6 +437,18 @@ mod tests {
         assert_eq!(
             p.jobs().iter().map(|j| j.bytes.unwrap_or(0)).sum::<u64>(),
             256 * 4096
+        );
+    }
+
+    #[test]
+    fn every_size_of_a_mix_meets_the_devices_block() {
+        let e = err_text(plan(|s| {
+            s.rw = RwMode::RandRead;
+            s.bssplit = "4k/50:6k/50".parse().ok();
+        }));
+        assert!(
+            e.contains("bssplit = 4K/50:6K/50: size 6144 is not a multiple of the logical block size of /dev/test0 (4096 B)"),
+            "{e}"
         );
     }
 
