@@ -171,12 +171,9 @@ enum Sampler {
         blocks: u64,
         sd: f64,
     },
-    /// A zone for each percent of the accesses (fio's index of 100), then a uniform block
-    /// within it: zones are `(first block, blocks)`.
-    Zoned {
-        by_percent: Box<[u16; 100]>,
-        zones: Vec<(u64, u64)>,
-    },
+    /// A zone `(first block, blocks)` for each percent of the accesses, then a uniform
+    /// block within it.
+    Zoned(super::sizes::ByPercent<(u64, u64)>),
 }
 
 /// A zoned distribution's zones over `blocks` blocks of `bs` bytes, in blocks, or why they
@@ -218,19 +215,9 @@ impl Sampler {
     fn new(d: &Distribution, blocks: u64, bs: u64) -> Sampler {
         let blocks = blocks.max(1);
         if let Some(Ok(zones)) = zone_blocks(d, blocks, bs.max(1)) {
-            let mut by_percent = Box::new([0u16; 100]);
-            let mut p = 0usize;
-            for (i, z) in zones.iter().enumerate() {
-                let n = usize::from(z.access_pct);
-                for slot in by_percent.iter_mut().skip(p).take(n) {
-                    *slot = i as u16;
-                }
-                p += n;
-            }
-            return Sampler::Zoned {
-                by_percent,
-                zones: zones.iter().map(|z| (z.start, z.len)).collect(),
-            };
+            return Sampler::Zoned(super::sizes::ByPercent::new(
+                zones.iter().map(|z| ((z.start, z.len), z.access_pct)),
+            ));
         }
         match *d {
             Distribution::Zipf(theta) => Sampler::Zipf(Zipf::new(blocks, theta)),
@@ -267,9 +254,8 @@ impl Sampler {
                     break x as u64;
                 }
             },
-            Sampler::Zoned { by_percent, zones } => {
-                let z = usize::from(by_percent[rng.below(100) as usize]);
-                let (first, n) = zones[z];
+            Sampler::Zoned(zones) => {
+                let (first, n) = zones.pick(rng);
                 first + rng.below(n)
             }
         }

@@ -102,7 +102,7 @@ impl Plan {
             (None, true) => None,
             (None, false) => Some(blocks * spec.bs / unit * u64::from(spec.loops)),
         };
-        let sizes = spec.bssplit.as_ref().map(super::sizes::SizeMix::new);
+        let sizes = spec.bssplit.as_ref().map(super::sizes::SizeMix::of);
         let per_job_rate = spec.rate.map(|r| {
             let ios = match r {
                 Rate::BytesPerSec(b) => b as f64 / spec.mean_bs(),

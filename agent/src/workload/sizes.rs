@@ -1,37 +1,47 @@
-//! Each I/O's length under a size mix (`bssplit`): a length for each percent of the I/Os,
-//! drawn in O(1) with no allocation.
+//! Draws by whole-percent shares in O(1) with no allocation per draw: a value for each
+//! percent of the draws (fio's index of 100). Each I/O's length under a size mix
+//! (`bssplit`) and each draw's zone under a zoned distribution come from one.
 
 use super::rng::Rng;
 use shared::bssplit::BsSplit;
 
+/// A value for each of the 100 percents.
 #[derive(Debug, Clone)]
-pub struct SizeMix {
-    by_percent: Box<[u32; 100]>,
-}
+pub struct ByPercent<T>(Box<[T; 100]>);
 
-impl SizeMix {
-    /// The mix of a validated split (its shares add up to 100).
-    pub fn new(split: &BsSplit) -> Self {
-        let mut by_percent = Box::new([0u32; 100]);
+impl<T: Copy + Default> ByPercent<T> {
+    /// `shares` (value, percent) in order; validated shares add up to 100, and any
+    /// percent left over takes the last value.
+    pub fn new(shares: impl IntoIterator<Item = (T, u8)>) -> Self {
+        let mut table = Box::new([T::default(); 100]);
         let mut p = 0usize;
-        for &(bs, share) in &split.0 {
-            let n = usize::from(share);
-            for slot in by_percent.iter_mut().skip(p).take(n) {
-                *slot = bs as u32;
+        let mut last = T::default();
+        for (v, share) in shares {
+            for slot in table.iter_mut().skip(p).take(usize::from(share)) {
+                *slot = v;
             }
-            p += n;
+            p += usize::from(share);
+            last = v;
         }
-        // (a split that does not fill 100 % was refused; what is left takes the last size)
-        let last = split.0.last().map_or(0, |&(bs, _)| bs as u32);
-        for slot in by_percent.iter_mut().skip(p) {
+        for slot in table.iter_mut().skip(p) {
             *slot = last;
         }
-        SizeMix { by_percent }
+        ByPercent(table)
     }
 
     #[inline]
-    pub fn pick(&self, rng: &mut Rng) -> u64 {
-        u64::from(self.by_percent[rng.below(100) as usize])
+    pub fn pick(&self, rng: &mut Rng) -> T {
+        self.0[rng.below(100) as usize]
+    }
+}
+
+/// Each I/O's length under a size mix.
+pub type SizeMix = ByPercent<u64>;
+
+impl SizeMix {
+    /// The mix of a validated split.
+    pub fn of(split: &BsSplit) -> Self {
+        ByPercent::new(split.0.iter().copied())
     }
 }
 
@@ -42,7 +52,7 @@ mod tests {
     #[test]
     fn sizes_come_in_their_shares() {
         let split: BsSplit = "4k/60:64k/30:1m/10".parse().expect("split");
-        let mix = SizeMix::new(&split);
+        let mix = SizeMix::of(&split);
         let mut rng = Rng::new(3, 0);
         let n = 100_000;
         let mut counts = std::collections::BTreeMap::new();
