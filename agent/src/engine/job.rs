@@ -533,7 +533,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             }
             if let Some(think) = &mut self.think {
                 let epoch = self.epoch;
-                match think.gate(self.now, self.inflight, || {
+                match think.gate(self.now, self.inflight, wake, || {
                     epoch.elapsed().as_nanos() as u64
                 }) {
                     Gate::Open => {}

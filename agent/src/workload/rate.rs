@@ -81,6 +81,8 @@ pub struct Think {
     noted: Option<u64>,
     /// I/Os issued since the last think ended.
     issued_since: u64,
+    /// The think under way: spinning until `spin_end`, then sleeping until `until`.
+    spin_end: u64,
     until: Option<u64>,
 }
 
@@ -92,6 +94,7 @@ impl Think {
             last: 0,
             noted: None,
             issued_since: 0,
+            spin_end: 0,
             until: None,
         }
     }
@@ -113,11 +116,24 @@ impl Think {
 
     /// May the job issue at `now` with `inflight` I/Os out? A think starts once `blocks`
     /// have been counted and nothing is in flight: the spin is spent here, on this thread
-    /// (fio spins then sleeps the same way), and the rest is a time to wait until.
+    /// (fio spins then sleeps the same way), at most until `limit` (the loop's next duty:
+    /// an interval to close, a stop to see) and resumed on the next call; the rest is a
+    /// time to wait until.
     #[inline]
-    pub fn gate(&mut self, now: u64, inflight: u32, clock: impl Fn() -> u64) -> Gate {
+    pub fn gate(&mut self, now: u64, inflight: u32, limit: u64, clock: impl Fn() -> u64) -> Gate {
         if let Some(until) = self.until {
-            if now < until {
+            let mut t = now;
+            if t < self.spin_end {
+                let stop = self.spin_end.min(limit.max(now));
+                while t < stop {
+                    std::hint::spin_loop();
+                    t = clock();
+                }
+                if t < self.spin_end {
+                    return Gate::Until(t);
+                }
+            }
+            if t < until {
                 return Gate::Until(until);
             }
             self.until = None;
@@ -134,18 +150,9 @@ impl Think {
         }
         self.last = self.noted.take().unwrap_or(self.count);
         self.issued_since = 0;
-        let spin_end = now + self.t.spin_us * 1000;
-        let mut t = now;
-        while t < spin_end {
-            std::hint::spin_loop();
-            t = clock();
-        }
-        let until = now + self.t.us * 1000;
-        if t >= until {
-            return Gate::Open;
-        }
-        self.until = Some(until);
-        Gate::Until(until)
+        self.spin_end = now + self.t.spin_us * 1000;
+        self.until = Some(now + self.t.us * 1000);
+        self.gate(now, 0, limit, clock)
     }
 }
 
@@ -197,25 +204,31 @@ mod tests {
             blocks: 2,
             ..ThinkTime::default()
         });
-        assert_eq!(t.gate(0, 0, || 0), Gate::Open);
+        assert_eq!(t.gate(0, 0, u64::MAX, || 0), Gate::Open);
         t.issued();
         t.issued();
         t.issued();
         t.completed(1);
-        assert_eq!(t.gate(10, 2, || 10), Gate::Open);
+        assert_eq!(t.gate(10, 2, u64::MAX, || 10), Gate::Open);
         t.completed(1);
         // Two counted with one still out: drain first.
-        assert_eq!(t.gate(20, 1, || 20), Gate::Drain);
+        assert_eq!(t.gate(20, 1, u64::MAX, || 20), Gate::Drain);
         t.completed(1);
-        assert_eq!(t.gate(30, 0, || 30), Gate::Until(1_000_030));
-        assert_eq!(t.gate(500_000, 0, || 500_000), Gate::Until(1_000_030));
-        assert_eq!(t.gate(1_000_030, 0, || 1_000_030), Gate::Open);
+        assert_eq!(t.gate(30, 0, u64::MAX, || 30), Gate::Until(1_000_030));
+        assert_eq!(
+            t.gate(500_000, 0, u64::MAX, || 500_000),
+            Gate::Until(1_000_030)
+        );
+        assert_eq!(t.gate(1_000_030, 0, u64::MAX, || 1_000_030), Gate::Open);
         // The completion during the drain counts towards the next think (due at 4): one
         // more I/O and it is due.
         t.issued();
-        assert_eq!(t.gate(1_000_040, 1, || 1_000_040), Gate::Open);
+        assert_eq!(t.gate(1_000_040, 1, u64::MAX, || 1_000_040), Gate::Open);
         t.completed(1);
-        assert_eq!(t.gate(1_000_050, 0, || 1_000_050), Gate::Until(2_000_050));
+        assert_eq!(
+            t.gate(1_000_050, 0, u64::MAX, || 1_000_050),
+            Gate::Until(2_000_050)
+        );
         // Counted at issue, a completion does not count.
         let mut t = Think::new(ThinkTime {
             us: 5,
@@ -224,13 +237,13 @@ mod tests {
             ..ThinkTime::default()
         });
         t.completed(3);
-        assert_eq!(t.gate(0, 0, || 0), Gate::Open);
+        assert_eq!(t.gate(0, 0, u64::MAX, || 0), Gate::Open);
         t.issued();
-        assert_eq!(t.gate(0, 1, || 0), Gate::Drain);
+        assert_eq!(t.gate(0, 1, u64::MAX, || 0), Gate::Drain);
         // Every cycle issues at least one I/O.
-        assert_eq!(t.gate(0, 0, || 0), Gate::Until(5_000));
-        assert_eq!(t.gate(5_000, 0, || 5_000), Gate::Open);
-        assert_eq!(t.gate(5_000, 0, || 5_000), Gate::Open);
+        assert_eq!(t.gate(0, 0, u64::MAX, || 0), Gate::Until(5_000));
+        assert_eq!(t.gate(5_000, 0, u64::MAX, || 5_000), Gate::Open);
+        assert_eq!(t.gate(5_000, 0, u64::MAX, || 5_000), Gate::Open);
     }
 
     #[test]
@@ -244,12 +257,34 @@ mod tests {
         t.issued();
         t.completed(1);
         let clock = std::cell::Cell::new(0u64);
-        let gate = t.gate(0, 0, || {
+        let gate = t.gate(0, 0, u64::MAX, || {
             clock.set(clock.get() + 10_000);
             clock.get()
         });
         // 100 µs of spinning on a clock that moves 10 µs a look: the think is over.
         assert_eq!(gate, Gate::Open);
+        assert_eq!(clock.get(), 100_000);
+    }
+
+    #[test]
+    fn a_long_spin_hands_the_loop_back_at_its_limit() {
+        let mut t = Think::new(ThinkTime {
+            us: 100,
+            spin_us: 100,
+            blocks: 1,
+            count_issued: false,
+        });
+        t.issued();
+        t.completed(1);
+        let clock = std::cell::Cell::new(0u64);
+        let tick = || {
+            clock.set(clock.get() + 10_000);
+            clock.get()
+        };
+        // The loop must be back by 30 µs (an interval ends): the spin pauses there...
+        assert_eq!(t.gate(0, 0, 30_000, tick), Gate::Until(30_000));
+        // ...and goes on where it stopped until its 100 µs are spent.
+        assert_eq!(t.gate(30_000, 0, u64::MAX, tick), Gate::Open);
         assert_eq!(clock.get(), 100_000);
     }
 }
