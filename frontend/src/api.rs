@@ -60,9 +60,13 @@ pub async fn run_at(base: &str, token: &str, id: i64) -> Result<shared::api::Run
     get_at(base, token, &format!("/api/v1/runs/{id}")).await
 }
 
-/// Starts a run at agent `base`.
-pub async fn start_at(base: &str, token: &str, body: &CreateRun) -> Result<Created, String> {
-    let r = Request::post(&format!("{base}/api/v1/runs"))
+/// POSTs `body` as JSON to `url` and reads the answer (or the agent's error).
+async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
+    url: &str,
+    token: &str,
+    body: &B,
+) -> Result<T, String> {
+    let r = Request::post(url)
         .header("Authorization", &auth(token))
         .json(body)
         .map_err(|e| e.to_string())?
@@ -72,19 +76,17 @@ pub async fn start_at(base: &str, token: &str, body: &CreateRun) -> Result<Creat
     read(r).await
 }
 
+/// Starts a run at agent `base`.
+pub async fn start_at(base: &str, token: &str, body: &CreateRun) -> Result<Created, String> {
+    post_json(&format!("{base}/api/v1/runs"), token, body).await
+}
+
 /// A fio job file's steps as they would run on its target, or the agent's refusal.
 pub async fn check_fio_job(
     token: &str,
     body: &shared::api::CheckFioJob,
 ) -> Result<shared::api::FioJobSteps, String> {
-    let r = Request::post("/api/v1/fio-jobs/check")
-        .header("Authorization", &auth(token))
-        .json(body)
-        .map_err(|e| e.to_string())?
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    read(r).await
+    post_json("/api/v1/fio-jobs/check", token, body).await
 }
 
 pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
