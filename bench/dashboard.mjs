@@ -29,7 +29,7 @@ try {
     c.id = 'bench-canvas'; c.width = 960; c.height = 300;
     document.body.appendChild(c);
     const m = await import('/pkg/frontend.js');
-    return Array.from(m.bench_chart('bench-canvas', 86400, 4, 30));
+    return Array.from(await m.bench_chart('bench-canvas', 86400, 4, 30));
   });
   const warm = redraws.slice(5);
   const out = {

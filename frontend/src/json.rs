@@ -1,12 +1,300 @@
 //! JSON into the wire types through one path: the text is parsed once into a
-//! `serde_json::Value` and the type is read from that tree. Reading each type straight from the
-//! text would instantiate serde_json's whole text parser inside every struct's visitor (a
-//! quarter of the bundle was those copies); from a `Value` each visitor is a short walk.
+//! `serde_json::Value` and the type is read from that tree by [`Tree`], a deserializer that
+//! offers each visitor only the shape JSON gives it. Reading each type straight from the
+//! text would instantiate serde_json's whole text parser inside every struct's visitor, and
+//! serde_json's own `Value` deserializer also reads a struct from an array and a field name
+//! from a number or bytes, so every struct carried a second, never-used decoder: this
+//! deserializer asks a struct only for `visit_map` and a field name only for `visit_str`, and
+//! the linker drops the rest.
 
-use serde::de::DeserializeOwned;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
+use serde::forward_to_deserialize_any;
+use serde_json::{Error, Map, Number, Value};
 
 /// `text` as a `T`, or serde_json's message.
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    let tree: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    serde_json::from_value(tree).map_err(|e| e.to_string())
+    let tree: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    T::deserialize(Tree(tree)).map_err(|e| e.to_string())
+}
+
+/// A parsed JSON value as a serde deserializer.
+struct Tree(Value);
+
+/// What a value is, for an error message.
+fn unexpected(v: &Value) -> de::Unexpected<'_> {
+    match v {
+        Value::Null => de::Unexpected::Unit,
+        Value::Bool(b) => de::Unexpected::Bool(*b),
+        Value::Number(_) => de::Unexpected::Other("number"),
+        Value::String(s) => de::Unexpected::Str(s),
+        Value::Array(_) => de::Unexpected::Seq,
+        Value::Object(_) => de::Unexpected::Map,
+    }
+}
+
+fn number<'de, V: Visitor<'de>>(n: &Number, visitor: V) -> Result<V::Value, Error> {
+    if let Some(u) = n.as_u64() {
+        visitor.visit_u64(u)
+    } else if let Some(i) = n.as_i64() {
+        visitor.visit_i64(i)
+    } else {
+        visitor.visit_f64(n.as_f64().unwrap_or(f64::NAN))
+    }
+}
+
+impl<'de> de::Deserializer<'de> for Tree {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(b),
+            Value::Number(n) => number(&n, visitor),
+            Value::String(s) => visitor.visit_string(s),
+            Value::Array(a) => visitor.visit_seq(Seq(a.into_iter())),
+            Value::Object(m) => visitor.visit_map(Fields::new(m)),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            v => visitor.visit_some(Tree(v)),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Object(m) => visitor.visit_map(Fields::new(m)),
+            v => Err(de::Error::invalid_type(unexpected(&v), &visitor)),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::String(variant) => visitor.visit_enum(Variant {
+                name: variant,
+                value: None,
+            }),
+            Value::Object(m) if m.len() == 1 => {
+                let Some((name, value)) = m.into_iter().next() else {
+                    return Err(de::Error::custom("an enum object with no key"));
+                };
+                visitor.visit_enum(Variant {
+                    name,
+                    value: Some(value),
+                })
+            }
+            v => Err(de::Error::invalid_type(unexpected(&v), &visitor)),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::String(s) => visitor.visit_str(&s),
+            v => Err(de::Error::invalid_type(unexpected(&v), &visitor)),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map
+    }
+}
+
+/// An array's elements.
+struct Seq(std::vec::IntoIter<Value>);
+
+impl<'de> de::SeqAccess<'de> for Seq {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        self.0.next().map(|v| seed.deserialize(Tree(v))).transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+/// An object's members; keys are read as identifiers (a struct's field names) or strings.
+struct Fields {
+    iter: <Map<String, Value> as IntoIterator>::IntoIter,
+    value: Option<Value>,
+}
+
+impl Fields {
+    fn new(m: Map<String, Value>) -> Self {
+        Fields {
+            iter: m.into_iter(),
+            value: None,
+        }
+    }
+}
+
+impl<'de> de::MapAccess<'de> for Fields {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        let Some((key, value)) = self.iter.next() else {
+            return Ok(None);
+        };
+        self.value = Some(value);
+        seed.deserialize(Tree(Value::String(key))).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        match self.value.take() {
+            Some(v) => seed.deserialize(Tree(v)),
+            None => Err(de::Error::custom("a value asked for before its key")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.iter.len())
+    }
+}
+
+/// An enum's variant: a bare string (unit variant) or a one-key object.
+struct Variant {
+    name: String,
+    value: Option<Value>,
+}
+
+impl<'de> de::EnumAccess<'de> for Variant {
+    type Error = Error;
+    type Variant = Payload;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, Payload), Error> {
+        let tag = seed.deserialize(Tree(Value::String(self.name)))?;
+        Ok((tag, Payload(self.value)))
+    }
+}
+
+/// What a variant carries.
+struct Payload(Option<Value>);
+
+impl<'de> de::VariantAccess<'de> for Payload {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<(), Error> {
+        match self.0 {
+            None | Some(Value::Null) => Ok(()),
+            Some(v) => Err(de::Error::invalid_type(unexpected(&v), &"a unit variant")),
+        }
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
+        match self.0 {
+            Some(v) => seed.deserialize(Tree(v)),
+            None => Err(de::Error::invalid_type(
+                de::Unexpected::UnitVariant,
+                &"a newtype variant",
+            )),
+        }
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Some(Value::Array(a)) => visitor.visit_seq(Seq(a.into_iter())),
+            Some(v) => Err(de::Error::invalid_type(unexpected(&v), &visitor)),
+            None => Err(de::Error::invalid_type(
+                de::Unexpected::UnitVariant,
+                &visitor,
+            )),
+        }
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Some(Value::Object(m)) => visitor.visit_map(Fields::new(m)),
+            Some(v) => Err(de::Error::invalid_type(unexpected(&v), &visitor)),
+            None => Err(de::Error::invalid_type(
+                de::Unexpected::UnitVariant,
+                &visitor,
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Serialize;
+    use shared::api::ServerMsg;
+    use shared::spec::WorkloadSpec;
+    use shared::Sample;
+
+    /// The tree path reads what serde_json's own reader reads.
+    fn same<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(v: &T) {
+        let text = serde_json::to_string(v).expect("serialize");
+        let ours: T = parse(&text).expect("tree path");
+        let theirs: T = serde_json::from_str(&text).expect("text path");
+        assert_eq!(ours, theirs, "{text}");
+        assert_eq!(&ours, v, "{text}");
+    }
+
+    #[test]
+    fn reads_what_serde_json_reads() {
+        let mut spec = WorkloadSpec {
+            random_distribution: shared::access::Distribution::Zipf(1.2),
+            ..WorkloadSpec::default()
+        };
+        same(&spec);
+        spec.bssplit = "4k/50:64k/50".parse().ok();
+        same(&spec);
+        same(&ServerMsg::Sample {
+            run_id: -3,
+            sample: Sample {
+                seq: 9,
+                end_ns: 1_500_000_000,
+                temp_c: Some(41.5),
+                ..Sample::default()
+            },
+        });
+        same(&ServerMsg::Subscribed { run_id: None });
+        same(&vec![Some(1.5f64), None, Some(-2.0)]);
+    }
+
+    #[test]
+    fn a_wrong_shape_is_named() {
+        let e = parse::<Sample>("[1, 2]").expect_err("an array is not a sample");
+        assert!(e.contains("sequence"), "{e}");
+        let e = parse::<WorkloadSpec>(r#"{"nonsense": 1}"#).expect_err("unknown field");
+        assert!(e.contains("nonsense"), "{e}");
+        let e = parse::<WorkloadSpec>(r#"{"rw": "sideways"}"#).expect_err("unknown variant");
+        assert!(e.contains("sideways"), "{e}");
+    }
 }

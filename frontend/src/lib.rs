@@ -1,7 +1,7 @@
 //! diskscope dashboard (Leptos, client-side rendered, compiled to wasm32).
 //!
 //! Connects with a token, follows the agent's active run over the WebSocket stream, charts
-//! throughput live (plotters on a canvas), and lets operators start and stop runs. The kiosk
+//! throughput live (plotters SVG painted on a canvas), and lets operators start and stop runs. The kiosk
 //! (`/kiosk?token=VIEWER`) shows the same live view, dark and without controls. Pure logic
 //! (downsampling, the stream reducer, chart drawing to SVG) is tested natively.
 
@@ -18,6 +18,7 @@ pub mod json;
 pub use shared::headline;
 pub mod plot;
 pub mod progress;
+pub mod raster;
 pub mod route;
 pub mod scanmap;
 pub mod session;
@@ -37,28 +38,37 @@ pub fn validate_spec(spec: &shared::WorkloadSpec) -> Vec<String> {
 
 /// The chart redraw benchmark (`bench/dashboard.sh`): draws `series` series of `points`
 /// points each (a 24-hour run at 1 s intervals is 86,400) on the canvas with id
-/// `canvas_id`, `rounds` times, and returns each redraw's milliseconds.
+/// `canvas_id`, `rounds` times, and returns each redraw's milliseconds (SVG drawn, decoded
+/// and painted).
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen]
-pub fn bench_chart(canvas_id: &str, points: u32, series: u32, rounds: u32) -> Vec<f64> {
+pub async fn bench_chart(
+    canvas_id: String,
+    points: u32,
+    series: u32,
+    rounds: u32,
+) -> js_sys::Float64Array {
     use wasm_bindgen::JsCast;
     let window = web_sys::window();
     let canvas = window
         .as_ref()
         .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id(canvas_id))
+        .and_then(|d| d.get_element_by_id(&canvas_id))
         .and_then(|e| e.dyn_into::<web_sys::HtmlCanvasElement>().ok());
     let (Some(canvas), Some(perf)) = (canvas, window.and_then(|w| w.performance())) else {
-        return Vec::new();
+        return js_sys::Float64Array::new_with_length(0);
     };
     let data = charts::synthetic(points, series);
-    (0..rounds)
-        .map(|_| {
-            let t0 = perf.now();
-            let _ = views::chart_view::draw_on(&canvas, &data, false);
-            perf.now() - t0
-        })
-        .collect()
+    let size = (canvas.width(), canvas.height());
+    let mut ms = Vec::with_capacity(rounds as usize);
+    for _ in 0..rounds {
+        let t0 = perf.now();
+        if let Ok((svg, _)) = plot::svg(&data, size, false) {
+            let _ = raster::paint(&canvas, &svg).await;
+        }
+        ms.push(perf.now() - t0);
+    }
+    js_sys::Float64Array::from(&ms[..])
 }
 
 /// Entry point of the wasm module.

@@ -1,5 +1,5 @@
-//! The one chart component's drawing: line series on a plotters backend (the canvas in the
-//! browser, SVG for "save as SVG" and for tests), min/max downsampled to the pixel width,
+//! The one chart component's drawing: line series drawn by plotters as SVG (painted onto the
+//! page's canvas by [`crate::raster`], saved as a file, read by tests), min/max downsampled to the pixel width,
 //! with axes and units, a legend, and analysis markers (a required rate, an event at a time,
 //! a window as a band). [`Frame`] tells the hover readout where the data lies in pixels.
 
@@ -511,14 +511,19 @@ pub fn segments_json(data: &ChartData) -> String {
     format!("[{}]", series.join(","))
 }
 
-/// The chart as an SVG document.
+/// The chart as an SVG document (light colours: a file to keep).
 pub fn to_svg(data: &ChartData, size: (u32, u32)) -> Result<String, String> {
+    svg(data, size, false).map(|(svg, _)| svg)
+}
+
+/// The chart as an SVG document of `size` pixels, and where its data lies in them.
+pub fn svg(data: &ChartData, size: (u32, u32), dark: bool) -> Result<(String, Frame), String> {
     let mut svg = String::new();
-    {
+    let frame = {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw(&root, data, false)?;
-    }
-    Ok(svg)
+        draw(&root, data, dark)?
+    };
+    Ok((svg, frame))
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! CrystalDiskMark's tiles as a picture (the "copy as image" people paste into forums):
-//! drawn with plotters (SVG in tests, a canvas in the browser), then put on the clipboard
+//! drawn with plotters as SVG (painted onto a canvas in the browser), then put on the clipboard
 //! as PNG, or saved as a file where the browser does not allow that.
 
 use plotters::coord::Shift;
@@ -72,7 +72,7 @@ pub fn draw<DB: DrawingBackend>(
 /// Puts the tiles of run `id` on the clipboard as a PNG, or saves them as a file when the
 /// clipboard is refused; says which happened.
 pub async fn copy_or_save(id: i64, rows: &[GridRow]) -> String {
-    let canvas = match picture(id, rows) {
+    let canvas = match picture(id, rows).await {
         Ok(c) => c,
         Err(e) => return format!("could not draw the picture: {e}"),
     };
@@ -92,8 +92,8 @@ pub async fn copy_or_save(id: i64, rows: &[GridRow]) -> String {
     }
 }
 
-/// The tiles drawn on a canvas of their own.
-fn picture(id: i64, rows: &[GridRow]) -> Result<web_sys::HtmlCanvasElement, String> {
+/// The tiles drawn (as SVG) onto a canvas of their own.
+async fn picture(id: i64, rows: &[GridRow]) -> Result<web_sys::HtmlCanvasElement, String> {
     use wasm_bindgen::JsCast;
     let doc = web_sys::window()
         .and_then(|w| w.document())
@@ -105,13 +105,13 @@ fn picture(id: i64, rows: &[GridRow]) -> Result<web_sys::HtmlCanvasElement, Stri
     let (w, h) = size(rows.len());
     canvas.set_width(w);
     canvas.set_height(h);
-    let backend = plotters_canvas::CanvasBackend::with_canvas_object(canvas.clone())
-        .ok_or("no 2D context")?;
+    let mut svg = String::new();
     draw(
-        &backend.into_drawing_area(),
+        &SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area(),
         rows,
         &format!("diskscope run {id} · CrystalDiskMark-style"),
     )?;
+    crate::raster::paint(&canvas, &svg).await?;
     Ok(canvas)
 }
 

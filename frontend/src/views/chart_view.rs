@@ -1,4 +1,4 @@
-//! The chart component: a canvas drawn by plotters from a [`ChartData`] signal, a hover
+//! The chart component: a canvas showing the chart plotters draws from a [`ChartData`] signal, a hover
 //! readout (nearest value of each series under the pointer), drag-to-select an x range (the
 //! results page zooms with it), and PNG/SVG saving.
 
@@ -10,12 +10,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const SIZE: (u32, u32) = (960, 300);
 static FIRST_DRAWN: AtomicBool = AtomicBool::new(false);
 
-/// Draws `data` on `el`; returns where the data lies.
+/// Draws `data` on `el` (the pixels land once the browser has decoded the picture, see
+/// [`crate::raster`]); returns where the data lies.
 pub fn draw_on(el: &web_sys::HtmlCanvasElement, data: &ChartData, dark: bool) -> Option<Frame> {
-    use plotters::prelude::IntoDrawingArea;
-    let backend = plotters_canvas::CanvasBackend::with_canvas_object(el.clone())?;
-    let root = backend.into_drawing_area();
-    crate::plot::draw(&root, data, dark).ok()
+    let (svg, frame) = crate::plot::svg(data, (el.width(), el.height()), dark).ok()?;
+    let first = !data.series.iter().all(|s| s.points.is_empty());
+    let el = el.clone();
+    leptos::task::spawn_local(async move {
+        match crate::raster::paint(&el, &svg).await {
+            Err(e) => web_sys::console::error_1(&format!("chart: {e}").into()),
+            Ok(()) if first && !FIRST_DRAWN.swap(true, Ordering::Relaxed) => {
+                if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+                    let _ = p.mark("diskscope-first-chart");
+                }
+            }
+            Ok(()) => {}
+        }
+    });
+    Some(frame)
 }
 
 /// The canvas's pixels: fewer on a phone, so that its labels are not scaled down to specks.
@@ -55,16 +67,7 @@ pub fn ChartView(
     let drag = RwSignal::new(None::<(f64, f64)>);
     Effect::new(move |_| {
         let Some(el) = canvas.get() else { return };
-        data.with(|d| {
-            frame.set_value(draw_on(&el, d, dark));
-            if !d.series.iter().all(|s| s.points.is_empty())
-                && !FIRST_DRAWN.swap(true, Ordering::Relaxed)
-            {
-                if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
-                    let _ = p.mark("diskscope-first-chart");
-                }
-            }
-        });
+        data.with(|d| frame.set_value(draw_on(&el, d, dark)));
     });
     let on_move = move |ev: leptos::ev::MouseEvent| {
         let Some(el) = canvas.get_untracked() else {
