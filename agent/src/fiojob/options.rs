@@ -58,11 +58,21 @@ pub(super) fn apply(
         "group_reporting" | "new_group" => job.group_reporting = flag(value).map_err(bad)?,
         "direct" => job.spec.direct = flag(value).map_err(bad)?,
         "buffered" => job.spec.direct = !flag(value).map_err(bad)?,
+        // diskscope always drops the target's page cache before buffered I/O, as fio's
+        // default does; measuring a warm cache is not something it offers.
+        "invalidate" => {
+            if !flag(value).map_err(bad)? {
+                return Err(bad(
+                    "diskscope always drops the page cache before a run (fio's invalidate=1)"
+                        .into(),
+                ));
+            }
+        }
         "end_fsync" => job.spec.end_fsync = flag(value).map_err(bad)?,
         "ioengine" => {
-            let (backend, note) = engine(val()?).map_err(bad)?;
-            job.spec.backend = backend;
-            job.notes.extend(note.map(|n| format!("{at}: {n}")));
+            let v = val()?;
+            job.spec.backend = engine(v).map_err(bad)?;
+            job.engine = Some((v.to_string(), at.clone()));
         }
         // diskscope's io_uring always registers its buffers and file.
         "fixedbufs" | "registerfiles" | "thread" => {
@@ -179,21 +189,13 @@ fn bs_range(v: &str) -> Result<u64, String> {
     Ok(lo)
 }
 
-/// fio's engine as diskscope's backend, with the note when it is another engine.
-fn engine(v: &str) -> Result<(Backend, Option<String>), String> {
+/// fio's engine as diskscope's backend (the note saying so is written when the job is
+/// complete: with buffered I/O, libaio becomes one I/O at a time, see `Job::finish`).
+fn engine(v: &str) -> Result<Backend, String> {
     Ok(match v {
-        "io_uring" => (Backend::Uring, None),
-        "libaio" | "posixaio" => (
-            Backend::Uring,
-            Some(format!("ioengine={v} runs on diskscope's io_uring backend")),
-        ),
-        "psync" | "sync" | "pvsync" | "pvsync2" => (
-            Backend::Sync,
-            Some(format!(
-                "ioengine={v} runs on diskscope's sync backend (pread/pwrite)"
-            )),
-        ),
-        "null" => (Backend::Null, None),
+        "io_uring" | "libaio" | "posixaio" => Backend::Uring,
+        "psync" | "sync" | "pvsync" | "pvsync2" => Backend::Sync,
+        "null" => Backend::Null,
         _ => {
             return Err(
                 "no such engine in diskscope (io_uring, libaio, psync, pvsync, sync, null)".into(),

@@ -43,6 +43,11 @@ pub struct JobPlan {
     pub split_buffers: bool,
     /// fsync at the end (write workloads).
     pub end_fsync: bool,
+    /// Buffered random I/O on a target: the page cache is dropped at the start of every
+    /// pass over the span after the first, as fio does when its random map is spent and it
+    /// opens the file again (invalidate=1); a small span is then not measured as the cache
+    /// after one pass. Sequential passes wrap without it, as fio's do.
+    pub cold_passes: bool,
     /// Stamp every write with a verification header and read the job's blocks back at the
     /// end; `verify_every`: also every N writes (at most the job's span in blocks).
     pub verify: bool,
@@ -158,6 +163,9 @@ impl Plan {
                     iodepth: spec.iodepth,
                     split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
+                    cold_passes: !spec.direct
+                        && spec.backend != shared::spec::Backend::Null
+                        && spec.rw.is_random(),
                     verify: spec.verify,
                     verify_every: spec.verify_every,
                     scan,

@@ -114,7 +114,7 @@ fn data_patterns_reach_the_disk() {
 }
 
 #[test]
-fn o_direct_bypasses_the_page_cache_and_buffered_does_not() {
+fn o_direct_bypasses_the_page_cache_and_buffered_does_not_and_starts_cold() {
     require_io_uring!();
     let s = Scratch::new();
     for (name, extra) in [("direct.bin", ""), ("buffered.bin", "--buffered")] {
@@ -130,6 +130,18 @@ fn o_direct_bypasses_the_page_cache_and_buffered_does_not() {
     assert!(
         b * 2 > total,
         "buffered writes left only {b} of {total} pages cached"
+    );
+    // A buffered run starts cold (fio's invalidate=1): 16 random 4 KiB reads leave at most
+    // their own pages and readahead cached, not the 32 MiB the writes left.
+    let o = ds(&format!(
+        "run --target {} --rw randread --bs 4K --io-size 64K -q --buffered",
+        s.p("buffered.bin")
+    ));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (after, _) = cached_pages(&s.path("buffered.bin"));
+    assert!(
+        after * 4 < total,
+        "a buffered read left {after} of {total} pages cached: the cache was not dropped first"
     );
 }
 
