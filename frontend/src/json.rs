@@ -1,5 +1,5 @@
 //! JSON into the wire types through one path: the text is parsed once into a
-//! `serde_json::Value` and the type is read from that tree by [`Tree`], a deserializer that
+//! `serde_json::Value` and the type is read from that tree by `Tree`, a deserializer that
 //! offers each visitor only the shape JSON gives it. Reading each type straight from the
 //! text would instantiate serde_json's whole text parser inside every struct's visitor, and
 //! serde_json's own `Value` deserializer also reads a struct from an array and a field name
