@@ -8,10 +8,11 @@
 #             against fio with the same parameters and buffer memory
 #   case 6    tests/tests/suite/long_run_bench.rs long runs at flat memory: a 30-minute
 #             served run with 20 clients and the CLI beside it, two synthetic 24-hour histories
+#   case 7    bench/fio_corpus.py          fio's example job files, by fio and by diskscope
 # Raw measurements go to bench/out/*.json; bench/report.py writes the document.
 #
 # Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--long-secs SECS]
-#                     [--only 1,2,3,4,5,6]
+#                     [--only 1,2,3,4,5,6,7]
 #   --quick: 3 pairs of 2 s, a 60 s memory run (a smoke run, not figures to publish)
 #   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes,
 #   and case 5 with 5 pairs of 1 s per step (184 steps × 3 runs × 5 pairs; about 60 minutes),
@@ -19,7 +20,7 @@
 # Needs root for the loop device cases, fio, and for case 4 chromium + npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=5 runtime=5 rss=600 only=1,2,3,4,5,6 preset_pairs=5 long=1800
+pairs=5 runtime=5 rss=600 only=1,2,3,4,5,6,7 preset_pairs=5 long=1800
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) pairs=3 runtime=2 rss=60 preset_pairs=1 long=60 ;;
@@ -73,5 +74,9 @@ import json, sys, time
 p = sys.argv[1]; r = json.load(open(p)); r["generated"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
 json.dump(r, open(p, "w"), indent=2)
 PY
+fi
+if has 7; then
+  echo "== case 7: fio's example job files ($pairs pairs of 2 s per job)" >&2
+  python3 bench/fio_corpus.py --pairs "$pairs" --runtime 2 --out bench/out/corpus.json
 fi
 python3 bench/report.py
