@@ -70,8 +70,9 @@ test_log=$(mktemp)
 # The tests that judge a FUSE-emulated drive against its own timing model run after the
 # rest, one at a time: the emulator keeps time in user space, and a neighbour test's CPU
 # load (a browser, fio, a build) moved it off its model by 20-40 ms of p99 and 10 % of
-# cache size in fresh-clone runs on this 2-core machine.
-quiet=(emulated_ssd:: latency_target:: family:: plausibility::)
+# cache size in fresh-clone runs on this 2-core machine, and a 300 MB/s link's drive to
+# 276 MB/s beside a 200 MB/s one (compare read 0.71x where the links give 0.67x).
+quiet=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says)
 skip=()
 for m in "${quiet[@]}"; do skip+=(--skip "$m"); done
 status=0
