@@ -204,21 +204,39 @@ fn time_based_runs_report_true_per_interval_samples() {
     let r = read_report(&s.path("r.json"));
     let n = r.samples.len();
     assert!((5..=7).contains(&n), "{n} samples for 1.5 s at 250 ms");
-    for s in &r.samples[..n - 1] {
+    let full = &r.samples[..n - 1];
+    for s in full {
         assert_eq!(
             s.end_ns - s.start_ns,
             250_000_000,
             "full intervals are 250 ms"
         );
-        // rate cap 2000 IOPS → 500 I/Os per 250 ms window, each window on its own
+        // rate cap 2000 IOPS → 500 I/Os per 250 ms window, each window on its own:
+        // a cumulative count would pass 600 by the second window
         assert!(
-            (400..=600).contains(&s.write.ios),
+            s.write.ios <= 600,
             "window {} has {} I/Os",
             s.seq,
             s.write.ios
         );
-        assert!((s.write.iops - 2000.0).abs() < 400.0, "{}", s.write.iops);
     }
+    // The host's disk may stall once (a CI machine showed a 130 ms gap: 332 I/Os in that
+    // window); that window then honestly reports fewer. All the others hold the rate.
+    let held = full
+        .iter()
+        .filter(|s| (400..=600).contains(&s.write.ios) && (s.write.iops - 2000.0).abs() < 400.0)
+        .count();
+    assert!(
+        held + 1 >= full.len(),
+        "windows at the rate: {held} of {}: {:?}",
+        full.len(),
+        full.iter().map(|s| s.write.ios).collect::<Vec<_>>()
+    );
+    let summed: u64 = r.samples.iter().map(|s| s.write.ios).sum();
+    assert_eq!(
+        summed, r.summary.write.ios,
+        "the windows add up to the summary"
+    );
     let d = r.summary.duration_ns as f64 / 1e9;
     assert!(
         (1.45..1.7).contains(&d),
