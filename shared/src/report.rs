@@ -281,16 +281,20 @@ pub fn said_once(warnings: &[String]) -> Vec<String> {
             None => (None, w),
         }
     }
+    // Each run of digits (a figure: "4", "13", "1.54") is one '#', so that figures of
+    // different widths still give one shape.
     let shape = |b: &str| -> String {
-        b.chars()
-            .map(|c| {
-                if c.is_ascii_digit() || c == '.' {
-                    '#'
-                } else {
-                    c
+        let mut out = String::with_capacity(b.len());
+        for c in b.chars() {
+            if c.is_ascii_digit() || c == '.' {
+                if !out.ends_with('#') {
+                    out.push('#');
                 }
-            })
-            .collect()
+            } else {
+                out.push(c);
+            }
+        }
+        out
     };
     // (shape, first body, steps, bodies differ)
     let mut groups: Vec<(String, String, Vec<String>, bool)> = Vec::new();
@@ -357,5 +361,18 @@ mod said_once_tests {
         );
         assert!(out[0].ends_with("they differ by step)"), "{}", out[0]);
         assert_eq!(out[1], "step '2K read': other");
+    }
+
+    #[test]
+    fn figures_of_different_widths_are_one_warning() {
+        // As atto on a new file said it: 4, 2 and 13 worker threads were three lines.
+        let w: Vec<String> = vec![
+            "handed I/O to 4 kernel worker thread(s) (11 ms of CPU)".into(),
+            "step '2K write': handed I/O to 13 kernel worker thread(s) (2 ms of CPU)".into(),
+            "step '4K write': handed I/O to 2 kernel worker thread(s) (7.5 ms of CPU)".into(),
+        ];
+        let out = said_once(&w);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].starts_with("3 steps (first, '2K write', '4K write'): handed I/O to 4 "));
     }
 }

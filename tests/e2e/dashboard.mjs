@@ -8,6 +8,13 @@ const [base, op, viewer, shots, faulty, counterfeit, damaged] = process.argv.sli
 const browser = await launch();
 const pages = {};
 let step = 'start';
+// Each step's time is printed as the next one begins (what the suite's time goes to).
+let stepAt = Date.now();
+function at(name) {
+  console.log(`step (${Date.now() - stepAt} ms): ${step}`);
+  step = name;
+  stepAt = Date.now();
+}
 const errors = [];
 const T = { timeout: 15000 };
 async function open(name, url, viewport = { width: 1280, height: 800 }) {
@@ -72,15 +79,15 @@ async function runToEnd(page, body) {
 }
 
 try {
-  step = 'operator logs in with ?token=';
+  at('operator logs in with ?token=');
   const page = await open('operator', `${base}/?token=${op}`);
   await page.locator('.role', { hasText: 'operator' }).waitFor(T);
 
-  step = 'the targets tab lists the scratch file';
+  at('the targets tab lists the scratch file');
   await page.click('#tab-targets');
   await page.locator('#targets tr', { hasText: 'scratch.bin' }).waitFor(T);
 
-  step = 'the new-test form flags a bad field before anything is sent';
+  at('the new-test form flags a bad field before anything is sent');
   await page.click('#tab-new');
   await page.fill('#f-iodepth', '0');
   await page.locator('.field-error', { hasText: 'iodepth = 0: must be 1..1024' }).waitFor(T);
@@ -89,7 +96,7 @@ try {
   await page.locator('.field-error', { hasText: "'4Q'" }).waitFor(T);
   await page.screenshot({ path: `${shots}/new-test-invalid.png`, fullPage: true });
 
-  step = 'a custom random-read test starts from the form and shows live';
+  at('a custom random-read test starts from the form and shows live');
   await page.fill('#f-iodepth', '4');
   await page.fill('#f-bs', '4K');
   await page.selectOption('#f-rw', 'randread');
@@ -105,11 +112,11 @@ try {
   await page.locator('#live-result', { hasText: /read [\d.]+ MB\/s/ }).waitFor(T);
   await page.locator('#open-result').waitFor(T);
 
-  step = 'operator starts the quick preset on the scratch target';
+  at('operator starts the quick preset on the scratch target');
   await page.click('#start-quick');
   await page.locator('.state', { hasText: 'running' }).waitFor(T);
 
-  step = 'the live chart receives samples, with progress and a hover readout';
+  at('the live chart receives samples, with progress and a hover readout');
   await page.waitForFunction(() => parseInt(document.querySelector('#sample-count')?.textContent || '0', 10) >= 2, null, T);
   const first = await sampleCount(page);
   await page.waitForTimeout(2500);
@@ -121,15 +128,15 @@ try {
   await page.locator('figure:has(#throughput) .readout', { hasText: 'write' }).waitFor(T);
   await page.screenshot({ path: `${shots}/live.png` });
 
-  step = 'a chart saves as SVG';
+  at('a chart saves as SVG');
   const svg = await download(page, () => page.locator('figure:has(#throughput) .save-svg').click());
   check(svg.includes('<svg') && svg.includes('Throughput'), 'the SVG download is not the chart');
 
-  step = 'the remembered token survives a reload';
+  at('the remembered token survives a reload');
   await page.goto(`${base}/`);
   await page.locator('.role', { hasText: 'operator' }).waitFor(T);
 
-  step = 'the kiosk with the viewer token follows the active run, without controls';
+  at('the kiosk with the viewer token follows the active run, without controls');
   const kiosk = await open('kiosk', `${base}/kiosk?token=${viewer}`, { width: 1920, height: 1080 });
   await kiosk.locator('.role', { hasText: 'viewer' }).waitFor(T);
   await kiosk.locator('.kiosk-state', { hasText: 'running' }).waitFor(T);
@@ -142,14 +149,14 @@ try {
   }
   await kiosk.screenshot({ path: `${shots}/kiosk.png` });
 
-  step = 'a viewer on the dashboard sees no start, stop, new-test or delete controls';
+  at('a viewer on the dashboard sees no start, stop, new-test or delete controls');
   const v = await open('viewer', `${base}/?token=${viewer}`);
   await v.locator('.role', { hasText: 'viewer' }).waitFor(T);
   for (const sel of ['#start-quick', '#stop', '#tab-new']) {
     check(await v.locator(sel).count() === 0, `a viewer sees ${sel}`);
   }
 
-  step = 'the operator stops the run; the kiosk sees it end';
+  at('the operator stops the run; the kiosk sees it end');
   // The quick run lasts about 10 s, which the steps above can outlast on a slow machine (two
   // fresh-clone CIs found Stop disabled; checking first and then clicking raced the run's
   // end). So the first quick run is let finish and a second one, started here, is stopped
@@ -164,19 +171,19 @@ try {
   await kiosk.locator('.kiosk-state', { hasText: 'stopped' }).waitFor(T);
   await kiosk.locator('#kiosk-last', { hasText: 'stopped' }).waitFor(T);
 
-  step = 'the stopped run is in the history; a viewer has no delete buttons there';
+  at('the stopped run is in the history; a viewer has no delete buttons there');
   let rows = await historyRows(page);
   await page.locator('#history tr', { hasText: 'stopped' }).first().waitFor(T);
   await historyRows(v);
   await v.locator('#history tbody tr').first().waitFor(T);
   check(await v.locator('#history .delete').count() === 0, 'a viewer sees delete buttons');
 
-  step = 'a run exports as the JSON document';
+  at('a run exports as the JSON document');
   const doc = JSON.parse(await download(page, () => page.locator('#history tr', { hasText: 'stopped' }).first().locator('.export-json').click()));
   check(doc.status === 'stopped' && Array.isArray(doc.samples) && doc.samples.length > 0,
         `export has status ${doc.status} and ${doc.samples?.length} samples`);
 
-  step = 'the history filters by status';
+  at('the history filters by status');
   const completed = (await (await fetch(`${base}/api/v1/runs?status=completed`, { headers: { Authorization: `Bearer ${op}` } })).json()).total;
   await page.selectOption('#filter-status', 'completed');
   await page.waitForFunction(() => [...document.querySelectorAll('#history td.status')].every((td) => td.textContent === 'completed'), null, T);
@@ -184,7 +191,7 @@ try {
   await page.selectOption('#filter-status', '');
   await page.waitForFunction(() => document.querySelectorAll('#history tbody tr').length >= 2, null, T);
 
-  step = 'a second quick run, then two runs compared with ratios, and the picked tests as a grid';
+  at('a second quick run, then two runs compared with ratios, and the picked tests as a grid');
   await page.click('#tab-live');
   await page.click('#start-quick');
   await page.locator('.state', { hasText: 'running' }).waitFor(T);
@@ -204,7 +211,7 @@ try {
   await page.locator('#cdm-grid th', { hasText: 'SEQ1M Q8T1' }).waitFor(T);
   await page.screenshot({ path: `${shots}/compare.png`, fullPage: true });
 
-  step = 'a run opens with its summary table, and the operator deletes it';
+  at('a run opens with its summary table, and the operator deletes it');
   await page.locator('#history tr', { hasText: 'e2e custom' }).locator('button.open').click();
   await page.locator('#summary tbody tr', { hasText: 'read' }).waitFor(T);
   const p99 = await page.locator('#summary tbody tr').first().locator('td').nth(8).textContent();
@@ -213,7 +220,7 @@ try {
   check(/I\/O path: buffers .* in (2 MiB huge pages|4 KiB pages)/.test(ioPath), `the run's I/O path is not shown: ${ioPath}`);
   await page.screenshot({ path: `${shots}/results.png`, fullPage: true });
 
-  step = 'the run zooms into its first second and back; a bad range is named';
+  at('the run zooms into its first second and back; a bad range is named');
   await page.fill('#zoom-from', '0');
   await page.fill('#zoom-to', '1');
   await page.click('#zoom-apply');
@@ -223,7 +230,7 @@ try {
   check((await page.locator('#zoom .field-error').textContent(T)).includes("to = 'soon'"), 'the bad zoom value is not named');
   await page.click('#zoom-reset');
   await page.waitForFunction(() => !document.querySelector('#zoom-status').textContent.startsWith('samples'), null, T);
-  step = 'dragging across the throughput chart zooms into that range';
+  at('dragging across the throughput chart zooms into that range');
   {
     const box = await page.locator('canvas[id$="-throughput"]').boundingBox(T);
     const y = box.y + box.height / 2;
@@ -245,7 +252,7 @@ try {
   await page.locator('#history').waitFor(T);
   await page.waitForFunction(() => ![...document.querySelectorAll('#history tr')].some((tr) => tr.textContent.includes('e2e custom')), null, T);
 
-  step = 'a CrystalDiskMark preset from the picker, with its options, gives a grid';
+  at('a CrystalDiskMark preset from the picker, with its options, gives a grid');
   await page.click('#tab-new');
   await page.selectOption('#preset', 'cdm');
   await page.locator('#o-count').waitFor(T);
@@ -270,7 +277,7 @@ try {
   check(await page.locator('#steps tbody tr').count() === 8, 'the cdm run does not have 8 steps');
   await page.screenshot({ path: `${shots}/cdm.png`, fullPage: true });
 
-  step = 'a verified write from the form reads back PASS';
+  at('a verified write from the form reads back PASS');
   await page.click('#tab-new');
   await page.selectOption('#preset', '');
   await page.selectOption('#f-rw', 'write');
@@ -289,7 +296,7 @@ try {
   check((await page.locator('#verify').textContent()).includes('32 blocks'), 'the read-back does not count 32 blocks');
   await page.screenshot({ path: `${shots}/verify-pass.png`, fullPage: true });
 
-  step = 'a fio job file in the form shows its jobs before it starts, runs them as steps and exports as fio JSON';
+  at('a fio job file in the form shows its jobs before it starts, runs them as steps and exports as fio JSON');
   await page.click('#tab-new');
   await page.selectOption('#preset', '@fio-job');
   await page.locator('#fio-job').waitFor(T);
@@ -318,7 +325,7 @@ try {
   check(fioDoc['global options']?.bs === '4k', "the fio JSON export lacks the job file's global options");
 
   if (faulty) {
-    step = 'a verified run on the faulty emulated drive shows FAIL with each bad block';
+    at('a verified run on the faulty emulated drive shows FAIL with each bad block');
     await runToEnd(page, { target: faulty, name: 'e2e faulty drive',
       spec: { rw: 'write', bs: 4096, iodepth: 4, loops: 2, verify: true } });
     await page.locator('#verify .verdict', { hasText: 'FAIL' }).waitFor(T);
@@ -332,14 +339,14 @@ try {
   }
 
   if (counterfeit) {
-    step = 'fakecap on a counterfeit emulated drive shows FAKE with its real capacity';
+    at('fakecap on a counterfeit emulated drive shows FAKE with its real capacity');
     await runToEnd(page, { target: counterfeit, name: 'e2e counterfeit', preset: 'fakecap' });
     await page.locator('#fakecap .verdict', { hasText: 'FAKE' }).waitFor(T);
     const usable = await page.locator('#fakecap .usable-bytes').textContent();
     check(usable.trim() === '24 MiB', `the usable capacity reads ${usable}, not 24 MiB`);
     await page.screenshot({ path: `${shots}/fakecap.png`, fullPage: true });
 
-    step = 'a buffered re-read behind a 300 MB/s link is flagged faster than the link';
+    at('a buffered re-read behind a 300 MB/s link is flagged faster than the link');
     await runToEnd(page, { target: counterfeit, name: 'e2e cached read',
       spec: { rw: 'read', bs: 1048576, size: 16777216, loops: 10, direct: false } });
     await page.locator('#warnings li', { hasText: 'faster than the link' }).waitFor(T);
@@ -351,7 +358,7 @@ try {
   }
 
   if (damaged) {
-    step = 'an error scan of a damaged emulated drive maps its unreadable and slow regions';
+    at('an error scan of a damaged emulated drive maps its unreadable and slow regions');
     await runToEnd(page, { target: damaged, name: 'e2e damaged', preset: 'error-scan', options: { bs: 65536 } });
     await page.locator('section.scan .verdict', { hasText: 'ERRORS' }).waitFor(T);
     const bad = await page.locator('.scan-grid .cell.error').count();
@@ -365,7 +372,7 @@ try {
     console.log('SKIP dashboard error-scan step: no damaged emulated drive (needs root and FUSE)');
   }
 
-  step = 'two repeated runs from the form: statistics per metric, and compare says whether they differ';
+  at('two repeated runs from the form: statistics per metric, and compare says whether they differ');
   for (const [name, depth] of [['e2e repeat A', '1'], ['e2e repeat B', '16']]) {
     await page.click('#tab-new');
     await page.selectOption('#preset', '');
@@ -397,7 +404,7 @@ try {
   check(/95 % CI \d+\.\d\d-\d+\.\d\d/.test(verdict), `the compare verdict reads "${verdict}"`);
   await page.locator('#compare').screenshot({ path: `${shots}/compare-repeat.png` });
 
-  step = 'fill-level and latency-target results show their own tables';
+  at('fill-level and latency-target results show their own tables');
   const scratch = (await (await fetch(`${base}/api/v1/targets`, { headers: { Authorization: `Bearer ${op}` } })).json())
     .find((t) => t.scratch).path;
   await runToEnd(page, { target: scratch, name: 'e2e fill level', preset: 'fill-level',
@@ -411,7 +418,7 @@ try {
   check((await page.locator('#latency-target h3').textContent()).includes('p99 under 1000 µs'), 'no latency-target heading');
   await page.locator('#latency-target').screenshot({ path: `${shots}/latency-target.png` });
 
-  step = 'the application presets from the picker print their score; a trace from the form replays';
+  at('the application presets from the picker print their score; a trace from the form replays');
   await page.click('#tab-new');
   await page.selectOption('#preset', 'rnd4k-q1-read');
   await page.selectOption('#preset', '');
@@ -453,7 +460,7 @@ try {
   check((await page.locator('#replay tbody tr').first().textContent()).includes('afap'), 'the replay is not afap');
   await page.locator('#replay').screenshot({ path: `${shots}/replay.png` });
 
-  step = 'a wrong token gets a clear message';
+  at('a wrong token gets a clear message');
   const w = await open('wrong-token', `${base}/`);
   await w.evaluate(() => localStorage.clear());
   await w.goto(`${base}/`);
@@ -462,6 +469,7 @@ try {
   await w.locator('.banner.error', { hasText: 'refused' }).waitFor(T);
 
   check(errors.length === 0, `page errors: ${errors.join('; ')}`);
+  at('done');
   console.log('dashboard e2e: all steps passed');
 } catch (e) {
   await fail('dashboard e2e', step, e, pages, shots);

@@ -73,12 +73,25 @@ impl Browser {
         server: &crate::server::Server,
         shots: &std::path::Path,
     ) -> (bool, String) {
-        let args = [
+        self.run_on_with(script, server, shots, &[])
+    }
+
+    /// Like [`Browser::run_on`], with `more` arguments after the four (e.g. a folder the
+    /// server may run on).
+    pub fn run_on_with(
+        &self,
+        script: &str,
+        server: &crate::server::Server,
+        shots: &std::path::Path,
+        more: &[&std::path::Path],
+    ) -> (bool, String) {
+        let mut args = vec![
             format!("http://{}", server.addr),
             crate::server::OP.to_string(),
             crate::server::VIEW.to_string(),
             shots.display().to_string(),
         ];
+        args.extend(more.iter().map(|p| p.display().to_string()));
         self.run(script, &args, &[])
     }
 }

@@ -16,9 +16,11 @@ fn every_figure_shown_is_the_stored_result() {
     };
     require_io_uring!();
     let data = disk_tempdir();
-    let server = Server::start(data.path(), &[]);
+    // The presets that take a size run at once, each on its own file here.
+    let work = disk_tempdir();
+    let server = Server::start(data.path(), &[work.path()]);
     let shots = tests::browser::Browser::shots("diskscope-figures-");
-    let (passed, text) = browser.run_on("figures.mjs", &server, &shots);
+    let (passed, text) = browser.run_on_with("figures.mjs", &server, &shots, &[work.path()]);
     assert!(
         passed,
         "figures browser test failed (screenshots in {}): {text}",
