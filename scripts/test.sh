@@ -42,18 +42,62 @@ if [ ! -x "$clippy_driver" ]; then
 fi
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 export RUSTFLAGS="${RUSTFLAGS:-} -D warnings"
-cargo test --locked --workspace --no-run
+# The test executables, each with its package's folder (cargo runs a test there): the phases
+# below run them directly, so that rustdoc's cargo (which holds the build folder's lock for
+# as long as it runs) never makes them wait. No crate has doctests (doctest = false).
+executables=$(mktemp)
+cargo test --locked --workspace --no-run --message-format=json-render-diagnostics |
+  python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
+' >"$executables"
 stamp "built (clippy clean)"
 
 # Doc links stay true (tests/tests/suite/docs.rs checks ARCHITECTURE.md's map and docs/api.md).
-# rustdoc runs while the bundle may still be building, never beside the tests (the browser
-# tests and the timing-sensitive ones want the machine to themselves: run beside them at
-# nice 19 it slowed the browser tests by a fifth, measured). RUSTFLAGS stay those of the
-# build: with other flags every build script and proc macro (sqlite's C among them) would be
-# compiled a second time (measured alone: 67 s and 129 CPU-s instead of 138 s and 246).
+# rustdoc runs in the background, at low priority, beside the bundle's build and the first
+# tests (most of its time is checking the dependencies, 130 CPU-s measured alone), and is
+# waited for before the timing-sensitive tests. RUSTFLAGS stay those of the build: with other
+# flags every build script and proc macro (sqlite's C among them) would be compiled a second
+# time.
+doc_log=$(mktemp)
 RUSTDOCFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER= \
-  cargo doc --locked --workspace --no-deps --quiet
-stamp "rustdoc clean"
+  nice -n 10 cargo doc --locked --workspace --no-deps --quiet >"$doc_log" 2>&1 &
+doc=$!
+
+skips=$(mktemp)
+export DISKSCOPE_SKIP_LOG="$skips"
+test_log=$(mktemp)
+status=0
+# Runs every test executable with the arguments given (libtest's filters and options), in
+# its package's folder, appending to the log; a failure sets the status and the rest go on.
+run_tests() {
+  local dir exe
+  echo "test.sh: running every test executable with: $*" >&2
+  while IFS=$'\t' read -r dir exe; do
+    (cd "$dir" && "$exe" --nocapture "$@") 2>&1 | tee -a "$test_log" || status=1
+  done <"$executables"
+}
+# Three phases, each test in exactly one (--nocapture, so that every SKIP line shows with its
+# reason):
+# 1. everything but the browser tests and the quiet ones, at once with the bundle's build
+#    (the browser tests need the bundle; nothing else does);
+# 2. the browser tests, once the bundle is built;
+# 3. the quiet ones, one at a time on an otherwise idle machine: the tests that judge a
+#    FUSE-emulated drive against its own timing model (the emulator keeps time in user
+#    space, and a neighbour's CPU load (a browser, fio, a build) moved it off its model by
+#    20-40 ms of p99 and 10 % of cache size in fresh-clone runs on this 2-core machine, and
+#    a 300 MB/s link's drive to 276 MB/s beside a 200 MB/s one).
+browser=(dashboard:: figures:: views:: fleet::)
+quiet=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says)
+skip_quiet=()
+for m in "${quiet[@]}"; do skip_quiet+=(--skip "$m"); done
+skip_browser=()
+for m in "${browser[@]}"; do skip_browser+=(--skip "$m"); done
+run_tests "${skip_browser[@]}" "${skip_quiet[@]}"
+stamp "the tests beside the build ran"
 
 if ! wait "$frontend"; then
   cat "$frontend_log" >&2
@@ -62,27 +106,16 @@ else
   grep '^build-frontend:' "$frontend_log" >&2 || true
 fi
 stamp "dashboard built"
+run_tests "${skip_quiet[@]}" "${browser[@]}"
+stamp "the browser tests ran"
 
-skips=$(mktemp)
-export DISKSCOPE_SKIP_LOG="$skips"
-test_log=$(mktemp)
-# --nocapture so that every SKIP line (with its reason) shows in the log.
-# The tests that judge a FUSE-emulated drive against its own timing model run after the
-# rest, one at a time: the emulator keeps time in user space, and a neighbour test's CPU
-# load (a browser, fio, a build) moved it off its model by 20-40 ms of p99 and 10 % of
-# cache size in fresh-clone runs on this 2-core machine, and a 300 MB/s link's drive to
-# 276 MB/s beside a 200 MB/s one (compare read 0.71x where the links give 0.67x).
-quiet=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says)
-skip=()
-for m in "${quiet[@]}"; do skip+=(--skip "$m"); done
-status=0
-cargo test --locked --workspace -- --nocapture "${skip[@]}" 2>&1 | tee "$test_log" || status=$?
-stamp "the parallel tests ran"
-# --workspace (as above), not -p tests: features unify per selection, and a narrower one
-# rebuilt the agent and its dependencies here (91 s in a fresh clone). --tests leaves out
-# the doctests, which ran above.
-cargo test --locked --workspace --tests -- --nocapture --test-threads=1 "${quiet[@]}" 2>&1 |
-  tee -a "$test_log" || status=$?
+if ! wait "$doc"; then
+  cat "$doc_log" >&2
+  echo "test.sh: rustdoc found problems (above)" >&2
+  status=1
+fi
+stamp "rustdoc clean"
+run_tests --test-threads=1 "${quiet[@]}"
 
 passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$test_log" | awk '{s += $6} END {print s + 0}')
