@@ -55,12 +55,18 @@ if ! command -v wasm-bindgen >/dev/null 2>&1 ||
 fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
-wasm-bindgen --target web --no-typescript --out-dir "$OUT" --out-name frontend "$WASM"
+# --keep-debug keeps the function names for wasm-opt's ordering below; they are stripped after.
+wasm-bindgen --target web --no-typescript --keep-debug --out-dir "$OUT" --out-name frontend "$WASM"
 
 if [ ! -x .tools/node_modules/.bin/wasm-opt ]; then
   npm install --prefix .tools --no-audit --no-fund binaryen@132 >/dev/null
 fi
-.tools/node_modules/.bin/wasm-opt -Oz "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
+# After -Oz the functions are sorted by name: the instances of one generic function (a
+# signal's, a memo's, a decoder's for each type) then sit side by side, within gzip's 32 KiB
+# window of each other (measured: 515,765 -> 502,962 bytes gzipped by zopfli; no change in
+# size or behaviour, only order). Then the names and the producers section go.
+.tools/node_modules/.bin/wasm-opt -Oz --reorder-functions-by-name -g "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
+.tools/node_modules/.bin/wasm-opt --strip-debug --strip-producers "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
 # Precompressed beside each file (gzip by zopfli, the densest gzip encoder, when installed,
 # else gzip -9; and brotli at its best from Node's own zlib): the agent sends the .br or .gz
 # to browsers that accept it. Chromium asks for br only over HTTPS and from localhost

@@ -269,7 +269,8 @@ pub struct GridRow {
 
 /// The grid of several tests (a `cdm` run's steps, or runs picked in the history): one row
 /// per test label, in CrystalDiskMark's order (sequential first, larger blocks and deeper
-/// queues first). `None` unless two or more tests. Tests that measured nothing are left out.
+/// queues first). `None` unless two or more tests. Tests that did not run (no time) are left
+/// out; a pass that ran and completed nothing counts as 0 MB/s.
 pub fn grid(items: &[Measured<'_>]) -> Option<Vec<GridRow>> {
     struct Acc<'a> {
         spec: &'a WorkloadSpec,
@@ -296,10 +297,15 @@ pub fn grid(items: &[Measured<'_>]) -> Option<Vec<GridRow>> {
                 acc.len() - 1
             }
         };
-        if sum.read.ios > 0 {
+        // A direction counts where the test does it, also when nothing of it completed: a
+        // write pass that stalled for its whole time measured 0 MB/s, and the mean says so
+        // (CI showed a 400 ms SEQ1M write pass with no completion, and a mean of the other
+        // pass alone, twice the stored figure).
+        let read_pct = spec.rw.read_pct(spec.read_pct);
+        if read_pct > 0 || sum.read.ios > 0 {
             acc[i].read.push((sum.read.mb_s, sum.read.iops));
         }
-        if sum.write.ios > 0 {
+        if read_pct < 100 || sum.write.ios > 0 {
             acc[i].write.push((sum.write.mb_s, sum.write.iops));
         }
     }
@@ -413,5 +419,52 @@ mod repeat_tests {
         // cdm has 40 steps: 250 passes fit, 251 do not.
         assert!(check_repeat(250, 40).is_ok());
         assert!(check_repeat(251, 40).is_err_and(|e| e.contains("exceed 10000 steps")));
+    }
+}
+
+#[cfg(test)]
+mod grid_tests {
+    use super::*;
+    use crate::sample::RunSummary;
+    use crate::spec::RwMode;
+
+    fn pass(rw: RwMode, mb_s: f64) -> (WorkloadSpec, RunSummary) {
+        let spec = WorkloadSpec {
+            rw,
+            bs: 1 << 20,
+            iodepth: 8,
+            ..WorkloadSpec::default()
+        };
+        let mut sum = RunSummary {
+            duration_ns: 400_000_000,
+            ..RunSummary::default()
+        };
+        let dir = if rw == RwMode::Read {
+            &mut sum.read
+        } else {
+            &mut sum.write
+        };
+        dir.mb_s = mb_s;
+        dir.ios = (mb_s * 0.4) as u64;
+        (spec, sum)
+    }
+
+    #[test]
+    fn a_pass_that_completed_nothing_is_zero_in_the_mean() {
+        let passes = [
+            pass(RwMode::Read, 100.0),
+            pass(RwMode::Write, 38.94),
+            pass(RwMode::Read, 120.0),
+            pass(RwMode::Write, 0.0),
+            pass(RwMode::RandRead, 50.0),
+        ];
+        let items: Vec<Measured<'_>> = passes.iter().map(|(p, s)| (p, s)).collect();
+        let rows = grid(&items).expect("a grid");
+        let seq = &rows[0];
+        assert_eq!(rows.len(), 2);
+        assert_eq!(seq.write_best, Some(38.94));
+        assert_eq!(seq.write_mean, Some(19.47));
+        assert_eq!(seq.read_mean, Some(110.0));
+        assert_eq!(seq.passes, 2);
     }
 }

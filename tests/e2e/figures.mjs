@@ -107,7 +107,7 @@ function cdmFigures(run) {
     const kind = /rand/.test(s.spec.rw) ? 'RND' : 'SEQ';
     const bs = s.spec.bs >= 1 << 20 ? `${s.spec.bs >> 20}M` : `${s.spec.bs >> 10}K`;
     const label = `${kind}${bs} Q${s.spec.iodepth}T${s.spec.jobs}`;
-    const dir = s.summary.read.ios > 0 ? 'read' : 'write';
+    const dir = s.spec.rw.endsWith('read') ? 'read' : 'write';
     const v = s.summary[dir].mb_s;
     (out[`${label} ${dir}`] ||= []).push(v);
   }
