@@ -4,17 +4,25 @@ use gloo_net::http::{Request, Response};
 use serde::de::DeserializeOwned;
 use shared::api::{ApiErrorBody, CreateRun, Created, Preset, RunList};
 
-async fn read<T: DeserializeOwned>(r: Response) -> Result<T, String> {
+/// The body of a successful answer, or the agent's error message. Not generic: the request
+/// and its future exist once in the bundle, and only the decoding of each answer's type is
+/// per type ([`parse`]).
+async fn body_of(r: Response) -> Result<String, String> {
     let ok = r.ok();
     let status = r.status();
     let text = r.text().await.map_err(|e| e.to_string());
     if ok {
-        return crate::json::parse(&text?);
+        return text;
     }
     match text.and_then(|t| crate::json::parse::<ApiErrorBody>(&t)) {
         Ok(e) => Err(format!("{status} {}: {}", e.code, e.message)),
         Err(_) => Err(format!("HTTP {status}")),
     }
+}
+
+/// An answer's body as a `T`.
+fn parse<T: DeserializeOwned>(body: Result<String, String>) -> Result<T, String> {
+    crate::json::parse(&body?)
 }
 
 fn auth(token: &str) -> String {
@@ -25,14 +33,19 @@ async fn get<T: DeserializeOwned>(token: &str, path: &str) -> Result<T, String> 
     get_at("", token, path).await
 }
 
-/// A GET at agent `base` (`""`: the page's own agent, else `http://host:port`).
-async fn get_at<T: DeserializeOwned>(base: &str, token: &str, path: &str) -> Result<T, String> {
+/// A GET at agent `base`, its body (or the agent's error).
+async fn get_text(base: &str, token: &str, path: &str) -> Result<String, String> {
     let mut req = Request::get(&format!("{base}{path}"));
     if !token.is_empty() {
         req = req.header("Authorization", &auth(token));
     }
     let r = req.send().await.map_err(|e| e.to_string())?;
-    read(r).await
+    body_of(r).await
+}
+
+/// A GET at agent `base` (`""`: the page's own agent, else `http://host:port`).
+async fn get_at<T: DeserializeOwned>(base: &str, token: &str, path: &str) -> Result<T, String> {
+    parse(get_text(base, token, path).await)
 }
 
 /// Agent `base`'s health (no token): whether it is up, and its version.
@@ -60,20 +73,27 @@ pub async fn run_at(base: &str, token: &str, id: i64) -> Result<shared::api::Run
     get_at(base, token, &format!("/api/v1/runs/{id}")).await
 }
 
+/// POSTs `json` to `url`: the answer's body (or the agent's error).
+async fn post_text(url: &str, token: &str, json: String) -> Result<String, String> {
+    let r = Request::post(url)
+        .header("Authorization", &auth(token))
+        .header("Content-Type", "application/json")
+        .body(json)
+        .map_err(|e| e.to_string())?
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    body_of(r).await
+}
+
 /// POSTs `body` as JSON to `url` and reads the answer (or the agent's error).
 async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
     url: &str,
     token: &str,
     body: &B,
 ) -> Result<T, String> {
-    let r = Request::post(url)
-        .header("Authorization", &auth(token))
-        .json(body)
-        .map_err(|e| e.to_string())?
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    read(r).await
+    let json = serde_json::to_string(body).map_err(|e| e.to_string())?;
+    parse(post_text(url, token, json).await)
 }
 
 /// Starts a run at agent `base`.
@@ -117,7 +137,7 @@ async fn send_empty(req: gloo_net::http::RequestBuilder, token: &str) -> Result<
     if r.ok() {
         Ok(())
     } else {
-        read::<serde_json::Value>(r).await.map(drop)
+        body_of(r).await.map(drop)
     }
 }
 
@@ -196,10 +216,7 @@ pub async fn fetch_blob(token: &str, path: &str) -> Result<web_sys::Blob, String
         .await
         .map_err(|e| e.to_string())?;
     if !r.ok() {
-        return Err(read::<serde_json::Value>(r)
-            .await
-            .map(|v| v.to_string())
-            .unwrap_or_else(|e| e));
+        return Err(body_of(r).await.unwrap_or_else(|e| e));
     }
     let raw: web_sys::Response = r.into();
     let promise = raw.blob().map_err(|e| format!("{e:?}"))?;

@@ -118,10 +118,92 @@ impl<'de> de::Deserializer<'de> for Tree {
         visitor.visit_unit()
     }
 
-    forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map
+    // A number, a string, a bool, an array or an object where the type asks for one: the
+    // visitor is offered that shape only, and any other value is refused here. Forwarded to
+    // `deserialize_any`, every visitor (each field type's) would carry a refusal of its own
+    // for each of the six shapes, the dropping of an unread array or object among them.
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Bool(b) => visitor.visit_bool(b),
+            v => Err(refused(&v, &visitor)),
+        }
     }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Number(n) => number(&n, visitor),
+            v => Err(refused(&v, &visitor)),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::String(s) => visitor.visit_string(s),
+            v => Err(refused(&v, &visitor)),
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(a) => visitor.visit_seq(Seq(a.into_iter())),
+            v => Err(refused(&v, &visitor)),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Object(m) => visitor.visit_map(Fields::new(m)),
+            v => Err(refused(&v, &visitor)),
+        }
+    }
+
+    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_unit(),
+            v => Err(refused(&v, &visitor)),
+        }
+    }
+
+    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_u64(visitor)
+    }
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_string(visitor)
+    }
+
+    forward_to_deserialize_any! {
+        i128 u128 char bytes byte_buf unit_struct tuple tuple_struct
+    }
+}
+
+/// The error for value `v` where `expected` was asked for (serde_json's wording), built in
+/// one place for every visitor.
+fn refused(v: &Value, expected: &dyn de::Expected) -> Error {
+    de::Error::invalid_type(unexpected(v), expected)
 }
 
 /// An array's elements.
@@ -296,5 +378,23 @@ mod tests {
         assert!(e.contains("nonsense"), "{e}");
         let e = parse::<WorkloadSpec>(r#"{"rw": "sideways"}"#).expect_err("unknown variant");
         assert!(e.contains("sideways"), "{e}");
+        // Each primitive refuses the other shapes, in serde_json's words.
+        let theirs = |t: &str| {
+            serde_json::from_str::<Sample>(t)
+                .expect_err("wrong")
+                .to_string()
+        };
+        for text in [
+            r#"{"seq": "nine"}"#,
+            r#"{"seq": [9]}"#,
+            r#"{"seq": {"n": 9}}"#,
+            r#"{"temp_c": true}"#,
+            r#"{"seq": -1}"#,
+        ] {
+            let ours = parse::<Sample>(text).expect_err(text);
+            let want = theirs(text);
+            let words = want.split(" at line").next().unwrap_or(&want);
+            assert!(ours.starts_with(words), "{text}: {ours} / {want}");
+        }
     }
 }
