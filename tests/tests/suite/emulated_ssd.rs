@@ -196,7 +196,7 @@ fn a_thermal_sawtooth_is_classified_thermal_not_a_cache() {
     require_io_uring!();
     let Some(emu) = emulator(
         r#"{"capacity": 8589934592, "cache_bytes": 100000000000, "cache_mbps": 200, "native_mbps": 200,
-            "heat_c_per_gb": 30, "tau_s": 5, "trip_c": 55, "hysteresis_c": 3, "throttle_mbps": 40}"#,
+            "heat_c_per_gb": 75, "tau_s": 2, "trip_c": 55, "hysteresis_c": 3, "throttle_mbps": 40}"#,
     ) else {
         return;
     };
@@ -211,15 +211,17 @@ fn a_thermal_sawtooth_is_classified_thermal_not_a_cache() {
         "--iodepth",
         "8",
         "--runtime",
-        "24s",
+        "12s",
         "--interval-ms",
-        "500",
+        "250",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let t = r.analysis.thermal.expect("thermal analysis");
     assert_eq!(t.classification, Slowdown::Thermal, "{t:?}");
     eprintln!("thermal: {} ({:?}–{:?} °C)", t.reason, t.min_c, t.max_c);
-    assert!(t.max_c.unwrap() >= 54.0, "{t:?}");
+    // The model swings between trip - hysteresis and trip (52-55 °C); a 250 ms sample's
+    // reading lands anywhere on that swing.
+    assert!(t.max_c.unwrap() >= 52.0, "{t:?}");
     let c = r.analysis.cache_cliff.expect("cache analysis");
     assert!(!c.detected, "a sawtooth is not a cache: {c:?}");
 }
