@@ -54,6 +54,10 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
         print(os.path.dirname(m["manifest_path"]) + "\t" + m["executable"])
 ' >"$executables"
+if [ ! -s "$executables" ]; then
+  echo "test.sh: Cargo's build listed no test executable: nothing would be tested" >&2
+  exit 1
+fi
 stamp "built (clippy clean)"
 
 # Doc links stay true (tests/tests/suite/docs.rs checks ARCHITECTURE.md's map and docs/api.md).
@@ -126,6 +130,10 @@ passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s
 failed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$test_log" | awk '{s += $6} END {print s + 0}')
 skipped=$(grep '^SKIP ' "$skips" | cut -d' ' -f2 | sort -u | wc -l)
 echo "test.sh: $passed tests passed, $failed failed; $skipped of the passed skipped all or part:" >&2
+if [ "$passed" -eq 0 ]; then
+  echo "test.sh: no test ran" >&2
+  status=1
+fi
 grep '^SKIP ' "$skips" | grep -Eo '\[[a-z_-]+\]' | sort | uniq -c | sed 's/^/test.sh:   /' >&2 || true
 stamp "done"
 exit "$status"

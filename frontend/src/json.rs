@@ -42,6 +42,18 @@ fn number<'de, V: Visitor<'de>>(n: &Number, visitor: V) -> Result<V::Value, Erro
     }
 }
 
+/// Deserializer methods that each hand their visitor to method `$to` (the numbers all read
+/// a JSON number, `str` reads a string).
+macro_rules! forward_to {
+    ($to:ident: $($method:ident)*) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+                self.$to(visitor)
+            }
+        )*
+    };
+}
+
 impl<'de> de::Deserializer<'de> for Tree {
     type Error = Error;
 
@@ -164,36 +176,9 @@ impl<'de> de::Deserializer<'de> for Tree {
         }
     }
 
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_u64(visitor)
-    }
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        self.deserialize_string(visitor)
-    }
+    forward_to! { deserialize_u64: deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
+    deserialize_u8 deserialize_u16 deserialize_u32 deserialize_f32 deserialize_f64 }
+    forward_to! { deserialize_string: deserialize_str }
 
     forward_to_deserialize_any! {
         i128 u128 char bytes byte_buf unit_struct tuple tuple_struct

@@ -211,26 +211,34 @@ fn time_based_runs_report_true_per_interval_samples() {
             250_000_000,
             "full intervals are 250 ms"
         );
-        // rate cap 2000 IOPS → 500 I/Os per 250 ms window, each window on its own:
-        // a cumulative count would pass 600 by the second window
+        // rate cap 2000 IOPS → 500 I/Os per 250 ms window, each window on its own: a
+        // cumulative count would be 1000 by the second window and 2000 by the fourth. A
+        // window after a stall may hold up to about twice the rate (the cap keeps the
+        // average, as fio's does, and catches up).
         assert!(
-            s.write.ios <= 600,
+            s.write.ios <= 1000,
             "window {} has {} I/Os",
             s.seq,
             s.write.ios
         );
     }
     // The host's disk may stall once (a CI machine showed a 130 ms gap: 332 I/Os in that
-    // window); that window then honestly reports fewer. All the others hold the rate.
-    let held = full
+    // window): that window and the one that catches up may be off the rate; all the
+    // others hold it, and the run as a whole does.
+    let off: Vec<u64> = full
         .iter()
-        .filter(|s| (400..=600).contains(&s.write.ios) && (s.write.iops - 2000.0).abs() < 400.0)
-        .count();
+        .filter(|s| !(400..=600).contains(&s.write.ios))
+        .map(|s| s.write.ios)
+        .collect();
     assert!(
-        held + 1 >= full.len(),
-        "windows at the rate: {held} of {}: {:?}",
-        full.len(),
+        off.len() <= 2,
+        "windows off the rate: {off:?} of {:?}",
         full.iter().map(|s| s.write.ios).collect::<Vec<_>>()
+    );
+    assert!(
+        (r.summary.write.iops - 2000.0).abs() < 300.0,
+        "the run's rate: {} IOPS",
+        r.summary.write.iops
     );
     let summed: u64 = r.samples.iter().map(|s| s.write.ios).sum();
     assert_eq!(
