@@ -88,7 +88,7 @@ run_tests() {
 # reason):
 # 1. everything but the browser tests and the quiet ones, at once with the bundle's build
 #    (the browser tests need the bundle; nothing else does);
-# 2. the browser tests, once the bundle is built, all at once;
+# 2. the browser tests, once the bundle is built;
 # 3. the quiet ones, one at a time on an otherwise idle machine: the tests that judge a
 #    FUSE-emulated drive against its own timing model (the emulator keeps time in user
 #    space, and a neighbour's CPU load (a browser, fio, a build) moved it off its model by
@@ -113,9 +113,10 @@ else
   grep '^build-frontend:' "$frontend_log" >&2 || true
 fi
 stamp "dashboard built"
-# All four at once: they wait on runs and pages far more than they compute (measured: 112
-# CPU-s in 113 s of wall time on two cores, against 143 s two at a time).
-run_tests "${skip_quiet[@]}" --test-threads=4 "${browser[@]}"
+# Two at a time (one per core). All four at once took 113 s instead of 143 s, but the
+# dashboard's buffered re-read behind a 300 MB/s link then read slower than the link in a
+# fresh-clone CI: the plausibility flag it checks for is about speed, and CPU load hides it.
+run_tests "${skip_quiet[@]}" "${browser[@]}"
 stamp "the browser tests ran"
 
 if ! wait "$doc"; then
