@@ -61,50 +61,59 @@ fi
 stamp "built (clippy clean)"
 
 # Doc links stay true (tests/tests/suite/docs.rs checks ARCHITECTURE.md's map and docs/api.md).
-# rustdoc runs in the background, at low priority, beside the bundle's build and the first
-# tests (most of its time is checking the dependencies, 130 CPU-s measured alone), and is
-# waited for before the timing-sensitive tests. RUSTFLAGS stay those of the build: with other
+# rustdoc runs in the background, at low priority, beside the bundle's build and the tests
+# (most of its time is checking the dependencies, 130 CPU-s measured alone). RUSTFLAGS stay those of the build: with other
 # flags every build script and proc macro (sqlite's C among them) would be compiled a second
 # time.
 doc_log=$(mktemp)
+status=0
 RUSTDOCFLAGS="-D warnings" RUSTC_WORKSPACE_WRAPPER= \
   nice -n 10 cargo doc --locked --workspace --no-deps --quiet >"$doc_log" 2>&1 &
 doc=$!
 
 skips=$(mktemp)
 export DISKSCOPE_SKIP_LOG="$skips"
-test_log=$(mktemp)
-status=0
+logs=$(mktemp -d)
 # Runs every test executable with the arguments given (libtest's filters and options), in
-# its package's folder, appending to the log; a failure sets the status and the rest go on.
-run_tests() {
-  local dir exe
-  echo "test.sh: running every test executable with: $*" >&2
+# its package's folder, into the group's log (shown when the group ends); a failure leaves a
+# mark beside the log and the rest go on. `$RUNNER` (if set) prefixes each executable.
+run_group() {
+  local name=$1 dir exe
+  shift
+  echo "test.sh: $name: every test executable with: $*" >&2
   while IFS=$'\t' read -r dir exe; do
-    (cd "$dir" && "$exe" --nocapture "$@") 2>&1 | tee -a "$test_log" || status=1
+    (cd "$dir" && ${RUNNER:-} "$exe" --nocapture "$@") >>"$logs/$name.log" 2>&1 ||
+      touch "$logs/$name.failed"
   done <"$executables"
+  stamp "$name ran"
 }
-# Three phases, each test in exactly one (--nocapture, so that every SKIP line shows with its
-# reason):
-# 1. everything but the browser tests and the quiet ones, at once with the bundle's build
-#    (the browser tests need the bundle; nothing else does);
-# 2. the browser tests, once the bundle is built;
-# 3. the quiet ones, one at a time on an otherwise idle machine: the tests that judge a
-#    FUSE-emulated drive against its own timing model (the emulator keeps time in user
-#    space, and a neighbour's CPU load (a browser, fio, a build) moved it off its model by
-#    20-40 ms of p99 and 10 % of cache size in fresh-clone runs on this 2-core machine, and
-#    a 300 MB/s link's drive to 276 MB/s beside a 200 MB/s one).
+# Three groups, each test in exactly one (--nocapture, so that every SKIP line shows with its
+# reason), started as soon as what they need is built:
+# - plain: everything but the browser tests and the emulated-drive timing ones, three at a
+#   time (they wait on I/O, timers and child processes more than they compute);
+# - timing: the tests that judge a FUSE-emulated drive against its own timing model. The
+#   emulator keeps time in user space: beside a build or a browser, a late wake-up moved it
+#   off its model (20-40 ms of p99, 10 % of cache size, a 300 MB/s link's drive read at
+#   276 MB/s in fresh-clone runs). Under round-robin real-time priority (chrt; root) the
+#   test, its agents and its emulators wake on time whatever else runs, so they run beside
+#   the rest; where chrt -r is refused they run last, alone, one at a time;
+# - browser: once the bundle is built, two at a time.
 browser=(dashboard:: figures:: views:: fleet::)
-quiet=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says)
-skip_quiet=()
-for m in "${quiet[@]}"; do skip_quiet+=(--skip "$m"); done
+timing=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says)
+skip_timing=()
+for m in "${timing[@]}"; do skip_timing+=(--skip "$m"); done
 skip_browser=()
 for m in "${browser[@]}"; do skip_browser+=(--skip "$m"); done
-# Three at a time: these wait on I/O, timers and child processes more than they compute
-# (measured alone: 121 CPU-s in 97 s of wall time on two cores at three, 147 s at two; 106 s
-# at three beside a busy loop on one core, all passing).
-run_tests "${skip_browser[@]}" "${skip_quiet[@]}" --test-threads=3
-stamp "the tests beside the build ran"
+run_group plain "${skip_browser[@]}" "${skip_timing[@]}" --test-threads=3 &
+plain=$!
+timing_now=0
+if chrt -r 10 true 2>/dev/null; then
+  timing_now=1
+  RUNNER="chrt -r 10" run_group timing --test-threads=1 "${timing[@]}" &
+  timing_pid=$!
+else
+  echo "test.sh: chrt -r is refused here: the emulated-drive timing tests run last, alone" >&2
+fi
 
 if ! wait "$frontend"; then
   cat "$frontend_log" >&2
@@ -113,11 +122,9 @@ else
   grep '^build-frontend:' "$frontend_log" >&2 || true
 fi
 stamp "dashboard built"
-# Two at a time (one per core). All four at once took 113 s instead of 143 s, but the
-# dashboard's buffered re-read behind a 300 MB/s link then read slower than the link in a
-# fresh-clone CI: the plausibility flag it checks for is about speed, and CPU load hides it.
-run_tests "${skip_quiet[@]}" "${browser[@]}"
-stamp "the browser tests ran"
+run_group browser "${skip_timing[@]}" "${browser[@]}"
+wait "$plain" || true
+if [ "$timing_now" = 1 ]; then wait "$timing_pid" || true; fi
 
 if ! wait "$doc"; then
   cat "$doc_log" >&2
@@ -125,8 +132,15 @@ if ! wait "$doc"; then
   status=1
 fi
 stamp "rustdoc clean"
-run_tests --test-threads=1 "${quiet[@]}"
+if [ "$timing_now" = 0 ]; then run_group timing --test-threads=1 "${timing[@]}"; fi
 
+for name in plain timing browser; do
+  echo "===== test.sh: the $name tests' output =====" >&2
+  cat "$logs/$name.log" 2>/dev/null || true
+  if [ -e "$logs/$name.failed" ]; then status=1; fi
+done
+test_log="$logs/all.log"
+cat "$logs"/plain.log "$logs"/timing.log "$logs"/browser.log >"$test_log" 2>/dev/null || true
 passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$test_log" | awk '{s += $4} END {print s + 0}')
 failed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$test_log" | awk '{s += $6} END {print s + 0}')
 skipped=$(grep '^SKIP ' "$skips" | cut -d' ' -f2 | sort -u | wc -l)

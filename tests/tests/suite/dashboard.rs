@@ -11,10 +11,10 @@ use std::path::Path;
 const FAULTY_DRIVE: &str = r#"{"capacity": 33554432, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
     "faults": {"bit_flips": [409677], "lost_writes": [819200], "dropped_writes": [1228800],
                "misplaced_writes": [[2031616, 1638400]]}}"#;
-/// Claims 64 MiB, holds 24 MiB: addresses wrap (the fakecap view); behind a 300 MB/s link
+/// Claims 64 MiB, holds 24 MiB: addresses wrap (the fakecap view); behind a 100 MB/s link
 /// (reads through the page cache are then flagged faster than the link).
 const COUNTERFEIT_DRIVE: &str = r#"{"capacity": 67108864, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
-    "link_mbps": 300, "faults": {"wrap_bytes": 25165824}}"#;
+    "link_mbps": 100, "faults": {"wrap_bytes": 25165824}}"#;
 /// 64 MiB with an EIO MiB at 8 MiB and a slow half MiB (+300 ms per I/O) at 32 MiB (the
 /// error scan's map).
 const DAMAGED_DRIVE: &str = r#"{"capacity": 67108864, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
