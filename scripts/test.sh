@@ -97,7 +97,8 @@ run_group() {
 #   276 MB/s in fresh-clone runs). Under round-robin real-time priority (chrt; root) the
 #   test, its agents and its emulators wake on time whatever else runs, so they run beside
 #   the rest; where chrt -r is refused they run last, alone, one at a time;
-# - browser: once the bundle is built, two at a time.
+# - browser: once the bundle is built, three at a time (five tests: the two dashboard parts,
+#   figures, views, the fleet; each waits on runs more than it draws).
 browser=(dashboard:: figures:: views:: fleet::)
 timing=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says)
 skip_timing=()
@@ -122,7 +123,7 @@ else
   grep '^build-frontend:' "$frontend_log" >&2 || true
 fi
 stamp "dashboard built"
-run_group browser "${skip_timing[@]}" "${browser[@]}"
+run_group browser "${skip_timing[@]}" "${browser[@]}" --test-threads=3
 wait "$plain" || true
 if [ "$timing_now" = 1 ]; then wait "$timing_pid" || true; fi
 

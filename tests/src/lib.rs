@@ -219,6 +219,33 @@ pub fn disk_tempdir() -> tempfile::TempDir {
         .expect("tempdir")
 }
 
+/// Scratch directory in RAM (tmpfs, which takes O_DIRECT since Linux 6.6) for the tests whose
+/// subject is what a screen shows of the stored results, not the disk: another test's writes
+/// stall this machine's disk for 100-400 ms, which would leave their 300 ms runs with
+/// nothing measured. Where tmpfs refuses O_DIRECT, [`disk_tempdir`].
+pub fn ram_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(dir) = tempfile::Builder::new()
+        .prefix("diskscope-test-")
+        .tempdir_in("/dev/shm")
+    else {
+        return disk_tempdir();
+    };
+    let direct = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dir.path().join("probe"));
+    let _ = std::fs::remove_file(dir.path().join("probe"));
+    match direct {
+        Ok(_) => dir,
+        Err(e) => {
+            eprintln!("tmpfs refuses O_DIRECT here ({e}): the screen tests' runs go to disk");
+            disk_tempdir()
+        }
+    }
+}
+
 /// Share of `deflate`-compressed size to raw size (≈1 for random data, ≈0 for zeros).
 pub fn compress_ratio(data: &[u8]) -> f64 {
     use flate2::write::DeflateEncoder;

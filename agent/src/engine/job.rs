@@ -230,10 +230,17 @@ fn drive<B: IoBackend>(
         result: Ok(setup),
     });
     match shared.gate.wait() {
-        Some(epoch) if !shared.stop_requested() => match plan.replay() {
-            Some(rp) => ReplayLoop::new(b, rp, jp, job, shared, tx, epoch).run(),
-            None => JobLoop::new(b, jp, job, shared, tx, epoch).run(),
-        },
+        // The job's clock starts when its thread resumes, not when the gate opened: a thread
+        // the scheduler wakes late (a busy machine) would otherwise lose that time from its
+        // run time and count it as measured time with no I/O (a 300 ms run woken 400 ms late
+        // measured nothing). fio, too, starts each job's clock when the job starts.
+        Some(_) if !shared.stop_requested() => {
+            let epoch = Instant::now();
+            match plan.replay() {
+                Some(rp) => ReplayLoop::new(b, rp, jp, job, shared, tx, epoch).run(),
+                None => JobLoop::new(b, jp, job, shared, tx, epoch).run(),
+            }
+        }
         // Sent home before any I/O.
         _ => send_done(tx, job, 0, None, None),
     }
@@ -898,5 +905,58 @@ pub(super) fn completion_error(dir: Dir, offset: u64, res: i32, bs: u64) -> RunE
             offset: Some(offset),
             errno: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::spec::{Backend, WorkloadSpec};
+    use std::sync::mpsc;
+
+    /// A job the scheduler resumes long after the gate opened (here: a gate opened 1 s in the
+    /// past) still runs its whole run time and counts only that: before, a 300 ms run woken
+    /// 400 ms late on a busy machine measured nothing.
+    #[test]
+    fn a_job_woken_late_runs_its_whole_run_time() {
+        let spec = WorkloadSpec {
+            backend: Backend::Null,
+            runtime_ms: Some(200),
+            interval_ms: 100,
+            ..WorkloadSpec::default()
+        };
+        let target = crate::workload::plan::null_target(&spec, std::path::Path::new("late"));
+        let plan = Plan::new(&spec, target).expect("plan");
+        let shared = RunShared {
+            gate: StartGate::default(),
+            cancel: Default::default(),
+            abort: AtomicBool::new(false),
+            ramp_ns: 0,
+            interval_ns: 100_000_000,
+            runtime_ns: Some(200_000_000),
+        };
+        let (tx, rx) = mpsc::channel();
+        shared
+            .gate
+            .open(Some(Instant::now() - Duration::from_secs(1)));
+        job_thread(&plan, 0, &shared, &tx);
+        drop(tx);
+        let (mut ios, mut end) = (0, None);
+        for msg in rx {
+            match msg {
+                JobMsg::Interval { stats, .. } => ios += stats.read.ios + stats.write.ios,
+                JobMsg::Done { end_ns, error, .. } => {
+                    assert!(error.is_none(), "{error:?}");
+                    end = Some(end_ns);
+                }
+                _ => {}
+            }
+        }
+        let end = end.expect("the job said it was done");
+        assert!(ios > 0, "nothing measured");
+        assert!(
+            (200_000_000..500_000_000).contains(&end),
+            "measured time {end} ns for a 200 ms run"
+        );
     }
 }

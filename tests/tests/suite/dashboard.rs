@@ -1,8 +1,10 @@
-//! The dashboard in headless Chromium against a real `diskscope serve`: operator login,
-//! starting the quick preset on the scratch target, the live chart growing, the kiosk with
-//! the viewer token, no controls for viewers, stopping, and a wrong token's message. The
-//! browser steps are in `tests/e2e/dashboard.mjs` (playwright-core with Debian's Chromium);
-//! a failure leaves a screenshot in the printed folder.
+//! The dashboard in headless Chromium against a real `diskscope serve`, in two tests that run
+//! side by side, each with its own agent: `live` (operator login, the quick preset on the
+//! scratch target, the live chart growing, the kiosk with the viewer token, no controls for
+//! viewers, stopping, history, compare, zoom, a wrong token's message) and `presets` (the
+//! preset picker, verification, fio job files, the emulated drives' views, repeats,
+//! application traces). The browser steps are in `tests/e2e/dashboard.mjs` (playwright-core
+//! with Debian's Chromium); a failure leaves a screenshot in the printed folder.
 
 use std::path::Path;
 
@@ -29,10 +31,39 @@ fn dashboard_end_to_end_in_headless_chromium() {
         Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
-    let data = disk_tempdir();
+    let (shots, _) = dashboard_part(&browser, "live", &[]);
+    assert!(shots.join("live.png").exists() && shots.join("kiosk.png").exists());
+}
+
+#[test]
+fn dashboard_presets_and_emulated_drives_in_headless_chromium() {
+    let browser = match tests::browser::Browser::probe() {
+        Ok(b) => b,
+        Err(why) => skip!(Missing::Browser, "{why}"),
+    };
+    require_io_uring!();
     // Emulated drives that fail on purpose (root and FUSE): one fault of each kind for the
     // verification view, a counterfeit for the fakecap view, a damaged one for the error map.
-    let drives: Vec<Emulator> = [FAULTY_DRIVE, COUNTERFEIT_DRIVE, DAMAGED_DRIVE]
+    let (shots, drives) = dashboard_part(
+        &browser,
+        "presets",
+        &[FAULTY_DRIVE, COUNTERFEIT_DRIVE, DAMAGED_DRIVE],
+    );
+    assert!(shots.join("cdm.png").exists());
+    if drives == 3 {
+        assert!(shots.join("fakecap.png").exists() && shots.join("error-scan.png").exists());
+    }
+}
+
+/// Runs `part` of dashboard.mjs in `browser` against its own agent with the emulated `drives` mounted
+/// (those this machine can mount); returns the screenshot folder and how many mounted.
+fn dashboard_part(
+    browser: &tests::browser::Browser,
+    part: &str,
+    drives: &[&str],
+) -> (std::path::PathBuf, usize) {
+    let data = ram_tempdir();
+    let drives: Vec<Emulator> = drives
         .iter()
         .map_while(|m| {
             Emulator::start_or_skip(m, "dashboard verify-fail, fakecap and error-scan views")
@@ -40,19 +71,20 @@ fn dashboard_end_to_end_in_headless_chromium() {
         .collect();
     let allow: Vec<&Path> = drives.iter().map(|e| e.dir()).collect();
     let server = Server::start(data.path(), &allow);
-    let shots = tests::browser::Browser::shots("diskscope-e2e-");
+    let shots = tests::browser::Browser::shots(&format!("diskscope-e2e-{part}-"));
     let mut args = vec![
         format!("http://{}", server.addr),
         OP.to_string(),
         VIEW.to_string(),
         shots.display().to_string(),
+        part.to_string(),
     ];
     args.extend(drives.iter().map(|e| e.disk().display().to_string()));
     let (passed, text) = browser.run("dashboard.mjs", &args, &[]);
     assert!(
         passed,
-        "browser test failed (screenshots in {}): {text}",
+        "browser test ({part}) failed (screenshots in {}): {text}",
         shots.display()
     );
-    assert!(shots.join("live.png").exists() && shots.join("kiosk.png").exists());
+    (shots, drives.len())
 }

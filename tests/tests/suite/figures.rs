@@ -15,9 +15,9 @@ fn every_figure_shown_is_the_stored_result() {
         Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
-    let data = disk_tempdir();
+    let data = ram_tempdir();
     // The presets that take a size run at once, each on its own file here.
-    let work = disk_tempdir();
+    let work = ram_tempdir();
     let server = Server::start(data.path(), &[work.path()]);
     let shots = tests::browser::Browser::shots("diskscope-figures-");
     let (passed, text) = browser.run_on_with("figures.mjs", &server, &shots, &[work.path()]);

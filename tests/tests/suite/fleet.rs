@@ -16,7 +16,7 @@ fn three_agents_in_the_fleet_view_and_the_kiosk_wall() {
         Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
-    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| disk_tempdir()).collect();
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| ram_tempdir()).collect();
     let hub = Server::start(dirs[0].path(), &[]);
     let hub_url = format!("http://{}", hub.addr);
     let b = Server::start_args(dirs[1].path(), &[], &["--cors-origin", &hub_url]);

@@ -14,9 +14,9 @@ fn every_view_and_preset_result_on_a_wall_screen_and_a_phone() {
         Err(why) => skip!(Missing::Browser, "{why}"),
     };
     require_io_uring!();
-    let data = disk_tempdir();
+    let data = ram_tempdir();
     // The presets run at once, each on its own file here.
-    let work = disk_tempdir();
+    let work = ram_tempdir();
     let server = Server::start(data.path(), &[work.path()]);
     let shots = tests::browser::Browser::shots("diskscope-views-");
     let (passed, text) = browser.run_on_with("views.mjs", &server, &shots, &[work.path()]);
