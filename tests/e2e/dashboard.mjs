@@ -241,7 +241,10 @@ try {
     await page.click('#zoom-apply');
     check((await page.locator('#zoom .field-error').textContent(T)).includes("to = 'soon'"), 'the bad zoom value is not named');
     await page.click('#zoom-reset');
-    await page.waitForFunction(() => !document.querySelector('#zoom-status').textContent.startsWith('samples'), null, T);
+    // The whole run's samples have arrived (not only asked for): the status line settles,
+    // and with it the charts' place on the page.
+    const settled = () => !/^(samples|loading)/.test(document.querySelector('#zoom-status').textContent);
+    await page.waitForFunction(settled, null, T);
     at('dragging across the throughput chart zooms into that range');
     {
       // The reset redraws the charts and clears the zoom error above them: take the canvas's
@@ -266,7 +269,7 @@ try {
       check(from > 0 && to > from, `the dragged range is ${from}..${to} s`);
       await page.screenshot({ path: `${shots}/results-dragged.png`, fullPage: true });
       await page.click('#zoom-reset');
-      await page.waitForFunction(() => !document.querySelector('#zoom-status').textContent.startsWith('samples'), null, T);
+      await page.waitForFunction(settled, null, T);
     }
     await page.click('#results .delete');
     await page.locator('#results .delete', { hasText: 'Really delete' }).waitFor(T);

@@ -362,25 +362,22 @@ impl Client {
 
     /// After the client fell behind the fan-out: what it missed, from the database — the
     /// samples, and the run's end when it ended meanwhile (its lifecycle event may have been
-    /// among the dropped ones).
+    /// among the dropped ones). The end is read before the samples: a run's samples are all
+    /// stored before its end is, so the end is sent only after every sample (the catch-up's
+    /// sends block on a slow client for seconds, long enough for the run to end behind it).
     async fn resync(&mut self) -> WsResult {
         let Some((run_id, after_seq)) = self.followed() else {
             return Ok(());
         };
         self.send(&ServerMsg::Resync { run_id, after_seq }).await?;
+        let mut ended = self.end_of(run_id).await?;
         self.catch_up().await?;
-        let store = self.st.manager.store().clone();
-        let run = blocking(move || Ok(store.get_run(run_id)?))
-            .await
-            .map_err(|e| e.message)?;
-        let ended = run.and_then(|r| end_event(r.status).map(|event| (event, r.error)));
-        // A run the database could not record the end of is still ended.
-        let ended = ended.or_else(|| {
-            self.st
-                .manager
-                .unrecorded_end(run_id)
-                .and_then(|(status, e)| end_event(status).map(|event| (event, Some(e))))
-        });
+        if ended.is_none() {
+            ended = self.end_of(run_id).await?;
+            if ended.is_some() {
+                self.catch_up().await?;
+            }
+        }
         if let Some((event, error)) = ended {
             self.send(&ServerMsg::Run {
                 run_id,
@@ -390,6 +387,25 @@ impl Client {
             .await?;
         }
         Ok(())
+    }
+
+    /// How the run ended, `None` while it runs.
+    async fn end_of(
+        &self,
+        run_id: RunId,
+    ) -> Result<Option<(RunEvent, Option<shared::RunError>)>, String> {
+        let store = self.st.manager.store().clone();
+        let run = blocking(move || Ok(store.get_run(run_id)?))
+            .await
+            .map_err(|e| e.message)?;
+        let ended = run.and_then(|r| end_event(r.status).map(|event| (event, r.error)));
+        // A run the database could not record the end of is still ended.
+        Ok(ended.or_else(|| {
+            self.st
+                .manager
+                .unrecorded_end(run_id)
+                .and_then(|(status, e)| end_event(status).map(|event| (event, Some(e))))
+        }))
     }
 
     async fn on_event(&mut self, ev: Event) -> WsResult {

@@ -33,9 +33,13 @@ pub fn RunResults(id: i64) -> impl IntoView {
     // Each load is numbered; only the newest one's answer is drawn (a slow whole-run
     // envelope arriving after a zoom must not replace it).
     let generation = StoredValue::new(0u64);
+    // A load is on its way: the samples shown are the previous range's, so the status must
+    // not count them as this range's.
+    let loading = RwSignal::new(false);
     let load = move |range: Option<(u64, u64)>| {
         let t = c.token.get_value();
         zoom.set(range);
+        loading.set(true);
         generation.update_value(|g| *g += 1);
         let mine = generation.get_value();
         leptos::task::spawn_local(async move {
@@ -49,6 +53,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
             if let Some(s) = c.report(got) {
                 samples.set(s);
             }
+            loading.set(false);
         });
     };
     let (from_s, to_s) = (RwSignal::new(String::new()), RwSignal::new(String::new()));
@@ -67,24 +72,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
             Err(e) => zoom_error.set(Some(e)),
         }
     };
-    // What the charts show: loading, a zoomed range, or the envelope of a long run.
-    let zoom_status = Signal::derive(move || {
-        let n = samples.with(Vec::len);
-        let total = info.with(|i| {
-            i.as_ref()
-                .and_then(|r| r.as_ref().ok())
-                .and_then(|r| r.summary.as_ref())
-                .map_or(0, |s| s.samples)
-        });
-        match zoom.get() {
-            _ if n == 0 && total > 0 => "loading samples…".to_string(),
-            Some((a, b)) => format!("samples {a}–{b}: {n} points"),
-            None if total as usize > n => {
-                format!("{n} points for {total} samples (slowest and fastest of each stretch)")
-            }
-            None => String::new(),
-        }
-    });
+    let zoom_status = zoom_status(samples, info, zoom, loading);
     load(None);
     // A range dragged on a time chart: the same as typing it.
     let on_range = Callback::new(move |(a, b): (f64, f64)| {
@@ -334,6 +322,32 @@ fn CdmGrid(rows: Vec<crate::grid::GridRow>) -> impl IntoView {
             }).collect_view()}</tbody>
         </table>
     }
+}
+
+/// What the charts show: loading, a zoomed range, or the envelope of a long run.
+fn zoom_status(
+    samples: RwSignal<Vec<Sample>>,
+    info: LocalResource<Result<RunInfo, String>>,
+    zoom: RwSignal<Option<(u64, u64)>>,
+    loading: RwSignal<bool>,
+) -> Signal<String> {
+    Signal::derive(move || {
+        let n = samples.with(Vec::len);
+        let total = info.with(|i| {
+            i.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .and_then(|r| r.summary.as_ref())
+                .map_or(0, |s| s.samples)
+        });
+        match zoom.get() {
+            _ if loading.get() || (n == 0 && total > 0) => "loading samples…".to_string(),
+            Some((a, b)) => format!("samples {a}–{b}: {n} points"),
+            None if total as usize > n => {
+                format!("{n} points for {total} samples (slowest and fastest of each stretch)")
+            }
+            None => String::new(),
+        }
+    })
 }
 
 /// The charts' range typed as seconds (or dragged on a chart), back to the whole run, and
