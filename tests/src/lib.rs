@@ -188,11 +188,55 @@ pub fn io_uring_available() -> bool {
 }
 
 /// fio's JSON document of the run `fio` describes (a `Command::new("fio")` with its job and
-/// any directory or environment): `--output-format=json` is added, the run must succeed.
+/// any directory or environment): `--output-format=json` is added, the run must succeed
+/// within two minutes.
 pub fn fio_json(fio: &mut Command) -> serde_json::Value {
-    let out = fio.arg("--output-format=json").output().expect("run fio");
-    assert!(out.status.success(), "fio: {}", stderr(&out));
-    serde_json::from_slice(&out.stdout).expect("fio's JSON")
+    let limit = std::time::Duration::from_secs(120);
+    fio_json_within(fio, limit)
+        .unwrap_or_else(|| panic!("fio ran past {limit:?} and was killed: {fio:?}"))
+}
+
+/// As `fio_json`, `None` when fio has not ended within `limit` (it and its job processes are
+/// killed then). fio 3.33 can hang: a `thinktime` job under load slept on, 2 s at a time,
+/// minutes past its 1 s runtime.
+pub fn fio_json_within(fio: &mut Command, limit: std::time::Duration) -> Option<serde_json::Value> {
+    use std::io::{Read, Seek};
+    use std::os::unix::process::CommandExt;
+    let (mut out, mut err) = (
+        tempfile::tempfile().expect("fio's stdout file"),
+        tempfile::tempfile().expect("fio's stderr file"),
+    );
+    let mut child = fio
+        .arg("--output-format=json")
+        .stdout(out.try_clone().expect("dup"))
+        .stderr(err.try_clone().expect("dup"))
+        .process_group(0)
+        .spawn()
+        .expect("run fio");
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for fio") {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            // fio forks a process per job: the whole group goes.
+            let pgid = i32::try_from(child.id()).expect("pid");
+            // SAFETY: kill(2) on the process group fio leads; no memory is touched.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), String::new());
+    out.rewind()
+        .and_then(|_| out.read_to_end(&mut stdout))
+        .expect("fio's stdout");
+    err.rewind()
+        .and_then(|_| err.read_to_string(&mut stderr))
+        .expect("fio's stderr");
+    assert!(status.success(), "fio: {stderr}");
+    Some(serde_json::from_slice(&stdout).expect("fio's JSON"))
 }
 
 /// A 64 MiB file `name` in `dir` laid out with data by a sequential write (a read test needs
