@@ -219,9 +219,9 @@ pub async fn fetch_blob(token: &str, path: &str) -> Result<web_sys::Blob, String
         return Err(body_of(r).await.unwrap_or_else(|e| e));
     }
     let raw: web_sys::Response = r.into();
-    let promise = raw.blob().map_err(|e| format!("{e:?}"))?;
+    let promise = raw.blob().map_err(crate::js_error)?;
     let blob = wasm_bindgen_futures::JsFuture::from(promise)
         .await
-        .map_err(|e| format!("{e:?}"))?;
+        .map_err(crate::js_error)?;
     Ok(blob.unchecked_into())
 }

@@ -28,6 +28,20 @@ pub mod views;
 
 pub use app::App;
 
+/// A JavaScript exception as text: a thrown string, an `Error`'s message, or the value as
+/// JSON. (The bundle is built without `Debug` formatting, `-Zfmt-debug=none`: `{:?}` of a
+/// `JsValue` would print nothing.)
+pub fn js_error(e: wasm_bindgen::JsValue) -> String {
+    e.as_string()
+        .or_else(|| {
+            js_sys::Reflect::get(&e, &"message".into())
+                .ok()?
+                .as_string()
+        })
+        .or_else(|| js_sys::JSON::stringify(&e).ok()?.as_string())
+        .unwrap_or_else(|| "a JavaScript error with no message".into())
+}
+
 /// The workload form's validation, as the browser runs it: the agent's own validator.
 pub fn validate_spec(spec: &shared::WorkloadSpec) -> Vec<String> {
     match spec.validate() {

@@ -134,7 +134,7 @@ pub fn is_kiosk() -> bool {
 /// Offers `text` to the user as a file download named `name`.
 pub fn save_file(name: &str, mime: &str, text: &str) -> Result<(), String> {
     use wasm_bindgen::JsCast;
-    let err = |e: wasm_bindgen::JsValue| format!("{e:?}");
+    let err = crate::js_error;
     let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
     let opts = web_sys::BlobPropertyBag::new();
     opts.set_type(mime);
@@ -153,7 +153,7 @@ pub fn save_file(name: &str, mime: &str, text: &str) -> Result<(), String> {
 
 /// Offers a `Blob` (a streamed export) as a file download named `name`.
 pub fn save_blob(name: &str, blob: &web_sys::Blob) -> Result<(), String> {
-    let url = web_sys::Url::create_object_url_with_blob(blob).map_err(|e| format!("{e:?}"))?;
+    let url = web_sys::Url::create_object_url_with_blob(blob).map_err(crate::js_error)?;
     let saved = save_url(name, &url);
     let _ = web_sys::Url::revoke_object_url(&url);
     saved
@@ -167,7 +167,7 @@ pub fn save_url(name: &str, url: &str) -> Result<(), String> {
         .ok_or("no document")?;
     let a: web_sys::HtmlAnchorElement = doc
         .create_element("a")
-        .map_err(|e| format!("{e:?}"))?
+        .map_err(crate::js_error)?
         .unchecked_into();
     a.set_href(url);
     a.set_download(name);

@@ -82,7 +82,7 @@ pub async fn copy_or_save(id: i64, rows: &[GridRow]) -> String {
             let name = format!("diskscope-cdm-{id}.png");
             let saved = canvas
                 .to_data_url_with_type("image/png")
-                .map_err(|e| format!("{e:?}"))
+                .map_err(crate::js_error)
                 .and_then(|png| crate::session::save_url(&name, &png));
             match saved {
                 Ok(()) => format!("saved as {name} (the clipboard is not available: {why})"),
@@ -100,7 +100,7 @@ async fn picture(id: i64, rows: &[GridRow]) -> Result<web_sys::HtmlCanvasElement
         .ok_or("no document")?;
     let canvas: web_sys::HtmlCanvasElement = doc
         .create_element("canvas")
-        .map_err(|e| format!("{e:?}"))?
+        .map_err(crate::js_error)?
         .unchecked_into();
     let (w, h) = size(rows.len());
     canvas.set_width(w);
@@ -118,12 +118,8 @@ async fn picture(id: i64, rows: &[GridRow]) -> Result<web_sys::HtmlCanvasElement
 /// `navigator.clipboard.write([new ClipboardItem({"image/png": blob})])`.
 async fn to_clipboard(canvas: &web_sys::HtmlCanvasElement) -> Result<(), String> {
     use js_sys::{Array, Function, Object, Reflect};
-    use wasm_bindgen::{JsCast, JsValue};
-    let err = |e: JsValue| {
-        e.as_string()
-            .or_else(|| Reflect::get(&e, &"message".into()).ok()?.as_string())
-            .unwrap_or_else(|| format!("{e:?}"))
-    };
+    use wasm_bindgen::JsCast;
+    let err = crate::js_error;
     let canvas = canvas.clone();
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
         let _ = canvas.to_blob(&resolve);

@@ -684,11 +684,15 @@ impl WorkloadSpec {
             ("ramp_ms", self.ramp_ms.to_string(), self.ramp_ms != 0),
             ("verify", "true".into(), self.verify),
             ("scan", "true".into(), self.scan),
-            ("rate", format!("{:?}", self.rate), self.rate.is_some()),
+            (
+                "rate",
+                self.rate.map(|r| r.to_string()).unwrap_or_default(),
+                self.rate.is_some(),
+            ),
             ("cover_once", "true".into(), self.cover_once),
             (
                 "io_size",
-                format!("{:?}", self.io_size),
+                self.io_size.map(|b| b.to_string()).unwrap_or_default(),
                 self.io_size.is_some(),
             ),
             ("loops", self.loops.to_string(), self.loops != 1),

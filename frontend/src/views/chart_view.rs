@@ -154,7 +154,7 @@ fn SaveButtons(id: String, canvas: NodeRef<Canvas>, data: Signal<ChartData>) -> 
         };
         let r = el
             .to_data_url_with_type("image/png")
-            .map_err(|e| format!("{e:?}"))
+            .map_err(crate::js_error)
             .and_then(|url| crate::session::save_url(&file("png"), &url));
         super::ctx().report(r);
     };

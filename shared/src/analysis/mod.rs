@@ -179,6 +179,18 @@ pub enum Slowdown {
     None,
 }
 
+/// The classification's name as the JSON spells it.
+impl std::fmt::Display for Slowdown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Slowdown::Thermal => "thermal",
+            Slowdown::Cache => "cache",
+            Slowdown::Gc => "gc",
+            Slowdown::None => "none",
+        })
+    }
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Thermal {
@@ -422,9 +434,7 @@ impl Analysis {
         }
         if let Some(t) = &a.thermal {
             if t.classification != Slowdown::None {
-                lines.push(
-                    format!("slowdown: {:?} ({})", t.classification, t.reason).to_lowercase(),
-                );
+                lines.push(format!("slowdown: {} ({})", t.classification, t.reason).to_lowercase());
             }
             if let (Some(lo), Some(hi)) = (t.min_c, t.max_c) {
                 lines.push(format!("temperature: {lo:.0}–{hi:.0} °C"));
