@@ -111,10 +111,13 @@ impl Ctx<'_> {
         }
     }
 
-    /// One timed workload named by its description (the single tests).
+    /// One timed workload named by its test (the single tests): the description without its
+    /// default duration ("SEQ1M Q8T1 read, 10 s" -> "SEQ1M Q8T1 read"), which `--runtime`
+    /// changes; the step's spec holds the time it ran.
     fn single(&self, rw: RwMode, bs: u64, qd: u32) -> Result<Vec<Step>, PresetError> {
+        let test = self.def.description.split(", ").next().unwrap_or_default();
         Ok(vec![step(
-            self.def.description,
+            test,
             timed(spec(rw, bs, qd), self.runtime_or(10_000)),
         )])
     }
@@ -713,6 +716,23 @@ mod tests {
             assert_eq!(DEFS.iter().filter(|d| d.kind == *k).count(), 1, "{k}");
         }
         assert_eq!(DEFS.len(), PresetKind::ALL.len());
+    }
+
+    #[test]
+    fn a_single_test_is_named_by_its_test_whatever_its_runtime() {
+        let o = PresetOptions {
+            runtime_ms: Some(300),
+            ..Default::default()
+        };
+        let b = build("seq1m-q8-write", &o, GIB, 512).expect("single");
+        assert_eq!(b.steps.len(), 1);
+        assert_eq!(b.steps[0].name, "SEQ1M Q8T1 write");
+        assert_eq!(b.steps[0].spec.runtime_ms, Some(300));
+        let b = build("rnd4k-q1-read", &PresetOptions::default(), GIB, 512).expect("single");
+        assert_eq!(
+            (b.steps[0].name.as_str(), b.steps[0].spec.runtime_ms),
+            ("RND4K Q1T1 read", Some(10_000))
+        );
     }
 
     #[test]
