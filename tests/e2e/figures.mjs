@@ -133,12 +133,15 @@ const PRESETS = [
   ['app-build', { size: '64M', count: 1 }],
   ['app-database', { size: '64M', count: 1 }],
   ['app-files', { size: '64M', count: 1 }],
-  ['seq1m-q8-read', { runtime_ms: '300ms' }],
-  ['seq1m-q8-write', { runtime_ms: '300ms' }],
-  ['rnd4k-q32-read', { runtime_ms: '300ms' }],
-  ['rnd4k-q32-write', { runtime_ms: '300ms' }],
-  ['rnd4k-q1-read', { runtime_ms: '300ms' }],
-  ['rnd4k-q1-write', { runtime_ms: '300ms' }],
+  ['seq1m-q8-read', { runtime_ms: '1s' }],
+  ['seq1m-q8-write', { runtime_ms: '1s' }],
+  ['rnd4k-q32-read', { runtime_ms: '1s' }],
+  ['rnd4k-q32-write', { runtime_ms: '1s' }],
+  ['rnd4k-q1-read', { runtime_ms: '1s' }],
+  ['rnd4k-q1-write', { runtime_ms: '1s' }],
+  // The single tests run 1 s each: at 300 ms, two fresh-clone CIs saw seq1m-q8-write stored
+  // with nothing measured beside the sized presets and three browsers (not reproduced from
+  // the CLI beside four CPU hogs; an open question, see the stop's note).
   // Newest last: the history's first page (25 rows) holds these and the two workloads.
   ['cdm', { count: 2, runtime_ms: '400ms', idle_ms: '200ms', size: '64M' }],
   ['full-span', { interval_ms: '100ms', size: '256M' }],
@@ -261,7 +264,9 @@ try {
       if (await row.count() === 0) continue; // on the history's second page
       listed++;
       const line = (await row.textContent(T)).trim();
-      check(line.length > 0 && !line.startsWith('nothing measured'), `${tag}: ${k}'s history row reads "${line}"`);
+      // What the agent stored, in the message: the engine's side of a run that measured nothing.
+      const stored = () => JSON.stringify({ status: runs[k].status, summary: runs[k].summary, steps: (runs[k].steps || []).map((s) => [s.name, s.spec.runtime_ms, s.summary]) }).slice(0, 1500);
+      check(line.length > 0 && !line.startsWith('nothing measured'), `${tag}: ${k}'s history row reads "${line}"; stored: ${stored()}`);
       if (vw === 1920) console.log(`history ${k}: ${line}`);
     }
     check(listed >= PRESETS.length - 3, `${tag}: only ${listed} preset runs in the history`);
