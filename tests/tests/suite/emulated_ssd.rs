@@ -360,3 +360,37 @@ fn serve_demo_offers_the_emulated_ssd_and_the_quick_preset_finds_its_cache() {
     );
     agent::emulate::detach(&dir);
 }
+
+/// An I/O still in flight when the run time ends completes into the run (fio counts it
+/// too): on a drive that takes 500 ms for every read, a 200 ms run at QD1 reports the one
+/// read it issued, not "nothing measured".
+#[test]
+fn an_io_in_flight_at_the_deadline_is_counted() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    let model = format!(
+        r#"{{"capacity": {cap}, "cache_bytes": 0, "native_mbps": 2000, "read_mbps": 3000,
+            "faults": {{"keep_data": true, "slow_regions": [[0, {cap}, 500]]}}}}"#,
+        cap = 16u64 << 20
+    );
+    let Some(emu) = emulator(&model) else { return };
+    let disk = emu.disk();
+    let disk = disk.to_str().expect("utf8");
+    let (out, r) = run_with_report(&[
+        "--target",
+        disk,
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--iodepth",
+        "1",
+        "--runtime",
+        "200ms",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(r.status, shared::RunStatus::Completed, "{:?}", r.error);
+    assert_eq!(r.summary.read.ios, 1, "{:?}", r.summary.read);
+    let sampled: u64 = r.samples.iter().map(|s| s.read.ios).sum();
+    assert_eq!(sampled, 1, "the samples hold the drained read too");
+}
