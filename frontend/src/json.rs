@@ -1,20 +1,112 @@
-//! JSON into the wire types through one path: the text is parsed once into a
-//! `serde_json::Value` and the type is read from that tree by `Tree`, a deserializer that
-//! offers each visitor only the shape JSON gives it. Reading each type straight from the
-//! text would instantiate serde_json's whole text parser inside every struct's visitor, and
-//! serde_json's own `Value` deserializer also reads a struct from an array and a field name
-//! from a number or bytes, so every struct carried a second, never-used decoder: this
-//! deserializer asks a struct only for `visit_map` and a field name only for `visit_str`, and
-//! the linker drops the rest.
+//! JSON into the wire types through one path: the text is parsed once into a `Value` tree
+//! and the type is read from that tree by `Tree`, a deserializer that offers each visitor
+//! only the shape JSON gives it. Reading each type straight from the text would instantiate
+//! serde_json's whole text parser inside every struct's visitor, and serde_json's own
+//! `Value` deserializer also reads a struct from an array and a field name from a number or
+//! bytes, so every struct carried a second, never-used decoder: this deserializer asks a
+//! struct only for `visit_seq` (see `members`) and a field name only for `visit_str`, and
+//! the linker drops the rest. The tree is this module's own `Value`, serde_json's with an
+//! object as a list of members: a struct's reader takes its members out by name, which from
+//! serde_json's B-tree map would link the tree's rebalancing.
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde::forward_to_deserialize_any;
-use serde_json::{Error, Map, Number, Value};
+use serde_json::Error;
 
 /// `text` as a `T`, or serde_json's message.
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, String> {
     let tree: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     T::deserialize(Tree(tree)).map_err(|e| e.to_string())
+}
+
+/// A parsed JSON value.
+enum Value {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(String),
+    Array(Vec<Value>),
+    Object(Map),
+}
+
+/// An object's members in the text's order.
+type Map = Vec<(String, Value)>;
+
+/// A JSON number as serde_json's reader hands it over.
+#[derive(Clone, Copy)]
+enum Number {
+    Unsigned(u64),
+    Signed(i64),
+    Float(f64),
+}
+
+impl<'de> de::Deserialize<'de> for Value {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ValueVisitor)
+    }
+}
+
+/// Builds a `Value` from whatever serde_json's reader finds.
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
+        Ok(Value::Number(Number::Signed(i)))
+    }
+
+    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
+        Ok(Value::Number(Number::Unsigned(u)))
+    }
+
+    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
+        Ok(Value::Number(Number::Float(f)))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        de::Deserialize::deserialize(d)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Vec::new();
+        while let Some(member) = map.next_entry()? {
+            members.push(member);
+        }
+        Ok(Value::Object(members))
+    }
 }
 
 /// A parsed JSON value as a serde deserializer.
@@ -33,12 +125,10 @@ fn unexpected(v: &Value) -> de::Unexpected<'_> {
 }
 
 fn number<'de, V: Visitor<'de>>(n: &Number, visitor: V) -> Result<V::Value, Error> {
-    if let Some(u) = n.as_u64() {
-        visitor.visit_u64(u)
-    } else if let Some(i) = n.as_i64() {
-        visitor.visit_i64(i)
-    } else {
-        visitor.visit_f64(n.as_f64().unwrap_or(f64::NAN))
+    match *n {
+        Number::Unsigned(u) => visitor.visit_u64(u),
+        Number::Signed(i) => visitor.visit_i64(i),
+        Number::Float(f) => visitor.visit_f64(f),
     }
 }
 
@@ -211,12 +301,12 @@ impl<'de> de::SeqAccess<'de> for Seq {
 
 /// An object's members; keys are read as identifiers (a struct's field names) or strings.
 struct Fields {
-    iter: <Map<String, Value> as IntoIterator>::IntoIter,
+    iter: std::vec::IntoIter<(String, Value)>,
     value: Option<Value>,
 }
 
 impl Fields {
-    fn new(m: Map<String, Value>) -> Self {
+    fn new(m: Map) -> Self {
         Fields {
             iter: m.into_iter(),
             value: None,
@@ -253,7 +343,7 @@ impl<'de> de::MapAccess<'de> for Fields {
 /// Object `m` read as the struct whose field names are `fields`, through the struct's
 /// `visit_seq`: its members handed over in the order of the struct's fields. Serde's derived
 /// `visit_map` matches each key's text against every field name, keeps a slot per field and
-/// checks each for a duplicate (a JSON object read into a `Map` has none); `visit_seq` takes
+/// checks each for a duplicate (the agent sends each member once); `visit_seq` takes
 /// the values in order, and with nothing calling `visit_map` the linker drops it and the
 /// field-name matcher (46 KB of wasm, 12 KB gzipped). A member the object lacks is an
 /// absent `Option` (`None`) or, for any other type, the end of the sequence at that field:
@@ -263,13 +353,13 @@ impl<'de> de::MapAccess<'de> for Fields {
 /// field's aliases there too, so the wire types have none (checked by
 /// `a_missing_or_extra_member_reads_as_serde_json_reads`).
 fn members<'de, V: Visitor<'de>>(
-    m: Map<String, Value>,
+    m: Map,
     fields: &'static [&'static str],
     visitor: V,
 ) -> Result<V::Value, Error> {
     let missing = std::cell::Cell::new(None);
     let read = visitor.visit_seq(Members {
-        map: m,
+        members: m,
         fields: fields.iter(),
         missing: &missing,
     });
@@ -291,7 +381,8 @@ fn missing_named(e: Error, missing: Option<&'static str>) -> Error {
 
 /// An object's members in the order of a struct's fields.
 struct Members<'a> {
-    map: Map<String, Value>,
+    /// The members not yet read (a struct has a few dozen fields at most).
+    members: Map,
     fields: std::slice::Iter<'static, &'static str>,
     /// The last field the object lacked that was not an `Option`.
     missing: &'a std::cell::Cell<Option<&'static str>>,
@@ -311,8 +402,8 @@ impl Members<'_> {
     fn next_member(&mut self) -> Member {
         match self.fields.next() {
             None => Member::End,
-            Some(&field) => match self.map.remove(field) {
-                Some(v) => Member::Present(v),
+            Some(&field) => match self.members.iter().position(|(k, _)| k == field) {
+                Some(i) => Member::Present(self.members.swap_remove(i).1),
                 None => Member::Absent(field),
             },
         }
@@ -485,7 +576,7 @@ mod tests {
         };
         // A whole sample but for the one member (a struct's members are read in its
         // fields' order, so with two faults the first named could differ from serde_json's).
-        let with = |field: &str, v: Value| {
+        let with = |field: &str, v: serde_json::Value| {
             let mut doc = serde_json::to_value(Sample::default()).expect("sample");
             doc[field] = v;
             doc.to_string()
