@@ -4,7 +4,6 @@
 //! a window as a band). [`Frame`] tells the hover readout where the data lies in pixels.
 
 use crate::downsample::min_max;
-use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -244,21 +243,44 @@ pub fn draw<DB: DrawingBackend>(
     let (lo, hi) = y_bounds(data);
     match data.axis {
         YAxis::Linear => draw_in(root, data, dark, lo..hi),
-        YAxis::Log => draw_in(root, data, dark, (lo..hi).log_scale()),
+        YAxis::Log => draw_in(root, &in_decades(data, lo), dark, lo.log10()..hi.log10()),
     }
 }
 
-fn draw_in<DB, Y>(
+/// `data` with each y as its power of ten, drawn on a linear axis whose ticks read `10^y`:
+/// a logarithmic axis without a second instance of the whole chart's drawing (plotters'
+/// log coordinate is a type of its own; one drawing in the bundle, not two). A y at or
+/// below zero, which has no logarithm, sits on the axis' floor `lo`.
+fn in_decades(data: &ChartData, lo: f64) -> ChartData {
+    let log = |y: f64| {
+        if y > 0.0 {
+            y.log10()
+        } else if y.is_nan() {
+            y
+        } else {
+            lo.log10()
+        }
+    };
+    let mut d = data.clone();
+    for s in &mut d.series {
+        for p in &mut s.points {
+            p.1 = log(p.1);
+        }
+    }
+    for m in &mut d.markers {
+        if let Marker::Level { y, .. } = m {
+            *y = log(*y);
+        }
+    }
+    d
+}
+
+fn draw_in<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &ChartData,
     dark: bool,
-    y: Y,
-) -> Result<Frame, String>
-where
-    DB: DrawingBackend,
-    Y: AsRangedCoord<Value = f64>,
-    Y::CoordDescType: ValueFormatter<f64>,
-{
+    y: std::ops::Range<f64>,
+) -> Result<Frame, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let (bg, fg) = if dark {
         (RGBColor(16, 18, 24), RGBColor(220, 220, 220))
@@ -278,31 +300,37 @@ where
         .caption(&data.title, ("sans-serif", size + 2).into_font().color(&fg))
         .x_label_area_size(if dark { 56 } else { 40 })
         .y_label_area_size(if dark { 120 } else { 90 })
-        .build_cartesian_2d(x0..x1, y)
+        .build_cartesian_2d(x0..x1, y.clone())
         .map_err(|e| err(&e))?;
     let (x_fmt, y_fmt) = (data.x_fmt, data.y_fmt);
+    let log = data.axis == YAxis::Log;
     let (x_step, y_step) = {
         let (xr, yr) = (chart.x_range(), chart.y_range());
         (
             nice_step((xr.end - xr.start) / 8.0),
-            match data.axis {
-                YAxis::Linear => nice_step((yr.end - yr.start) / 6.0),
-                YAxis::Log => f64::INFINITY,
-            },
+            nice_step((yr.end - yr.start) / 6.0),
         )
+    };
+    // A log axis spans whole decades: one label per decade (plotters then steps by 1, or 2
+    // over many decades), each 10^n, and no light lines between them.
+    let (y_labels, y_light) = if log {
+        ((y.end - y.start).round() as usize + 1, 0)
+    } else {
+        (6, 10)
     };
     chart
         .configure_mesh()
         .x_desc(&data.x_desc)
         .y_desc(&data.y_desc)
         .x_labels(8)
-        .y_labels(6)
+        .y_labels(y_labels)
+        .y_max_light_lines(y_light)
         .x_label_formatter(&|v| x_fmt.tick(*v, x_step))
         .y_label_formatter(&|v| {
-            if y_step.is_finite() {
-                y_fmt.tick(*v, y_step)
+            if log {
+                y_fmt.apply(10f64.powi(v.round() as i32))
             } else {
-                y_fmt.apply(*v)
+                y_fmt.tick(*v, y_step)
             }
         })
         .axis_style(fg)
@@ -379,15 +407,14 @@ fn nice_step(raw: f64) -> f64 {
 }
 
 /// The analyses' marks on a chart: bands (a range of x), lines at an x, dashed levels.
-fn draw_markers<DB, YC>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, YC>>,
+fn draw_markers<DB>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     markers: &[Marker],
     x: (f64, f64),
     y: (f64, f64),
 ) -> Result<(), String>
 where
     DB: DrawingBackend,
-    YC: Ranged<ValueType = f64>,
 {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let marker_color = RGBColor(150, 60, 200);
