@@ -15,7 +15,7 @@ WASM=target-wasm/wasm32-unknown-unknown/wasm-release/frontend.wasm
 export RUSTFLAGS="${RUSTFLAGS:-} --cfg erase_components"
 # The standard library rebuilt for size with the bundle (build-std: std at opt-level z and
 # inside the LTO, no panic messages or source locations: a panic in the browser aborts the
-# module either way, and the hook in lib.rs still logs it). These flags are unstable-gated,
+# module either way, and static/boot.js shows the abort as the "hit a bug" banner). These flags are unstable-gated,
 # hence RUSTC_BOOTSTRAP for this one build; -7 % gzipped. No `Debug` formatting either
 # (-Zfmt-debug=none: `{:?}` prints nothing; nothing a person reads uses it, and the dashboard
 # turns JavaScript errors into text with `js_error`): -5.4 KB gzipped.

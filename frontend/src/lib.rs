@@ -89,24 +89,9 @@ pub async fn bench_chart(
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
-    // A bug must not leave a blank page: say what happened and how to recover.
-    std::panic::set_hook(Box::new(|info| {
-        let msg = format!("The dashboard hit a bug and stopped: {info}. Reload the page to continue; measured runs are safe in the agent's history.");
-        web_sys::console::error_1(&msg.clone().into());
-        if let Some(body) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.body())
-        {
-            if let Ok(p) = body
-                .owner_document()
-                .map_or(Err(wasm_bindgen::JsValue::NULL), |d| d.create_element("p"))
-            {
-                p.set_class_name("banner error fatal");
-                p.set_text_content(Some(&msg));
-                let _ = body.prepend_with_node_1(&p);
-            }
-        }
-    }));
+    // A bug must not leave a blank page: the bundle aborts on a panic (built with
+    // `-Cpanic=immediate-abort`, no panic hook runs), which reaches the page as a
+    // `WebAssembly.RuntimeError`; `static/boot.js` turns that into the banner saying so.
     leptos::mount::mount_to_body(App);
 }
 

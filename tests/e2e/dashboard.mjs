@@ -294,6 +294,22 @@ try {
     await w.fill('#token', 'not-a-token');
     await w.click('button[type=submit]');
     await w.locator('.banner.error', { hasText: 'refused' }).waitFor(T);
+
+    at('a bug in the dashboard (a Rust panic: the module aborts) shows a banner, not a blank page');
+    // A real abort: the chart benchmark export asked for 2^32 - 1 points per series panics
+    // with "capacity overflow" inside the module (last step: the module is dead after it).
+    await page.evaluate(() => {
+      const c = document.createElement('canvas');
+      c.id = 'trap';
+      document.body.appendChild(c);
+      import('/pkg/frontend.js').then((m) => { m.bench_chart('trap', 0xFFFFFFFF, 1, 1); });
+    });
+    await page.locator('.banner.fatal', { hasText: 'hit a bug and stopped' }).waitFor(T);
+    await page.screenshot({ path: `${shots}/fatal.png` });
+    // The one page error this test causes: the abort itself.
+    const trap = errors.indexOf('operator: unreachable');
+    check(trap >= 0, `the abort reached the page as: ${errors.join('; ')}`);
+    errors.splice(trap, 1);
   } else {
     at('a CrystalDiskMark preset from the picker, with its options, gives a grid');
     await page.click('#tab-new');
