@@ -137,6 +137,12 @@ pub struct FsInfo {
     pub direct_io: bool,
 }
 
+/// A 128-bit NVMe counter as printed: no drive's count reaches 2^64, and printing a `u64`
+/// keeps 128-bit formatting out of the dashboard's bundle.
+pub fn count(n: u128) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
 /// What changed on the drive during a run, one line each (the drive's own byte counter next
 /// to what the run wrote, throttle counters that moved, wear, errors).
 pub fn health_changes(before: &DeviceHealth, after: &DeviceHealth, run_wrote: u64) -> Vec<String> {
@@ -171,7 +177,7 @@ pub fn health_changes(before: &DeviceHealth, after: &DeviceHealth, run_wrote: u6
         out.push(format!("{n} minute(s) above the warning temperature"));
     }
     if let Some(n) = grew(before.media_errors, after.media_errors).filter(|n| *n > 0) {
-        out.push(format!("{n} new media error(s)"));
+        out.push(format!("{} new media error(s)", count(n)));
     }
     if let (Some(a), Some(b)) = (before.percentage_used, after.percentage_used) {
         if b > a {

@@ -48,7 +48,7 @@ pub fn Targets() -> impl IntoView {
                     parts.push(format!("{:.1} TB written", w as f64 / 1e12));
                 }
                 if let Some(p) = h.power_on_hours {
-                    parts.push(format!("{p} h on"));
+                    parts.push(format!("{} h on", shared::devices::count(p)));
                 }
                 parts.join(", ")
             })
