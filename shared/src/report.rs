@@ -263,7 +263,14 @@ pub struct RunReport {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TargetPart {
     pub path: String,
+    /// The fio job this part ran, when a job file's jobs ran at once (several may share a
+    /// target; the part is theirs, not the target's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
     pub summary: RunSummary,
+    /// This part's latency histogram (fio's per-job percentiles come from it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<crate::sample::HistogramDump>,
     pub status: Option<RunStatus>,
     /// This target's read-back (`verify` runs); its bad offsets are this target's.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -63,7 +63,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
             let plans = args
                 .target
                 .iter()
-                .map(|t| measure::plan(&spec, t))
+                .map(|t| measure::plan(&spec, t).map(measure::Part::target))
                 .collect::<Result<Vec<_>, _>>()?;
             crate::budget::check(&spec, plans.len() as u64)
                 .map_err(|e| measure::MeasureError::Spec(vec![e]))?;
@@ -204,6 +204,9 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     if args.target.len() > 1 {
         anyhow::bail!("a job file runs on one target; give --target once");
     }
+    if let Some(together) = jobs.together(args.target.first().map(|p| p.as_path()))? {
+        return jobs_together(args, &jobs, &together, cancel);
+    }
     let target = jobs.target(args.target.first().map(|p| p.as_path()))?;
     let mut steps = jobs.steps()?;
     if let Some(ms) = args.interval_ms {
@@ -233,6 +236,47 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
         let names: Vec<String> = logs.iter().map(|p| p.display().to_string()).collect();
         eprintln!("diskscope: fio logs: {}", names.join(" "));
     }
+    Ok(exit_code(&report))
+}
+
+/// A job file that is one group of several jobs: each job on its target, all at once, as
+/// one run with a part per job.
+fn jobs_together(
+    args: &RunArgs,
+    jobs: &crate::fiojob::JobFile,
+    together: &[(&crate::fiojob::Job, std::path::PathBuf)],
+    cancel: Arc<AtomicBool>,
+) -> anyhow::Result<ExitCode> {
+    for note in jobs.notes() {
+        eprintln!("diskscope: note: {note}");
+    }
+    let mut parts = Vec::with_capacity(together.len());
+    for (job, path) in together {
+        let mut spec = job.spec.clone();
+        if let Some(ms) = args.interval_ms {
+            spec.interval_ms = ms;
+        }
+        // A missing file is created at the largest span the jobs on it give.
+        if !path.exists() {
+            let create = together
+                .iter()
+                .filter(|(_, p)| p == path)
+                .filter_map(|(j, _)| j.spec.size.map(|z| z + j.spec.offset))
+                .max();
+            crate::io_target::TargetInfo::probe(path, create, false)?;
+        }
+        let plan =
+            measure::plan(&spec, path).map_err(|e| anyhow::anyhow!("job '{}': {e}", job.name))?;
+        parts.push(measure::Part {
+            job: Some(job.name.clone()),
+            plan,
+        });
+    }
+    let mut term = Terminal::for_steps(Vec::new(), args.quiet);
+    let mut out = Outputs::for_args(&mut term, args)?;
+    let report = measure::run_multi(parts, cancel, &mut out)?;
+    out.finish(&report)?;
+    emit(args, &report, Some(jobs))?;
     Ok(exit_code(&report))
 }
 

@@ -372,9 +372,9 @@ impl JobFile {
         Ok(first)
     }
 
-    /// The run's steps: each stonewall group is a step. A group of several job sections
-    /// (different workloads at once) is refused naming them.
-    pub fn steps(&self) -> Result<Vec<Step>, JobFileError> {
+    /// The jobs in stonewall groups: fio starts a group's jobs together, and a group after
+    /// the one before it has ended.
+    fn groups(&self) -> Vec<Vec<&Job>> {
         let mut groups: Vec<Vec<&Job>> = Vec::new();
         for job in &self.jobs {
             match groups.last_mut() {
@@ -383,13 +383,72 @@ impl JobFile {
             }
         }
         groups
+    }
+
+    /// The jobs that run together, each with the target it runs on, when the file is one
+    /// group of several job sections (fio starts them at once: a reader beside a writer,
+    /// each with its own workload); `None` when the file runs as steps ([`JobFile::steps`]).
+    /// `target` (the command line's) runs every job on it; else each job runs on the file
+    /// it names.
+    pub fn together(
+        &self,
+        target: Option<&Path>,
+    ) -> Result<Option<Vec<(&Job, PathBuf)>>, JobFileError> {
+        let groups = self.groups();
+        let [group] = groups.as_slice() else {
+            return Ok(None);
+        };
+        if group.len() < 2 {
+            return Ok(None);
+        }
+        group
+            .iter()
+            .map(|&job| {
+                if job.logs.any() {
+                    return Err(JobFileError::Syntax {
+                        at: job.at.clone(),
+                        message: format!(
+                            "job '{}': write_*_log beside other jobs: the logs of jobs that run together are not written yet (the run's samples hold each job's MB/s and IOPS per interval; put the job after a stonewall for its logs)",
+                            job.name
+                        ),
+                    });
+                }
+                if job.startdelay_ms > 0 {
+                    return Err(JobFileError::Syntax {
+                        at: job.at.clone(),
+                        message: format!(
+                            "job '{}': startdelay beside other jobs: diskscope starts jobs that run together at once (put the job after a stonewall)",
+                            job.name
+                        ),
+                    });
+                }
+                let path = target.map(Path::to_path_buf).or_else(|| job.path()).ok_or_else(|| {
+                    JobFileError::Syntax {
+                        at: job.at.clone(),
+                        message: format!(
+                            "job '{}' names no filename: give --target FILE",
+                            job.name
+                        ),
+                    }
+                })?;
+                Ok((job, path))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// The run's steps: each stonewall group is a step. A group of several job sections
+    /// beside other groups (jobs at once, then more phases) is refused naming them; a file
+    /// that is one such group runs as [`JobFile::together`].
+    pub fn steps(&self) -> Result<Vec<Step>, JobFileError> {
+        self.groups()
             .into_iter()
             .map(|g| {
                 if let [a, b, ..] = g.as_slice() {
                     return Err(JobFileError::Syntax {
                         at: b.at.clone(),
                         message: format!(
-                            "jobs '{}' and '{}' would run at the same time with their own workloads: diskscope runs one workload at a time (numjobs clones run together; separate the jobs with stonewall)",
+                            "jobs '{}' and '{}' would run at the same time with their own workloads, in one of several stonewall phases: diskscope runs jobs together only when the whole file is one group (numjobs clones run together; separate these jobs with stonewall, or run them in a file of their own)",
                             a.name, b.name
                         ),
                     });
@@ -495,12 +554,58 @@ mod tests {
             ("[j]\nioengine=rbd\n", "t.fio:2: option 'ioengine=rbd'"),
             ("[j]\ntime_based\n", "job 'j': time_based without runtime"),
             (
-                "[a]\nrw=read\n[b]\nrw=write\n",
+                "[a]\nrw=read\n[b]\nrw=write\n[c]\nstonewall\n",
                 "t.fio:3: jobs 'a' and 'b' would run at the same time",
             ),
         ] {
             let e = load(text)
                 .and_then(|f| f.steps().map(|_| ()))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn one_group_of_several_jobs_runs_together_on_their_files() {
+        let f = load("[global]\nrw=randread\nbs=128k\n[a]\nfilename=/x/a\niodepth=4\n[b]\nfilename=/x/b\nrw=write\n").unwrap();
+        let jobs = f.together(None).unwrap().expect("one group of two");
+        let got: Vec<(&str, PathBuf, u32)> = jobs
+            .iter()
+            .map(|(j, p)| (j.name.as_str(), p.clone(), j.spec.iodepth))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a", PathBuf::from("/x/a"), 4),
+                ("b", PathBuf::from("/x/b"), 1)
+            ]
+        );
+        assert_eq!(jobs[1].0.spec.rw, RwMode::Write);
+        // --target puts every job on it; a stonewall makes steps instead.
+        let on = f
+            .together(Some(Path::new("/t")))
+            .unwrap()
+            .expect("together");
+        assert!(on.iter().all(|(_, p)| p == Path::new("/t")));
+        let steps = load("[a]\nrw=read\n[b]\nrw=write\nstonewall\n").unwrap();
+        assert!(steps.together(None).unwrap().is_none());
+        for (text, want) in [
+            (
+                "[a]\nrw=read\n[b]\nrw=write\n",
+                "job 'a' names no filename: give --target FILE",
+            ),
+            (
+                "[global]\nfilename=/f\n[a]\nrw=read\n[b]\nstartdelay=1\n",
+                "t.fio:5: job 'b': startdelay beside other jobs",
+            ),
+            (
+                "[global]\nfilename=/f\n[a]\nrw=read\nwrite_bw_log=a\n[b]\n",
+                "t.fio:3: job 'a': write_*_log beside other jobs",
+            ),
+        ] {
+            let e = load(text)
+                .and_then(|f| f.together(None).map(|_| ()))
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(want), "{text:?}: {e}");

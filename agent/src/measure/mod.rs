@@ -1,13 +1,13 @@
 //! One measurement from a user's spec to a report: probe (or create) the target, validate
 //! into a plan, run, assemble the report and its analyses. Every front end (CLI, service)
 //! goes through here, in one of three ways: one plan ([`run`]), steps as one run
-//! ([`steps::run_steps`]: presets), one plan on several targets at once
-//! ([`multi::run_multi`]).
+//! ([`steps::run_steps`]: presets), several plans at once ([`multi::run_multi`]: one
+//! workload on several targets, or a job file's jobs that run together).
 
 mod multi;
 mod steps;
 
-pub use multi::run_multi;
+pub use multi::{run_multi, Part};
 pub use steps::{plan_steps, run_steps, StepPlan};
 
 use crate::io_target::{Locator, TargetError};

@@ -1,4 +1,5 @@
-//! One workload on several targets at once (each its own jobs and ring).
+//! Several plans at once (each its own jobs and ring): one workload on several targets, or
+//! a job file's jobs that run together.
 
 use super::{run, MeasureError};
 use crate::presets::AnalysisOptions;
@@ -9,23 +10,40 @@ use shared::{RunReport, RunStatus, Sample};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// Runs one workload on several targets at once (each its own jobs and ring): the run's
-/// samples are the sum of the targets' samples of the same interval, each with a part per
-/// target; the summary sums bytes and I/Os and merges the latency histograms. The four
-/// recorders case: four drives written together.
+/// A plan of a run of several at once, with the fio job it runs (none: the run's one
+/// workload on this plan's target).
+pub struct Part {
+    pub job: Option<String>,
+    pub plan: Plan,
+}
+
+impl Part {
+    /// The run's one workload on this part's target.
+    pub fn target(plan: Plan) -> Self {
+        Part { job: None, plan }
+    }
+}
+
+/// Runs several plans at once (each its own jobs and ring): the run's samples are the sum
+/// of the parts' samples of the same interval, each with a sample per part; the summary
+/// sums bytes and I/Os and merges the latency histograms, and each part keeps its own. The
+/// four recorders case (four drives written together) and a job file's jobs that run
+/// together (a reader beside a writer, each with its own depth and rate).
 pub fn run_multi(
-    plans: Vec<Plan>,
+    parts: Vec<Part>,
     cancel: Arc<AtomicBool>,
     observer: &mut dyn Observer,
 ) -> Result<RunReport, MeasureError> {
-    let n = plans.len();
+    let n = parts.len();
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
     let mut handles = Vec::new();
-    for (i, plan) in plans.into_iter().enumerate() {
+    let mut jobs = Vec::with_capacity(n);
+    for (i, Part { job, plan }) in parts.into_iter().enumerate() {
+        jobs.push(job);
         let tx = tx.clone();
         let cancel = Arc::clone(&cancel);
         let h = std::thread::Builder::new()
-            .name(format!("ds-target-{i}"))
+            .name(format!("ds-part-{i}"))
             .spawn(move || {
                 let path = plan.target().path.display().to_string();
                 let mut fwd = Forward { i, tx: tx.clone() };
@@ -73,16 +91,22 @@ pub fn run_multi(
         .find(|s| *s != RunStatus::Completed)
         .unwrap_or(RunStatus::Completed);
     report.error = reports.iter().find_map(|(r, _)| r.error.clone());
-    report.environment.target = reports
-        .iter()
-        .map(|(_, p)| p.as_str())
-        .collect::<Vec<_>>()
-        .join(" + ");
+    // Each target once (a job file's jobs may share one).
+    let mut paths: Vec<&str> = Vec::new();
+    for (_, p) in &reports {
+        if !paths.contains(&p.as_str()) {
+            paths.push(p);
+        }
+    }
+    report.environment.target = paths.join(" + ");
     report.targets = reports
         .iter()
-        .map(|(r, p)| shared::TargetPart {
+        .zip(jobs)
+        .map(|((r, p), job)| shared::TargetPart {
             path: p.clone(),
+            job,
             summary: r.summary.clone(),
+            histogram: Some(r.histogram.clone()),
             status: Some(r.status),
             verify: r.analysis.verify.clone(),
         })

@@ -92,6 +92,22 @@ impl StepSamples {
             self.cpu.add(c);
         }
     }
+
+    /// Part `part`'s share of sample `s` (a job of a file whose jobs ran together). A part
+    /// keeps MB/s per direction and IOPS in all: the IOPS split by bytes (exact when both
+    /// directions use one block size, as fio's jobs here do unless `bs=` sets two).
+    fn add_part(&mut self, s: &Sample, part: u32) {
+        let Some(p) = s.parts.iter().find(|p| p.target == part) else {
+            return;
+        };
+        let mb = p.read_mb_s + p.write_mb_s;
+        for (i, d) in [p.read_mb_s, p.write_mb_s].into_iter().enumerate() {
+            if d > 0.0 {
+                self.bw[i].add(d * 1e6 / 1024.0);
+                self.iops[i].add(p.iops * d / mb);
+            }
+        }
+    }
 }
 
 /// fio's percentile list (its default `percentile_list`).
@@ -116,13 +132,42 @@ pub fn document<S: Borrow<Sample>>(
 ) -> Value {
     let started_ms = report.environment.started_at_ms;
     let mut by_step: BTreeMap<u32, StepSamples> = BTreeMap::new();
+    // Each part's own (a job of a file whose jobs ran together).
+    let mut by_part: BTreeMap<u32, StepSamples> = BTreeMap::new();
     for s in samples {
         let s = s.borrow();
         by_step.entry(s.step).or_default().add(s);
+        for p in &s.parts {
+            by_part.entry(p.target).or_default().add_part(s, p.target);
+        }
     }
     let step_samples = |i: u32| by_step.get(&i).copied().unwrap_or_default();
     let mut out = Vec::new();
-    if report.steps.is_empty() {
+    if report.steps.is_empty() && report.targets.iter().any(|t| t.job.is_some()) {
+        // A job file's jobs that ran together: a fio job each, from its part.
+        for (i, part) in report.targets.iter().enumerate() {
+            let name = part.job.as_deref().unwrap_or(&part.path);
+            let options = jobs
+                .and_then(|f| f.jobs.iter().find(|j| j.name == name))
+                .map(|j| {
+                    j.options
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let part_samples = by_part.get(&(i as u32)).copied().unwrap_or_default();
+            out.push(job(
+                name,
+                0,
+                options,
+                &part.summary,
+                &part.histogram.clone().unwrap_or_default(),
+                part_samples,
+                form,
+            ));
+        }
+    } else if report.steps.is_empty() {
         let spec_opts = spec_options(&report.spec);
         out.push(job(
             "diskscope",

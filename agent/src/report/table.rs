@@ -25,27 +25,41 @@ pub fn summary(r: &RunReport) -> String {
     let e = &r.environment;
     let spec = &r.spec;
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} on {} ({}, {}): {} bs={} iodepth={} jobs={} pattern={} {}",
-        match r.status {
-            RunStatus::Completed => "completed".to_string(),
-            other => other.as_str().to_uppercase(),
-        },
-        e.target,
-        e.target_kind,
-        format_bytes(e.target_size),
-        spec.rw,
-        format_bytes(spec.bs),
-        spec.iodepth,
-        spec.jobs,
-        spec.pattern,
-        match (e.target_kind.as_str(), e.direct) {
-            ("none", _) => "no device",
-            (_, true) => "O_DIRECT",
-            (_, false) => "buffered",
-        },
-    );
+    let status = match r.status {
+        RunStatus::Completed => "completed".to_string(),
+        other => other.as_str().to_uppercase(),
+    };
+    let jobs: Vec<&str> = r.targets.iter().filter_map(|t| t.job.as_deref()).collect();
+    if jobs.is_empty() {
+        let _ = writeln!(
+            out,
+            "{status} on {} ({}, {}): {} bs={} iodepth={} jobs={} pattern={} {}",
+            e.target,
+            e.target_kind,
+            format_bytes(e.target_size),
+            spec.rw,
+            format_bytes(spec.bs),
+            spec.iodepth,
+            spec.jobs,
+            spec.pattern,
+            match (e.target_kind.as_str(), e.direct) {
+                ("none", _) => "no device",
+                (_, true) => "O_DIRECT",
+                (_, false) => "buffered",
+            },
+        );
+    } else {
+        // A job file's jobs at once: each its own workload (listed under "jobs:").
+        let _ = writeln!(
+            out,
+            "{status} on {} ({}, {}): {} fio jobs at once ({})",
+            e.target,
+            e.target_kind,
+            format_bytes(e.target_size),
+            jobs.len(),
+            jobs.join(", "),
+        );
+    }
     let _ = writeln!(
         out,
         "backend {}{}, {} samples over {:.2} s{}",
@@ -66,10 +80,17 @@ pub fn summary(r: &RunReport) -> String {
         "{:<6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "", "MB/s", "MiB/s", "IOPS", "lat mean", "p50", "p99", "p99.9", "max", "bytes"
     );
-    if s.read.ios > 0 || spec.rw.read_pct(spec.read_pct) > 0 {
+    // A run of parts shows the directions they ran; one workload those its spec names.
+    let (reads, writes) = if r.targets.is_empty() {
+        let pct = spec.rw.read_pct(spec.read_pct);
+        (pct > 0, pct < 100)
+    } else {
+        (false, false)
+    };
+    if s.read.ios > 0 || reads {
         out.push_str(&dir_line("read", &s.read));
     }
-    if s.write.ios > 0 || spec.rw.read_pct(spec.read_pct) < 100 {
+    if s.write.ios > 0 || writes {
         out.push_str(&dir_line("write", &s.write));
     }
     if let Some(line) = e.io_path.as_ref().and_then(shared::IoPath::summary_line) {
@@ -114,6 +135,28 @@ pub fn analysis(r: &RunReport) -> String {
             out.push_str(&format!(
                 "  {:<36} {:>9.1} MB/s {:>10.0} IOPS  p99 {}\n",
                 shared::steps::step_label(&s.name, s.pass),
+                d.read.mb_s + d.write.mb_s,
+                d.read.iops + d.write.iops,
+                format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))
+            ));
+        }
+    }
+    if !r.targets.is_empty() {
+        let together = r.targets.iter().any(|t| t.job.is_some());
+        out.push_str(if together {
+            "\njobs:\n"
+        } else {
+            "\ntargets:\n"
+        });
+        for t in &r.targets {
+            let d = &t.summary;
+            let name = match &t.job {
+                Some(job) => format!("{job} ({})", t.path),
+                None => t.path.clone(),
+            };
+            out.push_str(&format!(
+                "  {:<36} {:>9.1} MB/s {:>10.0} IOPS  p99 {}\n",
+                name,
                 d.read.mb_s + d.write.mb_s,
                 d.read.iops + d.write.iops,
                 format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))

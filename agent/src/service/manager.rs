@@ -411,11 +411,12 @@ impl Manager {
         let result = if also.is_empty() {
             measure::run_steps(plans, &analysis, cancel, &mut persist)
         } else {
-            let all: Vec<crate::workload::Plan> = plans
+            let all: Vec<measure::Part> = plans
                 .into_iter()
                 .map(|s| s.plan)
                 .take(1)
                 .chain(also)
+                .map(measure::Part::target)
                 .collect();
             measure::run_multi(all, cancel, &mut persist)
         };
