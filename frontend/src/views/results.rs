@@ -227,7 +227,11 @@ fn TargetsTable(targets: Vec<shared::TargetPart>) -> impl IntoView {
             <thead><tr><th>"target"</th><th class="num">"read MB/s"</th><th class="num">"write MB/s"</th><th class="num">"IOPS"</th><th class="num">"p99"</th></tr></thead>
             <tbody>{targets.iter().enumerate().map(|(i, t)| view! {
                 <tr>
-                    <td>{format!("{}. {}", i + 1, t.path)}</td>
+                    <td>{match &t.job {
+                        // A job file's job that ran beside the others (several may share a file).
+                        Some(job) => format!("{}. {job} ({})", i + 1, t.path),
+                        None => format!("{}. {}", i + 1, t.path),
+                    }}</td>
                     <td class="num">{format!("{:.1}", t.summary.read.mb_s)}</td>
                     <td class="num">{format!("{:.1}", t.summary.write.mb_s)}</td>
                     <td class="num">{format!("{:.0}", t.summary.read.iops + t.summary.write.iops)}</td>
