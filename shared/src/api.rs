@@ -91,6 +91,10 @@ pub struct FioJobSteps {
     pub name: String,
     pub steps: Vec<crate::steps::Step>,
     pub notes: Vec<String>,
+    /// The steps are jobs that run at once (the file is one group of several jobs), not
+    /// one after another.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub together: bool,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]

@@ -234,13 +234,18 @@ impl Manager {
         // Hold the lock from the busy check to the insert: one run per target.
         let mut active = self.active();
         check_free(&active, &target, &also)?;
-        let (steps, analysis, keep_steps) = steps_of(req, &target)?;
+        let (steps, analysis, keep_steps, together) = steps_of(req, &target)?;
         // A job file's run is named for its jobs unless the request names it.
         let job_names = req.fio_job.as_ref().map(|_| {
             let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
             names.join(" + ")
         });
         let repeat = req.repeat.unwrap_or(1);
+        if together && repeat > 1 {
+            return Err(ServiceError::BadRepeat(format!(
+                "repeat = {repeat}: a job file whose jobs run at once is not repeated (yet)"
+            )));
+        }
         shared::steps::check_repeat(repeat, steps.len()).map_err(ServiceError::BadRepeat)?;
         let steps = shared::steps::repeat_steps(steps, repeat, req.repeat_idle_ms.unwrap_or(0));
         let keep_steps = keep_steps || repeat > 1;
@@ -256,12 +261,16 @@ impl Manager {
         let spec = first.plan.spec().clone();
         // The run holds its largest step's memory on every target (each step was checked
         // alone when it was planned); runs at once share the budget.
-        let memory = plans
-            .iter()
-            .map(|p| crate::budget::needed(p.plan.spec()))
-            .max()
-            .unwrap_or(0)
-            .saturating_mul(1 + also.len() as u64);
+        // A job file's jobs at once hold all their memory together.
+        let needs = plans.iter().map(|p| crate::budget::needed(p.plan.spec()));
+        let memory = if together {
+            needs.fold(0u64, u64::saturating_add)
+        } else {
+            needs
+                .max()
+                .unwrap_or(0)
+                .saturating_mul(1 + also.len() as u64)
+        };
         let in_use: u64 = active.values().map(|a| a.memory).sum();
         if in_use.saturating_add(memory) > crate::budget::max() {
             return Err(ServiceError::Memory {
@@ -281,7 +290,12 @@ impl Manager {
             also_plans.push(plan);
         }
         let path = target.path.clone();
-        let plan: Vec<_> = plans.iter().map(measure::StepPlan::planned).collect();
+        // Jobs at once are no sequence of steps: progress follows the run's own spec.
+        let plan: Vec<_> = if together {
+            Vec::new()
+        } else {
+            plans.iter().map(measure::StepPlan::planned).collect()
+        };
         let id = self.store.create_run(&NewRun {
             name: req.name.as_deref().or(job_names.as_deref()),
             target: &path.display().to_string(),
@@ -296,7 +310,16 @@ impl Manager {
         let run_cancel = Arc::clone(&cancel);
         let thread = std::thread::Builder::new()
             .name(format!("ds-run-{id}"))
-            .spawn(move || me.run_thread(id, plans, also_plans, analysis, keep_steps, run_cancel))
+            .spawn(move || {
+                let how = if together {
+                    How::Together
+                } else if also_plans.is_empty() {
+                    How::Steps { keep_steps }
+                } else {
+                    How::Targets(also_plans)
+                };
+                me.run_thread(id, plans, how, analysis, run_cancel)
+            })
             .map_err(ServiceError::Thread)?;
         active.insert(
             id,
@@ -336,7 +359,7 @@ impl Manager {
         }
         let job_span = match &req.fio_job {
             Some(text) if req.also.is_empty() => job_steps(text, &req.target)?
-                .0
+                .steps
                 .iter()
                 .filter_map(|s| s.spec.size.map(|z| z.saturating_add(s.spec.offset)))
                 .max(),
@@ -388,9 +411,8 @@ impl Manager {
         self: Arc<Self>,
         id: RunId,
         plans: Vec<StepPlan>,
-        also: Vec<crate::workload::Plan>,
+        how: How,
         analysis: AnalysisOptions,
-        keep_steps: bool,
         cancel: Arc<AtomicBool>,
     ) {
         // `start` inserts the run before it lets go of the lock this waits for.
@@ -408,17 +430,29 @@ impl Manager {
             cancel: Arc::clone(&cancel),
             failure: None,
         };
-        let result = if also.is_empty() {
-            measure::run_steps(plans, &analysis, cancel, &mut persist)
-        } else {
-            let all: Vec<measure::Part> = plans
-                .into_iter()
-                .map(|s| s.plan)
-                .take(1)
-                .chain(also)
-                .map(measure::Part::target)
-                .collect();
-            measure::run_multi(all, cancel, &mut persist)
+        let keep_steps = matches!(how, How::Steps { keep_steps: true });
+        let result = match how {
+            How::Steps { .. } => measure::run_steps(plans, &analysis, cancel, &mut persist),
+            How::Targets(also) => {
+                let all: Vec<measure::Part> = plans
+                    .into_iter()
+                    .map(|s| s.plan)
+                    .take(1)
+                    .chain(also)
+                    .map(measure::Part::target)
+                    .collect();
+                measure::run_multi(all, cancel, &mut persist)
+            }
+            How::Together => {
+                let all = plans
+                    .into_iter()
+                    .map(|s| measure::Part {
+                        job: Some(s.step.name),
+                        plan: s.plan,
+                    })
+                    .collect();
+                measure::run_multi(all, cancel, &mut persist)
+            }
         };
         let store_failure = persist.failure.take();
         let result = match (result, store_failure) {
@@ -597,10 +631,23 @@ fn check_free(
 
 /// The steps a request runs (a spec is one step named "custom"; a preset is built for the
 /// target's size), the analyses' options, and whether the run keeps its steps.
+/// How a run's plans run.
+enum How {
+    /// One after another (a single workload is one step); `keep_steps`: the report keeps
+    /// them (presets, job files, repeats).
+    Steps { keep_steps: bool },
+    /// The first plan's workload on these further targets too, at once.
+    Targets(Vec<crate::workload::Plan>),
+    /// A job file's jobs, all at once.
+    Together,
+}
+
+/// The request's steps, their analyses, whether the report keeps them, and whether they
+/// are a job file's jobs that run at once.
 fn steps_of(
     req: &CreateRun,
     target: &Locator,
-) -> Result<(Vec<Step>, AnalysisOptions, bool), ServiceError> {
+) -> Result<(Vec<Step>, AnalysisOptions, bool, bool), ServiceError> {
     match (&req.spec, &req.preset, &req.fio_job) {
         (Some(spec), None, None) => {
             let step = Step {
@@ -611,7 +658,7 @@ fn steps_of(
                 pass: None,
                 p99_target_us: None,
             };
-            Ok((vec![step], AnalysisOptions::for_spec(spec), false))
+            Ok((vec![step], AnalysisOptions::for_spec(spec), false, false))
         }
         (None, Some(name), None) => {
             let options = req.options.clone().unwrap_or_default();
@@ -619,12 +666,12 @@ fn steps_of(
                 .probe(None, false)
                 .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))?;
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
-            Ok((built.steps, built.analysis, true))
+            Ok((built.steps, built.analysis, true, false))
         }
         (None, None, Some(text)) => {
-            let (steps, _) = job_steps(text, &req.target)?;
-            let analysis = AnalysisOptions::for_spec(&steps[0].spec);
-            Ok((steps, analysis, true))
+            let jobs = job_steps(text, &req.target)?;
+            let analysis = AnalysisOptions::for_spec(&jobs.steps[0].spec);
+            Ok((jobs.steps, analysis, true, jobs.together))
         }
         (None, None, None) => Err(ServiceError::SpecOrPreset("none")),
         _ => Err(ServiceError::SpecOrPreset("several")),
@@ -636,24 +683,16 @@ fn steps_of(
 pub fn check_fio_job(
     req: &shared::api::CheckFioJob,
 ) -> Result<shared::api::FioJobSteps, ServiceError> {
-    let (steps, notes) = job_steps(&req.fio_job, &req.target)?;
-    Ok(shared::api::FioJobSteps {
-        name: steps
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" + "),
-        steps,
-        notes,
-    })
+    job_steps(&req.fio_job, &req.target)
 }
 
 /// A request's fio job file as steps (stonewall groups), each step's workload held to the
 /// same validation and memory budget as a `spec` (a job file is input like any other). The
 /// jobs run on the request's `target`: a job that names another `filename` is refused, so that
 /// no one reads a result as that file's.
-/// With the steps, the differences they run with (`note:`s).
-fn job_steps(text: &str, target: &str) -> Result<(Vec<Step>, Vec<String>), ServiceError> {
+/// With the steps (or the jobs, when the file is one group of several that run at once),
+/// the differences they run with (`note:`s).
+fn job_steps(text: &str, target: &str) -> Result<shared::api::FioJobSteps, ServiceError> {
     let jobs = crate::fiojob::JobFile::from_request(text)?;
     let elsewhere = jobs.jobs.iter().find_map(|j| {
         j.path()
@@ -670,7 +709,22 @@ fn job_steps(text: &str, target: &str) -> Result<(Vec<Step>, Vec<String>), Servi
             ),
         }));
     }
-    let steps = jobs.steps()?;
+    let together = jobs.together(Some(std::path::Path::new(target)))?;
+    let steps = match &together {
+        // Each job a step of its own, all run at once.
+        Some(group) => group
+            .iter()
+            .map(|(job, _)| Step {
+                name: job.name.clone(),
+                spec: job.spec.clone(),
+                pause_before_ms: 0,
+                until_steady: None,
+                pass: None,
+                p99_target_us: None,
+            })
+            .collect(),
+        None => jobs.steps()?,
+    };
     for s in &steps {
         s.spec
             .validate()
@@ -681,7 +735,16 @@ fn job_steps(text: &str, target: &str) -> Result<(Vec<Step>, Vec<String>), Servi
     if steps.is_empty() {
         return Err(ServiceError::NoSteps("fio_job".into()));
     }
-    Ok((steps, jobs.notes()))
+    Ok(shared::api::FioJobSteps {
+        name: steps
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" + "),
+        steps,
+        notes: jobs.notes(),
+        together: together.is_some(),
+    })
 }
 
 /// Persists every sample, then broadcasts it. A sample that cannot be stored is not

@@ -112,7 +112,11 @@ fn steps_table(s: FioJobSteps) -> impl IntoView {
         .map(|n| view! { <li>{n}</li> })
         .collect_view();
     view! {
-        <h3>{if n == 1 { format!("{}: one step", s.name) } else { format!("{}: {n} steps", s.name) }}</h3>
+        <h3>{match (n, s.together) {
+            (1, _) => format!("{}: one step", s.name),
+            (_, true) => format!("{}: {n} jobs at once", s.name),
+            _ => format!("{}: {n} steps", s.name),
+        }}</h3>
         <table id="fio-job-steps" class="summary">
             <thead><tr><th>"job"</th><th>"rw"</th><th>"bs"</th><th>"QD"</th><th>"jobs"</th><th>"amount"</th><th>"I/O"</th></tr></thead>
             <tbody>{rows}</tbody>

@@ -330,6 +330,60 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
         assert!(bytes > 0, "step {i} moved no data: {step}");
     }
 
+    // A file that is one group of jobs runs them at once: a reader beside a writer, each
+    // its own part, its own fio job in the export, the run's totals their sum.
+    let at_once = "[global]\nbs=4k\nsize=8m\ndirect=1\nruntime=1\ntime_based\n\n\
+                   [reader]\nrw=randread\niodepth=4\n\n[writer]\nrw=write\n";
+    let body = json!({"target": target.display().to_string(), "fio_job": at_once});
+    let (status, checked) = server.post("/api/v1/fio-jobs/check", OP, &body);
+    assert_eq!(status, 200, "{checked}");
+    assert_eq!(checked["together"], true, "{checked}");
+    assert_eq!(checked["name"], "reader + writer", "{checked}");
+    let id = server.start_run(&body);
+    let run = server.wait_status_within(id, "completed", std::time::Duration::from_secs(30));
+    assert_eq!(run["name"], "reader + writer", "{run}");
+    let parts = run["targets"].as_array().expect("parts");
+    let bytes = |v: &serde_json::Value, d: &str| v["summary"][d]["bytes"].as_u64().unwrap_or(0);
+    assert_eq!(parts.len(), 2, "{run}");
+    assert_eq!(
+        (parts[0]["job"].as_str(), parts[1]["job"].as_str()),
+        (Some("reader"), Some("writer"))
+    );
+    assert!(
+        bytes(&parts[0], "read") > 0 && bytes(&parts[0], "write") == 0,
+        "{run}"
+    );
+    assert!(
+        bytes(&parts[1], "write") > 0 && bytes(&parts[1], "read") == 0,
+        "{run}"
+    );
+    for d in ["read", "write"] {
+        assert_eq!(
+            bytes(&run, d),
+            bytes(&parts[0], d) + bytes(&parts[1], d),
+            "{d}: {run}"
+        );
+    }
+    let (status, doc) = server.get(&format!("/api/v1/runs/{id}/export?format=fio-json"), OP);
+    assert_eq!(status, 200, "{doc}");
+    let jobs = doc["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 2, "{doc}");
+    for (j, part) in jobs.iter().zip(parts) {
+        assert_eq!(j["jobname"], part["job"]);
+        for d in ["read", "write"] {
+            assert_eq!(
+                j[d]["io_bytes"].as_u64(),
+                Some(bytes(part, d)),
+                "{d}: {doc}"
+            );
+        }
+    }
+    println!(
+        "at once: reader {} B read, writer {} B written",
+        bytes(&parts[0], "read"),
+        bytes(&parts[1], "write")
+    );
+
     // Refusals: 400, naming what is wrong, nothing started.
     let secret = dir.path().join("secret.txt");
     std::fs::write(&secret, "TOP-SECRET-LINE\n").expect("secret");
@@ -365,7 +419,7 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
         "request.fio:3: option 'gtod_reduce=1'",
     );
     refused(
-        "[a]\nrw=read\n[b]\nrw=write\n".into(),
+        "[a]\nrw=read\n[b]\nrw=write\n[c]\nrw=read\nstonewall\n".into(),
         "would run at the same time",
     );
     refused("[a]\nrw=read\niodepth=100000\n".into(), "iodepth");
@@ -408,8 +462,8 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
     let (_, list) = server.get("/api/v1/runs", VIEW);
     assert_eq!(
         list["runs"].as_array().map(Vec::len),
-        Some(1),
-        "a refused job started a run: {list}"
+        Some(2),
+        "a refused job started a run (the two are the steps and the jobs at once): {list}"
     );
 }
 
