@@ -261,16 +261,7 @@ impl Manager {
         let spec = first.plan.spec().clone();
         // The run holds its largest step's memory on every target (each step was checked
         // alone when it was planned); runs at once share the budget.
-        // A job file's jobs at once hold all their memory together.
-        let needs = plans.iter().map(|p| crate::budget::needed(p.plan.spec()));
-        let memory = if together {
-            needs.fold(0u64, u64::saturating_add)
-        } else {
-            needs
-                .max()
-                .unwrap_or(0)
-                .saturating_mul(1 + also.len() as u64)
-        };
+        let memory = memory_of(&plans, together, also.len());
         let in_use: u64 = active.values().map(|a| a.memory).sum();
         if in_use.saturating_add(memory) > crate::budget::max() {
             return Err(ServiceError::Memory {
@@ -431,29 +422,7 @@ impl Manager {
             failure: None,
         };
         let keep_steps = matches!(how, How::Steps { keep_steps: true });
-        let result = match how {
-            How::Steps { .. } => measure::run_steps(plans, &analysis, cancel, &mut persist),
-            How::Targets(also) => {
-                let all: Vec<measure::Part> = plans
-                    .into_iter()
-                    .map(|s| s.plan)
-                    .take(1)
-                    .chain(also)
-                    .map(measure::Part::target)
-                    .collect();
-                measure::run_multi(all, cancel, &mut persist)
-            }
-            How::Together => {
-                let all = plans
-                    .into_iter()
-                    .map(|s| measure::Part {
-                        job: Some(s.step.name),
-                        plan: s.plan,
-                    })
-                    .collect();
-                measure::run_multi(all, cancel, &mut persist)
-            }
-        };
+        let result = run_how(plans, how, &analysis, cancel, &mut persist);
         let store_failure = persist.failure.take();
         let result = match (result, store_failure) {
             // Samples that cannot be stored end the run as failed, naming the database.
@@ -631,6 +600,50 @@ fn check_free(
 
 /// The steps a request runs (a spec is one step named "custom"; a preset is built for the
 /// target's size), the analyses' options, and whether the run keeps its steps.
+/// The memory a run holds: a job file's jobs at once hold theirs together; otherwise the
+/// largest step's, on every target.
+fn memory_of(plans: &[StepPlan], together: bool, also: usize) -> u64 {
+    let needs = plans.iter().map(|p| crate::budget::needed(p.plan.spec()));
+    if together {
+        needs.fold(0u64, u64::saturating_add)
+    } else {
+        needs.max().unwrap_or(0).saturating_mul(1 + also as u64)
+    }
+}
+
+/// Runs `plans` as `how` says.
+fn run_how(
+    plans: Vec<StepPlan>,
+    how: How,
+    analysis: &AnalysisOptions,
+    cancel: Arc<AtomicBool>,
+    persist: &mut Persist<'_>,
+) -> Result<shared::RunReport, MeasureError> {
+    match how {
+        How::Steps { .. } => measure::run_steps(plans, analysis, cancel, persist),
+        How::Targets(also) => {
+            let all: Vec<measure::Part> = plans
+                .into_iter()
+                .map(|s| s.plan)
+                .take(1)
+                .chain(also)
+                .map(measure::Part::target)
+                .collect();
+            measure::run_multi(all, cancel, persist)
+        }
+        How::Together => {
+            let all = plans
+                .into_iter()
+                .map(|s| measure::Part {
+                    job: Some(s.step.name),
+                    plan: s.plan,
+                })
+                .collect();
+            measure::run_multi(all, cancel, persist)
+        }
+    }
+}
+
 /// How a run's plans run.
 enum How {
     /// One after another (a single workload is one step); `keep_steps`: the report keeps
