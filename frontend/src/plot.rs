@@ -242,44 +242,34 @@ pub fn draw<DB: DrawingBackend>(
 ) -> Result<Frame, String> {
     let (lo, hi) = y_bounds(data);
     match data.axis {
-        YAxis::Linear => draw_in(root, data, dark, lo..hi),
-        YAxis::Log => draw_in(root, &in_decades(data, lo), dark, lo.log10()..hi.log10()),
+        YAxis::Linear => draw_in(root, data, dark, lo..hi, &|y| y),
+        // A logarithmic axis: each y drawn as its power of ten on a linear axis whose ticks
+        // read `10^y` (plotters' log coordinate is a type of its own: one drawing in the
+        // bundle, not two). A y at or below zero, which has no logarithm, sits on the floor.
+        YAxis::Log => {
+            let floor = lo.log10();
+            let decades = move |y: f64| {
+                if y > 0.0 {
+                    y.log10()
+                } else if y.is_nan() {
+                    y
+                } else {
+                    floor
+                }
+            };
+            draw_in(root, data, dark, floor..hi.log10(), &decades)
+        }
     }
 }
 
-/// `data` with each y as its power of ten, drawn on a linear axis whose ticks read `10^y`:
-/// a logarithmic axis without a second instance of the whole chart's drawing (plotters'
-/// log coordinate is a type of its own; one drawing in the bundle, not two). A y at or
-/// below zero, which has no logarithm, sits on the axis' floor `lo`.
-fn in_decades(data: &ChartData, lo: f64) -> ChartData {
-    let log = |y: f64| {
-        if y > 0.0 {
-            y.log10()
-        } else if y.is_nan() {
-            y
-        } else {
-            lo.log10()
-        }
-    };
-    let mut d = data.clone();
-    for s in &mut d.series {
-        for p in &mut s.points {
-            p.1 = log(p.1);
-        }
-    }
-    for m in &mut d.markers {
-        if let Marker::Level { y, .. } = m {
-            *y = log(*y);
-        }
-    }
-    d
-}
-
+/// Draws `data` with each y as `ty(y)` on a linear y axis over `y` (applied to the points
+/// drawn, after downsampling, and to level markers).
 fn draw_in<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     data: &ChartData,
     dark: bool,
     y: std::ops::Range<f64>,
+    ty: &dyn Fn(f64) -> f64,
 ) -> Result<Frame, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let (bg, fg) = if dark {
@@ -343,7 +333,7 @@ fn draw_in<DB: DrawingBackend>(
         let r = chart.y_range();
         (r.start, r.end)
     };
-    draw_markers(&mut chart, &data.markers, (x0, x1), (y_lo, y_hi))?;
+    draw_markers(&mut chart, &data.markers, (x0, x1), (y_lo, y_hi), ty)?;
     for s in &data.series {
         let (r, g, b) = s.color;
         let color = RGBColor(r, g, b);
@@ -357,7 +347,11 @@ fn draw_in<DB: DrawingBackend>(
             let cols = (width * seg.len() / n.max(1)).max(1);
             let drawn = chart
                 .draw_series(
-                    LineSeries::new(min_max(seg, cols), color.stroke_width(2)).point_size(marks),
+                    LineSeries::new(
+                        min_max(seg, cols).into_iter().map(|(x, y)| (x, ty(y))),
+                        color.stroke_width(2),
+                    )
+                    .point_size(marks),
                 )
                 .map_err(|e| err(&e))?;
             if std::mem::take(&mut first) {
@@ -412,6 +406,7 @@ fn draw_markers<DB>(
     markers: &[Marker],
     x: (f64, f64),
     y: (f64, f64),
+    ty: &dyn Fn(f64) -> f64,
 ) -> Result<(), String>
 where
     DB: DrawingBackend,
@@ -477,7 +472,7 @@ where
             Marker::Level { y: level, label } => {
                 chart
                     .draw_series(DashedLineSeries::new(
-                        [(x.0, *level), (x.1, *level)],
+                        [(x.0, ty(*level)), (x.1, ty(*level))],
                         8,
                         5,
                         marker_color.stroke_width(2),

@@ -217,12 +217,7 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     for note in jobs.notes() {
         eprintln!("diskscope: note: {note}");
     }
-    // A missing file is created at the largest span a job gives.
-    let create = steps
-        .iter()
-        .filter_map(|s| s.spec.size.map(|z| z + s.spec.offset))
-        .max()
-        .filter(|_| !target.exists());
+    let create = create_size(steps.iter().map(|s| &s.spec)).filter(|_| !target.exists());
     let info = crate::io_target::TargetInfo::probe(&target, create, false)?;
     let mut at = crate::io_target::Locator::path(&target);
     at.created = info.created;
@@ -239,6 +234,13 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     Ok(exit_code(&report))
 }
 
+/// The size a missing file is created at: the largest span the jobs on it give.
+fn create_size<'a>(specs: impl Iterator<Item = &'a shared::WorkloadSpec>) -> Option<u64> {
+    specs
+        .filter_map(|s| s.size.map(|z| z.saturating_add(s.offset)))
+        .max()
+}
+
 /// A job file that is one group of several jobs: each job on its target, all at once, as
 /// one run with a part per job.
 fn jobs_together(
@@ -247,6 +249,28 @@ fn jobs_together(
     together: &[(&crate::fiojob::Job, std::path::PathBuf)],
     cancel: Arc<AtomicBool>,
 ) -> anyhow::Result<ExitCode> {
+    if let Some(p) = &args.timeline {
+        anyhow::bail!(
+            "--timeline {}: jobs that run at once keep no 10 ms timeline",
+            p.display()
+        );
+    }
+    if let Some(m) = args.max_memory {
+        crate::budget::set_max(m);
+    }
+    // The jobs hold their memory together (each was checked alone when it was read).
+    let need = together
+        .iter()
+        .map(|(j, _)| crate::budget::needed(&j.spec))
+        .fold(0u64, u64::saturating_add);
+    if need > crate::budget::max() {
+        anyhow::bail!(
+            "the {} jobs at once need {} MiB of buffers: more than the memory budget of {} MiB (--max-memory)",
+            together.len(),
+            need >> 20,
+            crate::budget::max() >> 20
+        );
+    }
     for note in jobs.notes() {
         eprintln!("diskscope: note: {note}");
     }
@@ -256,13 +280,9 @@ fn jobs_together(
         if let Some(ms) = args.interval_ms {
             spec.interval_ms = ms;
         }
-        // A missing file is created at the largest span the jobs on it give.
         if !path.exists() {
-            let create = together
-                .iter()
-                .filter(|(_, p)| p == path)
-                .filter_map(|(j, _)| j.spec.size.map(|z| z + j.spec.offset))
-                .max();
+            let on_it = together.iter().filter(|(_, p)| p == path);
+            let create = create_size(on_it.map(|(j, _)| &j.spec));
             crate::io_target::TargetInfo::probe(path, create, false)?;
         }
         let plan =

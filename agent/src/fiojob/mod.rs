@@ -401,6 +401,16 @@ impl JobFile {
         if group.len() < 2 {
             return Ok(None);
         }
+        if let Some(job) = group.get(crate::measure::MAX_PARTS) {
+            return Err(JobFileError::Syntax {
+                at: job.at.clone(),
+                message: format!(
+                    "job '{}': more than {} jobs would run at once (each is its own threads and ring)",
+                    job.name,
+                    crate::measure::MAX_PARTS
+                ),
+            });
+        }
         group
             .iter()
             .map(|&job| {
@@ -588,6 +598,14 @@ mod tests {
             .unwrap()
             .expect("together");
         assert!(on.iter().all(|(_, p)| p == Path::new("/t")));
+        let many: String = (0..=crate::measure::MAX_PARTS)
+            .map(|i| format!("[j{i}]\nfilename=/f\n"))
+            .collect();
+        let e = load(&many).unwrap().together(None).unwrap_err().to_string();
+        assert!(
+            e.contains("job 'j64': more than 64 jobs would run at once"),
+            "{e}"
+        );
         let steps = load("[a]\nrw=read\n[b]\nrw=write\nstonewall\n").unwrap();
         assert!(steps.together(None).unwrap().is_none());
         for (text, want) in [

@@ -7,7 +7,7 @@
 mod multi;
 mod steps;
 
-pub use multi::{run_multi, Part};
+pub use multi::{run_multi, Part, MAX_PARTS};
 pub use steps::{plan_steps, run_steps, StepPlan};
 
 use crate::io_target::{Locator, TargetError};

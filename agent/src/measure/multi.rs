@@ -10,6 +10,10 @@ use shared::{RunReport, RunStatus, Sample};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+/// The most plans one run holds at once (targets of one workload, or a job file's jobs):
+/// each is its own job threads and ring.
+pub const MAX_PARTS: usize = 64;
+
 /// A plan of a run of several at once, with the fio job it runs (none: the run's one
 /// workload on this plan's target).
 pub struct Part {

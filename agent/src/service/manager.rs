@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use tokio::sync::broadcast;
 
 /// Most targets one run measures at once (each has its own jobs and threads).
-const MAX_TARGETS: usize = 64;
+const MAX_TARGETS: usize = measure::MAX_PARTS;
 
 /// Messages fanned out to subscribers.
 #[derive(Debug, Clone)]
