@@ -70,7 +70,14 @@ fi
 # --low-memory-unused: the lowest 1 KiB of memory holds nothing (Rust's wasm layout puts the
 # 1 MiB stack first, growing down towards 0: only a stack a kilobyte short of overflowing
 # would reach it), so wasm-opt may fold constant offsets into loads and stores: -0.8 %.
-.tools/node_modules/.bin/wasm-opt -Oz --low-memory-unused --reorder-functions-by-name -g "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
+# leptos always builds server_fn with its `browser` feature, which links wasm-streams; its
+# `#[wasm_bindgen]` classes (IntoUnderlyingSink, …Source, …ByteSource: Rust streams handed
+# to JavaScript, for server functions, which the dashboard has none of) are exports, so
+# nothing could drop them as dead code. They go here: −5.4 KB raw, −1.3 KB gzipped. The JS
+# glue's classes for them stay (they call into the module only when constructed, which
+# only those server-function streams would do).
+.tools/node_modules/.bin/wasm-opt --remove-exports --pass-arg=remove-exports@*intounderlying* \
+  -Oz --low-memory-unused --reorder-functions-by-name -g "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
 .tools/node_modules/.bin/wasm-opt --strip-debug --strip-producers "$OUT/frontend_bg.wasm" -o "$OUT/frontend_bg.wasm"
 # Precompressed beside each file (gzip by zopfli, the densest gzip encoder, when installed,
 # else gzip -9; and brotli at its best from Node's own zlib): the agent sends the .br or .gz

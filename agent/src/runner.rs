@@ -80,7 +80,7 @@ pub fn run(
     let mut claim = None;
     if target.kind != TargetKind::None {
         // Surface open errors (missing permission, O_DIRECT refused) before any thread starts.
-        drop(target.open(plan.writes(), spec.direct)?);
+        drop(target.open_with(plan.writes(), spec.direct, spec.write_sync)?);
         if plan.writes() {
             claim = target.claim()?;
         }

@@ -225,6 +225,18 @@ pub const FIELDS: &[Field] = &[
         help: "with error scan: I/Os this slow mark their cell",
     },
     Field {
+        key: "flush",
+        label: "Flush every N writes",
+        kind: Kind::Text("never"),
+        help: "fsync after every N writes (e.g. 8), or fdatasync/8 (fio's fsync=, fdatasync=)",
+    },
+    Field {
+        key: "write_sync",
+        label: "Synchronous writes",
+        kind: Kind::Select(&["none", "sync", "dsync"]),
+        help: "open O_SYNC or O_DSYNC: each write durable when it returns (fio's sync=)",
+    },
+    Field {
         key: "interval",
         label: "Sample interval",
         kind: Kind::Text("1s"),
@@ -315,6 +327,11 @@ impl SpecForm {
         f.insert("cover_once", flag(spec.cover_once));
         f.insert("direct", flag(spec.direct));
         f.insert("end_fsync", flag(spec.end_fsync));
+        f.insert(
+            "flush",
+            spec.flush.map(|x| x.to_string()).unwrap_or_default(),
+        );
+        f.insert("write_sync", spec.write_sync.to_string());
         f.insert("verify", flag(spec.verify));
         f.insert(
             "verify_every",
@@ -348,6 +365,25 @@ impl SpecForm {
     }
 
     /// The rate spacing and think-time fields.
+    /// Flushes every N writes and synchronous writes.
+    fn durability_into(&self, spec: &mut WorkloadSpec, errs: &mut BTreeMap<&'static str, String>) {
+        let flush = self.get("flush").trim();
+        if !flush.is_empty() {
+            match flush.parse() {
+                Ok(f) => spec.flush = Some(f),
+                Err(e) => {
+                    errs.insert("flush", e);
+                }
+            }
+        }
+        match self.get("write_sync").trim().parse() {
+            Ok(w) => spec.write_sync = w,
+            Err(e) => {
+                errs.insert("write_sync", e);
+            }
+        }
+    }
+
     fn pacing_into(&self, spec: &mut WorkloadSpec, errs: &mut BTreeMap<&'static str, String>) {
         let opt = |k: &str| Some(self.get(k).trim().to_string()).filter(|t| !t.is_empty());
         if let Some(t) = opt("rate_process") {
@@ -547,6 +583,7 @@ impl SpecForm {
             spec.pattern = v;
         }
         self.checks_into(&mut spec);
+        self.durability_into(&mut spec, &mut errs);
         if let Some(t) = opt("verify_every") {
             spec.verify_every = parse!(
                 "verify_every",
@@ -570,11 +607,9 @@ impl SpecForm {
         ) {
             spec.seed = v;
         }
-        if let Err(problems) = spec.validate() {
-            for p in problems {
-                let key = form_key(&p.field);
-                errs.entry(key).or_insert_with(|| p.to_string());
-            }
+        for p in spec.validate().err().unwrap_or_default() {
+            errs.entry(form_key(&p.field))
+                .or_insert_with(|| p.to_string());
         }
         if errs.is_empty() {
             Ok(spec)
@@ -808,6 +843,8 @@ mod tests {
                 count_issued: true,
             }),
             bssplit: None,
+            flush: "fdatasync/16".parse().ok(),
+            write_sync: shared::durability::WriteSync::Dsync,
         };
         let mut spec = spec;
         spec.iodepth = 1; // sync backend
@@ -817,6 +854,7 @@ mod tests {
         assert_eq!(form.get("runtime"), "90s");
         assert_eq!(form.get("thinktime"), "2500us");
         assert_eq!(form.get("thinktime_spin"), "1ms");
+        assert_eq!(form.get("flush"), "fdatasync/16");
         assert_eq!(form.to_spec(), Ok(spec.clone()));
         // A size mix, its smallest size the block size.
         let mix = WorkloadSpec {
@@ -834,6 +872,8 @@ mod tests {
             scan: true,
             scan_slow_ms: Some(150),
             cover_once: false,
+            flush: None,
+            write_sync: shared::durability::WriteSync::None,
             random_distribution: shared::access::Distribution::Zipf(1.2),
             seq_pct: 20,
             ..spec.clone()

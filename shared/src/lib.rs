@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod api;
 pub mod bssplit;
 pub mod devices;
+pub mod durability;
 pub mod headline;
 pub mod lenient;
 pub mod origin;

@@ -230,6 +230,10 @@ pub struct RunSummary {
     pub samples: u64,
     /// Time spent in the final fsync (included in `duration_ns`), when `end_fsync` was set.
     pub fsync_ns: Option<u64>,
+    /// The flushes made during the run (`flush`: fsync or fdatasync every N writes): how
+    /// many (`ios`, `iops` per second), their latency; `bytes` is 0. `None` without flushes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirSample>,
 }
 
 /// Non-empty buckets of a latency histogram, for exact re-aggregation and plotting.
@@ -242,6 +246,9 @@ pub struct HistogramDump {
     pub max_relative_error: f64,
     pub read: Vec<HistBucket>,
     pub write: Vec<HistBucket>,
+    /// The flushes' latencies (`RunSummary::flush`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flush: Vec<HistBucket>,
 }
 
 /// One non-empty bucket: its index in the layout, its lower bound and representative

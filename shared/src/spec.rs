@@ -347,6 +347,10 @@ pub struct WorkloadSpec {
     /// A mix of I/O sizes (fio's bssplit); `bs` is then its smallest size, the offsets'
     /// alignment.
     pub bssplit: Option<crate::bssplit::BsSplit>,
+    /// A flush after every N writes (fio's fsync=N / fdatasync=N).
+    pub flush: Option<crate::durability::Flush>,
+    /// Writes durable on their own: the target opened O_SYNC or O_DSYNC (fio's sync=).
+    pub write_sync: crate::durability::WriteSync,
 }
 
 /// Most milliseconds an error scan's slow threshold can be.
@@ -384,6 +388,8 @@ impl Default for WorkloadSpec {
             rate_process: crate::pacing::RateProcess::Linear,
             think: None,
             bssplit: None,
+            flush: None,
+            write_sync: crate::durability::WriteSync::None,
         }
     }
 }
@@ -410,13 +416,19 @@ impl SpecError {
 
 impl WorkloadSpec {
     /// The workload in one line, as the dashboard shows it:
-    /// `randread 4 KiB QD4×1 · random · O_DIRECT` (and ` · cap 500MB/s` with a rate cap).
+    /// `randread 4 KiB QD4×1 · random · O_DIRECT` (`O_DIRECT+O_DSYNC` with synchronous
+    /// writes, ` · fsync/8` with flushes, ` · cap 500MB/s` with a rate cap).
     pub fn label(&self) -> String {
         format!(
-            "{} · {} · {}{}",
+            "{} · {} · {}{}{}{}",
             self.shape(),
             self.pattern,
             if self.direct { "O_DIRECT" } else { "buffered" },
+            match self.write_sync {
+                crate::durability::WriteSync::None => String::new(),
+                s => format!("+{}", s.flag_name()),
+            },
+            self.flush.map(|f| format!(" · {f}")).unwrap_or_default(),
             self.rate.map(|r| format!(" · cap {r}")).unwrap_or_default()
         )
     }
@@ -460,6 +472,7 @@ impl WorkloadSpec {
         self.check_scan(&mut bad);
         self.check_access(&mut bad);
         self.check_replay(&mut bad);
+        self.check_durability(&mut bad);
         if errs.is_empty() {
             Ok(())
         } else {
@@ -715,6 +728,33 @@ impl WorkloadSpec {
         }
     }
 
+    /// Flushes and synchronous writes need writes to make durable, and a generated
+    /// workload (a replay issues the trace's own flushes).
+    fn check_durability(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        if let Some(f) = self.flush {
+            if let Err(why) = f.check() {
+                bad("flush", &f, why);
+            }
+            if self.replay.is_some() {
+                bad(
+                    "flush",
+                    &f,
+                    "does not apply to a replay (the trace holds its own flushes)".into(),
+                );
+            }
+        }
+        if self.replay.is_some() || self.rw.read_pct(self.read_pct) < 100 {
+            return;
+        }
+        let why = || format!("makes writes durable, and {} writes nothing", self.rw);
+        if let Some(f) = self.flush {
+            bad("flush", &f, why());
+        }
+        if self.write_sync != crate::durability::WriteSync::None {
+            bad("write_sync", &self.write_sync, why());
+        }
+    }
+
     /// An error scan reads or writes (a mixed map would blur which failed);
     /// `scan_slow_ms` needs `scan`.
     fn check_scan(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
@@ -849,6 +889,33 @@ mod tests {
     #[test]
     fn validation_table() {
         check(|_| {}, None);
+        let flush = |every, data_only| Some(crate::durability::Flush { every, data_only });
+        check(
+            |s| {
+                s.rw = RwMode::RandWrite;
+                s.flush = flush(8, true);
+                s.write_sync = crate::durability::WriteSync::Dsync;
+            },
+            None,
+        );
+        check(
+            |s| s.flush = flush(8, false),
+            Some((
+                "flush",
+                "flush = fsync/8: makes writes durable, and read writes nothing",
+            )),
+        );
+        check(
+            |s| s.write_sync = crate::durability::WriteSync::Sync,
+            Some(("write_sync", "write_sync = sync: makes writes durable")),
+        );
+        check(
+            |s| {
+                s.rw = RwMode::Write;
+                s.flush = flush(0, true);
+            },
+            Some(("flush", "fdatasync every N writes: N must be 1..")),
+        );
         check(|s| s.bs = 1 << 20, None);
         check(|s| s.bs = 64 << 20, None);
         check(

@@ -255,6 +255,16 @@ pub struct RunArgs {
     /// fsync the target at the end (the time counts in the run).
     #[arg(long)]
     pub end_fsync: bool,
+    /// Flush after every N writes with fsync (fio's fsync=N); each flush is queued as an
+    /// I/O of its own and its latency reported apart.
+    #[arg(long, value_name = "N", conflicts_with = "fdatasync")]
+    pub fsync: Option<u32>,
+    /// Flush after every N writes with fdatasync (fio's fdatasync=N).
+    #[arg(long, value_name = "N")]
+    pub fdatasync: Option<u32>,
+    /// Synchronous writes: sync opens the target O_SYNC, dsync O_DSYNC (fio's sync=).
+    #[arg(long, value_name = "sync|dsync")]
+    pub sync: Option<shared::durability::WriteSync>,
     /// Sample interval in milliseconds (100..60000; default 1000). Presets honour it too.
     #[arg(long)]
     pub interval_ms: Option<u64>,
@@ -456,6 +466,9 @@ impl RunArgs {
         );
         flag("thinktime-blocks-type", self.thinktime_blocks_type.clone());
         flag("replay", self.replay.clone());
+        flag("fsync", self.fsync.map(|x| x.to_string()));
+        flag("fdatasync", self.fdatasync.map(|x| x.to_string()));
+        flag("sync", self.sync.map(|x| x.to_string()));
         for (name, on) in [
             ("cover-once", self.cover_once),
             ("buffered", self.buffered),
@@ -507,7 +520,22 @@ impl RunArgs {
             rate_process: self.rate_process.unwrap_or_default(),
             think: self.think(),
             bssplit: self.bssplit.clone(),
+            flush: self.flush(),
+            write_sync: self.sync.unwrap_or_default(),
         }
+    }
+
+    /// The flush --fsync or --fdatasync asks for.
+    fn flush(&self) -> Option<shared::durability::Flush> {
+        use shared::durability::Flush;
+        let fsync = self.fsync.map(|every| Flush {
+            every,
+            data_only: false,
+        });
+        fsync.or(self.fdatasync.map(|every| Flush {
+            every,
+            data_only: true,
+        }))
     }
 
     /// The think time the flags ask for; any think flag without --thinktime is a think of

@@ -152,7 +152,10 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         let mut b = NullBackend::new(pool, jp.iodepth);
         return drive(&mut b, buffers, None, Vec::new(), plan, job, shared, tx);
     }
-    let file = match plan.target().open(plan.writes(), spec.direct) {
+    let file = match plan
+        .target()
+        .open_with(plan.writes(), spec.direct, spec.write_sync)
+    {
         Ok(f) => f,
         Err(e) => return fail(e.to_string()),
     };
@@ -268,6 +271,8 @@ struct Slot {
     /// Bytes (the block size, or the size mix's draw).
     len: u32,
     is_write: bool,
+    /// A flush (fsync/fdatasync), not a read or write.
+    flush: bool,
     /// Position in the job's offset order (the write index; for a read-back, the position
     /// it replays).
     index: u64,
@@ -374,6 +379,10 @@ struct JobLoop<'a, B: IoBackend> {
     free: Vec<u32>,
     inflight: u32,
     issued: u64,
+    /// Writes issued, and whether the latest I/O issued was one: a flush is due when the
+    /// count reaches a multiple of `jp.flush`'s N after a write (fio's rule).
+    writes_issued: u64,
+    last_write: bool,
     /// The interval being filled.
     iv: IntervalClock,
     /// Past the ramp: completions count.
@@ -441,6 +450,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             free: (0..depth).rev().collect(),
             inflight: 0,
             issued: 0,
+            writes_issued: 0,
+            last_write: false,
             iv: IntervalClock::new(shared),
             recording: false,
             remaining: None,
@@ -561,6 +572,14 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if self.remaining == Some(0) {
                 break;
             }
+            if let Some(f) = self.jp.flush {
+                if self.last_write && self.writes_issued.is_multiple_of(u64::from(f.every)) {
+                    if !self.issue_flush(slot, f.data_only) {
+                        break;
+                    }
+                    continue;
+                }
+            }
             if let Some(think) = &mut self.think {
                 let epoch = self.epoch;
                 match think.gate(self.now, self.inflight, wake, || {
@@ -610,6 +629,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 think.issued();
             }
             self.issued += 1;
+            self.last_write = is_write;
+            self.writes_issued += u64::from(is_write);
             if let Some(r) = &mut self.remaining {
                 *r = r.saturating_sub(len);
             }
@@ -636,19 +657,46 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     /// Hands one I/O to the kernel in `slot`; false (and the job stopping) when that failed.
     #[inline(always)]
     fn issue(&mut self, slot: u32, dir: Dir, buf: u32, offset: u64, index: u64, len: u64) -> bool {
-        if let Err(e) = self.b.prep(slot, buf, dir, offset, len as u32) {
-            self.error = Some(io_error(dir, offset, &e.to_string(), e.raw_os_error()));
-            self.stopping = true;
-            return false;
-        }
-        self.free.pop();
-        self.slots[slot as usize] = Slot {
+        let prepped = self.b.prep(slot, buf, dir, offset, len as u32);
+        let s = Slot {
             submit_ns: self.now,
             offset,
             len: len as u32,
             is_write: dir == Dir::Write,
+            flush: false,
             index,
         };
+        self.launch(
+            slot,
+            s,
+            prepped.map_err(|e| io_error(dir, offset, &e.to_string(), e.raw_os_error())),
+        )
+    }
+
+    /// Hands a flush to the kernel in `slot` (it runs beside the writes in flight and
+    /// flushes what has completed, as fio's does); false when that failed.
+    fn issue_flush(&mut self, slot: u32, data_only: bool) -> bool {
+        let prepped = self.b.prep_flush(slot, data_only);
+        self.last_write = false;
+        let s = Slot {
+            submit_ns: self.now,
+            flush: true,
+            ..Slot::default()
+        };
+        let n = self.writes_issued;
+        self.launch(slot, s, prepped.map_err(|e| flush_error(data_only, n, &e)))
+    }
+
+    /// Marks `slot` in flight with `s` once its entry was queued, and submits it.
+    #[inline(always)]
+    fn launch(&mut self, slot: u32, s: Slot, prepped: Result<(), RunError>) -> bool {
+        if let Err(e) = prepped {
+            self.error = Some(e);
+            self.stopping = true;
+            return false;
+        }
+        self.free.pop();
+        self.slots[slot as usize] = s;
         self.inflight += 1;
         if let Err(e) = self.b.submit() {
             self.error = Some(submit_error(&e));
@@ -681,6 +729,10 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let verifying = self.verifier.is_some();
         let (slow_ns, map_writes) = (self.slow_ns, self.jp.read_pct < 100);
         let scanning = self.jp.scan.is_some();
+        let (data_only, writes) = (
+            self.jp.flush.is_some_and(|f| f.data_only),
+            self.writes_issued,
+        );
         let (slots, free, inflight, error, cur, read_back, map) = (
             &self.slots,
             &mut self.free,
@@ -694,6 +746,16 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             let s = slots[slot as usize];
             *inflight -= 1;
             free.push(slot);
+            if s.flush {
+                if res < 0 {
+                    let e = std::io::Error::from_raw_os_error(-res);
+                    error.get_or_insert_with(|| flush_error(data_only, writes, &e));
+                } else if recording {
+                    cur.flush.ios += 1;
+                    cur.flush.hist.record(now - s.submit_ns);
+                }
+                return;
+            }
             let dir = if s.is_write { Dir::Write } else { Dir::Read };
             let len = u64::from(s.len);
             let failed = res < 0 || res as u64 != len;
@@ -877,6 +939,17 @@ pub(super) fn submit_error(e: &std::io::Error) -> RunError {
     RunError {
         message: format!("submitting I/O failed: {e}"),
         op: None,
+        offset: None,
+        errno: e.raw_os_error(),
+    }
+}
+
+/// A flush that failed: the call, after how many writes, why.
+fn flush_error(data_only: bool, writes: u64, e: &std::io::Error) -> RunError {
+    let call = if data_only { "fdatasync" } else { "fsync" };
+    RunError {
+        message: format!("{call} after {writes} writes failed: {e}"),
+        op: Some(call.into()),
         offset: None,
         errno: e.raw_os_error(),
     }

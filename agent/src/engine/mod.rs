@@ -43,6 +43,9 @@ pub trait IoBackend {
     fn buffers(&mut self) -> &mut BufferPool;
     /// Queues one I/O of `len` bytes at `offset` on buffer `buf`, tagged with `slot`.
     fn prep(&mut self, slot: u32, buf: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()>;
+    /// Queues a flush of the target (fsync, or fdatasync with `data_only`) tagged with
+    /// `slot`, as one more I/O in flight; it completes with 0 or `-errno`.
+    fn prep_flush(&mut self, slot: u32, data_only: bool) -> io::Result<()>;
     /// Hands what is queued to the kernel now, without waiting (backends that do the I/O in
     /// `submit_and_wait` need not).
     fn submit(&mut self) -> io::Result<()> {

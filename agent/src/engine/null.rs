@@ -39,6 +39,11 @@ impl IoBackend for NullBackend {
         Ok(())
     }
 
+    fn prep_flush(&mut self, slot: u32, _data_only: bool) -> io::Result<()> {
+        self.queued.push((slot, 0));
+        Ok(())
+    }
+
     fn submit_and_wait(&mut self, _want: u32, _timeout_ns: u64) -> io::Result<()> {
         self.ready.append(&mut self.queued);
         Ok(())

@@ -7,10 +7,16 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+/// The one I/O waiting for `submit_and_wait`.
+enum Queued {
+    Io(u32, u32, Dir, u64, u32),
+    Flush(u32, bool),
+}
+
 pub struct SyncBackend {
     file: File,
     bufs: BufferPool,
-    queued: Option<(u32, u32, Dir, u64, u32)>,
+    queued: Option<Queued>,
     ready: Option<(u32, i32)>,
 }
 
@@ -42,18 +48,37 @@ impl IoBackend for SyncBackend {
         if self.queued.is_some() {
             return Err(io::Error::other("sync backend: more than one I/O queued"));
         }
-        self.queued = Some((slot, buf, dir, offset, len));
+        self.queued = Some(Queued::Io(slot, buf, dir, offset, len));
+        Ok(())
+    }
+
+    fn prep_flush(&mut self, slot: u32, data_only: bool) -> io::Result<()> {
+        if self.queued.is_some() {
+            return Err(io::Error::other("sync backend: more than one I/O queued"));
+        }
+        self.queued = Some(Queued::Flush(slot, data_only));
         Ok(())
     }
 
     fn submit_and_wait(&mut self, _want: u32, _timeout_ns: u64) -> io::Result<()> {
-        let Some((slot, buf, dir, offset, len)) = self.queued.take() else {
-            return Ok(());
-        };
-        let data = &mut self.bufs.get_mut(buf as usize)[..len as usize];
-        let r = match dir {
-            Dir::Read => self.file.read_at(data, offset),
-            Dir::Write => self.file.write_at(data, offset),
+        let (slot, r) = match self.queued.take() {
+            None => return Ok(()),
+            Some(Queued::Flush(slot, data_only)) => {
+                let r = if data_only {
+                    self.file.sync_data()
+                } else {
+                    self.file.sync_all()
+                };
+                (slot, r.map(|()| 0))
+            }
+            Some(Queued::Io(slot, buf, dir, offset, len)) => {
+                let data = &mut self.bufs.get_mut(buf as usize)[..len as usize];
+                let r = match dir {
+                    Dir::Read => self.file.read_at(data, offset),
+                    Dir::Write => self.file.write_at(data, offset),
+                };
+                (slot, r)
+            }
         };
         let res = match r {
             Ok(n) => n as i32,

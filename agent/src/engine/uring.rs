@@ -182,6 +182,24 @@ impl IoBackend for UringBackend<'_> {
         Ok(())
     }
 
+    fn prep_flush(&mut self, slot: u32, data_only: bool) -> io::Result<()> {
+        let flags = if data_only {
+            io_uring::types::FsyncFlags::DATASYNC
+        } else {
+            io_uring::types::FsyncFlags::empty()
+        };
+        let entry = if self.fixed_file {
+            opcode::Fsync::new(Fixed(0)).flags(flags).build()
+        } else {
+            opcode::Fsync::new(Fd(self.raw_fd())).flags(flags).build()
+        };
+        // SAFETY: a flush references no memory of ours.
+        unsafe { self.sq.push(&entry.user_data(u64::from(slot))) }
+            .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        self.inflight += 1;
+        Ok(())
+    }
+
     #[inline]
     fn submit_and_wait(&mut self, want: u32, timeout_ns: u64) -> io::Result<()> {
         self.sq.sync();

@@ -69,6 +69,8 @@ pub(super) fn apply(
             }
         }
         "end_fsync" => job.spec.end_fsync = flag(value).map_err(bad)?,
+        "fsync" | "fdatasync" => job.spec.flush = flush(key, val()?).map_err(bad)?,
+        "sync" => job.spec.write_sync = val()?.parse().map_err(bad)?,
         "ioengine" => {
             let v = val()?;
             job.spec.backend = engine(v).map_err(bad)?;
@@ -117,13 +119,32 @@ pub(super) fn apply(
             job.notes.extend(note.map(|n| format!("{at}: {n}")));
         }
         "do_verify" => job.do_verify = flag(value).map_err(bad)?,
-        // Logs: PREFIX_bw.N.log and the like, one line per direction per window.
-        "write_bw_log" => job.logs.bw = Some(value.unwrap_or(&job.name).to_string()),
-        "write_iops_log" => job.logs.iops = Some(value.unwrap_or(&job.name).to_string()),
-        "write_lat_log" => job.logs.lat = Some(value.unwrap_or(&job.name).to_string()),
-        "log_avg_msec" => job.logs.avg_ms = Some(number(val()?).map_err(bad)?),
-        "per_job_logs" => job.logs.per_job = Some(flag(value).map_err(bad)?),
+        "write_bw_log" | "write_iops_log" | "write_lat_log" | "log_avg_msec" | "per_job_logs" => {
+            log_option(job, key, value).map_err(bad)?
+        }
         _ => return Err(bad("not supported by diskscope".into())),
+    }
+    Ok(())
+}
+
+/// `fsync=N` or `fdatasync=N`: a flush after every N writes (0: none, fio's default).
+fn flush(key: &str, v: &str) -> Result<Option<shared::durability::Flush>, String> {
+    let every: u32 = number(v)?;
+    Ok((every > 0).then_some(shared::durability::Flush {
+        every,
+        data_only: key == "fdatasync",
+    }))
+}
+
+/// A log option. Logs: PREFIX_bw.N.log and the like, one line per direction per window.
+fn log_option(job: &mut Job, key: &str, value: Option<&str>) -> Result<(), String> {
+    let prefix = || Some(value.unwrap_or(&job.name).to_string());
+    match key {
+        "write_bw_log" => job.logs.bw = prefix(),
+        "write_iops_log" => job.logs.iops = prefix(),
+        "write_lat_log" => job.logs.lat = prefix(),
+        "log_avg_msec" => job.logs.avg_ms = Some(number(value.ok_or("needs a value")?)?),
+        _ => job.logs.per_job = Some(flag(value)?),
     }
     Ok(())
 }

@@ -307,6 +307,16 @@ impl TargetInfo {
     /// Opens the target for a job. Writes to a block device that is mounted, swap or held
     /// by another device are refused.
     pub fn open(&self, write: bool, direct: bool) -> Result<File, TargetError> {
+        self.open_with(write, direct, shared::durability::WriteSync::None)
+    }
+
+    /// [`open`](Self::open), with writes synchronous as `sync` asks (O_SYNC, O_DSYNC).
+    pub fn open_with(
+        &self,
+        write: bool,
+        direct: bool,
+        sync: shared::durability::WriteSync,
+    ) -> Result<File, TargetError> {
         if write && self.kind == TargetKind::Block {
             let meta =
                 std::fs::metadata(self.at()).map_err(|e| TargetError::io("stat", &self.path, e))?;
@@ -320,9 +330,12 @@ impl TargetInfo {
         }
         let mut opts = OpenOptions::new();
         opts.read(true).write(write);
-        if direct {
-            opts.custom_flags(libc::O_DIRECT);
-        }
+        let sync_flag = match sync {
+            shared::durability::WriteSync::None => 0,
+            shared::durability::WriteSync::Sync => libc::O_SYNC,
+            shared::durability::WriteSync::Dsync => libc::O_DSYNC,
+        };
+        opts.custom_flags(if direct { libc::O_DIRECT } else { 0 } | sync_flag);
         opts.open(self.at()).map_err(|e| {
             if direct && e.raw_os_error() == Some(libc::EINVAL) {
                 TargetError::DirectUnsupported {

@@ -250,6 +250,12 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
     if let Some(ms) = spec.runtime_ms {
         put("runtime", format!("{ms}ms"));
     }
+    if let Some(f) = spec.flush {
+        put(f.call(), f.every.to_string());
+    }
+    if spec.write_sync != shared::durability::WriteSync::None {
+        put("sync", spec.write_sync.to_string());
+    }
     m
 }
 
@@ -291,7 +297,7 @@ fn job(
         "read": read,
         "write": write,
         "trim": dir(&DirSample::default(), &[], 0, &StepSamples::default(), 0, form),
-        "sync": { "total_ios": 0, "lat_ns": stats(&[], 0, 0) },
+        "sync": sync(summary.flush.as_ref(), &hist.flush, form),
         "job_runtime": runtime_ms,
         // The engine threads' CPU (user and system together, as /proc gives it per thread
         // to diskscope's sampler): written as fio's usr_cpu, sys_cpu 0.
@@ -315,6 +321,35 @@ fn job(
     })
 }
 
+/// `stats` with fio's percentile map (and, for json+, its bins) when there is any I/O.
+fn with_percentiles(mut stats: Value, hist: &[HistBucket], form: Form) -> Value {
+    if hist.iter().all(|b| b.count == 0) {
+        return stats;
+    }
+    stats["percentile"] = Value::Object(
+        PERCENTILES
+            .iter()
+            .map(|p| (format!("{p:.6}"), json!(percentile(hist, *p))))
+            .collect(),
+    );
+    if form == Form::JsonPlus {
+        stats["bins"] = Value::Object(
+            hist.iter()
+                .filter(|b| b.count > 0)
+                .map(|b| (b.ns.to_string(), json!(b.count)))
+                .collect(),
+        );
+    }
+    stats
+}
+
+/// fio's `sync` object: the flushes (fsync/fdatasync every N writes) and their latency.
+fn sync(flush: Option<&DirSample>, hist: &[HistBucket], form: Form) -> Value {
+    let f = flush.copied().unwrap_or_default();
+    let lat = stats(hist, f.lat.min_ns, f.lat.max_ns);
+    json!({ "total_ios": f.ios, "lat_ns": with_percentiles(lat, hist, form) })
+}
+
 /// One direction (`which`: 0 read, 1 write): fio's `read`/`write`/`trim` object.
 fn dir(
     d: &DirSample,
@@ -334,23 +369,7 @@ fn dir(
     let (bw_min, bw_max, bw_mean, bw_dev) = bw.get();
     let (iops_min, iops_max, iops_mean, iops_dev) = iops.get();
     let lat = stats(hist, d.lat.min_ns, d.lat.max_ns);
-    let mut clat = lat.clone();
-    if d.ios > 0 {
-        clat["percentile"] = Value::Object(
-            PERCENTILES
-                .iter()
-                .map(|p| (format!("{p:.6}"), json!(percentile(hist, *p))))
-                .collect(),
-        );
-        if form == Form::JsonPlus {
-            clat["bins"] = Value::Object(
-                hist.iter()
-                    .filter(|b| b.count > 0)
-                    .map(|b| (b.ns.to_string(), json!(b.count)))
-                    .collect(),
-            );
-        }
-    }
+    let clat = with_percentiles(lat.clone(), hist, form);
     json!({
         "io_bytes": d.bytes,
         "io_kbytes": d.bytes / 1024,

@@ -33,7 +33,7 @@ pub fn summary(r: &RunReport) -> String {
     if jobs.is_empty() {
         let _ = writeln!(
             out,
-            "{status} on {} ({}, {}): {} bs={} iodepth={} jobs={} pattern={} {}",
+            "{status} on {} ({}, {}): {} bs={} iodepth={} jobs={} pattern={} {}{}{}",
             e.target,
             e.target_kind,
             format_bytes(e.target_size),
@@ -47,6 +47,13 @@ pub fn summary(r: &RunReport) -> String {
                 (_, true) => "O_DIRECT",
                 (_, false) => "buffered",
             },
+            match spec.write_sync {
+                shared::durability::WriteSync::None => String::new(),
+                w => format!("+{}", w.flag_name()),
+            },
+            spec.flush
+                .map(|f| format!(" {} every {} writes", f.call(), f.every))
+                .unwrap_or_default(),
         );
     } else {
         // A job file's jobs at once: each its own workload (listed under "jobs:").
@@ -92,6 +99,10 @@ pub fn summary(r: &RunReport) -> String {
     }
     if s.write.ios > 0 || writes {
         out.push_str(&dir_line("write", &s.write));
+    }
+    // The flushes: IOPS is flushes per second, the bytes column 0.
+    if let Some(f) = &s.flush {
+        out.push_str(&dir_line("flush", f));
     }
     if let Some(line) = e.io_path.as_ref().and_then(shared::IoPath::summary_line) {
         let _ = writeln!(out, "{line}");

@@ -45,6 +45,8 @@ pub struct IntervalStats {
     pub end_ns: u64,
     pub read: DirCounters,
     pub write: DirCounters,
+    /// Flushes (fsync/fdatasync every N writes): count and latency, no bytes.
+    pub flush: DirCounters,
     /// Lowest offset touched, and one past the highest byte touched (`u64::MAX`/0 if none).
     pub offset_lo: u64,
     pub offset_hi: u64,
@@ -62,6 +64,7 @@ impl IntervalStats {
             end_ns,
             read: DirCounters::default(),
             write: DirCounters::default(),
+            flush: DirCounters::default(),
             offset_lo: u64::MAX,
             offset_hi: 0,
             cpu_ns: None,

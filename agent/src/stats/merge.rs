@@ -64,6 +64,7 @@ pub struct Merger {
     next_seq: u64,
     read_total: DirCounters,
     write_total: DirCounters,
+    flush_total: DirCounters,
     end_ns: u64,
     timeline: TimelineBuilder,
 }
@@ -82,6 +83,7 @@ impl Merger {
             next_seq: 0,
             read_total: DirCounters::default(),
             write_total: DirCounters::default(),
+            flush_total: DirCounters::default(),
             end_ns: 0,
             timeline: TimelineBuilder::spilling(),
         }
@@ -95,6 +97,7 @@ impl Merger {
             Some(acc) => {
                 acc.read.merge(&stats.read);
                 acc.write.merge(&stats.write);
+                acc.flush.merge(&stats.flush);
                 acc.offset_lo = acc.offset_lo.min(stats.offset_lo);
                 acc.offset_hi = acc.offset_hi.max(stats.offset_hi);
                 acc.start_ns = acc.start_ns.min(stats.start_ns);
@@ -140,6 +143,7 @@ impl Merger {
     fn sample(&mut self, s: IntervalStats) -> Sample {
         self.read_total.merge(&s.read);
         self.write_total.merge(&s.write);
+        self.flush_total.merge(&s.flush);
         let window = s.end_ns.saturating_sub(s.start_ns);
         self.timeline.push(&s.fine, window);
         let touched = s.offset_hi > 0;
@@ -172,6 +176,8 @@ impl Merger {
             write: dir_sample(&self.write_total, self.end_ns, self.write_total.bytes),
             samples: self.next_seq,
             fsync_ns,
+            flush: (self.flush_total.ios > 0)
+                .then(|| dir_sample(&self.flush_total, self.end_ns, 0)),
         }
     }
 
@@ -192,6 +198,7 @@ impl Merger {
             max_relative_error: histogram::MAX_RELATIVE_ERROR,
             read: dump(&self.read_total.hist),
             write: dump(&self.write_total.hist),
+            flush: dump(&self.flush_total.hist),
         }
     }
 }

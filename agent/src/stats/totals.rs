@@ -10,6 +10,7 @@ use shared::{RunReport, RunSummary, Sample};
 pub struct Totals {
     read: Histogram,
     write: Histogram,
+    flush: Histogram,
     pub read_bytes: u64,
     pub write_bytes: u64,
 }
@@ -24,6 +25,9 @@ impl Totals {
         self.read.merge(&hist(&r.histogram.read, &r.summary.read));
         self.write
             .merge(&hist(&r.histogram.write, &r.summary.write));
+        if let Some(f) = &r.summary.flush {
+            self.flush.merge(&hist(&r.histogram.flush, f));
+        }
         self.read_bytes += r.summary.read.bytes;
         self.write_bytes += r.summary.write.bytes;
     }
@@ -52,9 +56,11 @@ impl Totals {
             write: dir(&self.write, self.write_bytes),
             samples,
             fsync_ns,
+            flush: (self.flush.count() > 0).then(|| dir(&self.flush, 0)),
         };
         report.histogram.read = super::merge::dump(&self.read);
         report.histogram.write = super::merge::dump(&self.write);
+        report.histogram.flush = super::merge::dump(&self.flush);
     }
 }
 

@@ -43,6 +43,8 @@ pub struct JobPlan {
     pub split_buffers: bool,
     /// fsync at the end (write workloads).
     pub end_fsync: bool,
+    /// A flush after every N writes the job issues.
+    pub flush: Option<shared::durability::Flush>,
     /// Buffered random I/O on a target: the page cache is dropped at the start of every
     /// pass over the span after the first, as fio does when its random map is spent and it
     /// opens the file again (invalidate=1); a small span is then not measured as the cache
@@ -163,6 +165,7 @@ impl Plan {
                     iodepth: spec.iodepth,
                     split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
+                    flush: spec.flush,
                     cold_passes: !spec.direct
                         && spec.backend != shared::spec::Backend::Null
                         && spec.rw.is_random(),

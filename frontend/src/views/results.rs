@@ -9,13 +9,15 @@ use shared::api::RunInfo;
 use shared::units::{format_bytes, format_ns};
 use shared::{DirSample, Sample};
 
-/// The summary rows of a run: one per direction that moved data.
+/// The summary rows of a run: one per direction that moved data, and the flushes made
+/// during the run (fsync/fdatasync every N writes: their count per second and latency).
 pub fn summary_rows(info: &RunInfo) -> Vec<(&'static str, DirSample)> {
     let Some(s) = &info.summary else {
         return Vec::new();
     };
     [("read", s.read), ("write", s.write)]
         .into_iter()
+        .chain(s.flush.map(|f| ("flush", f)))
         .filter(|(_, d)| d.ios > 0)
         .collect()
 }

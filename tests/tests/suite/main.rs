@@ -7,6 +7,7 @@ mod block_device;
 mod bssplit;
 mod dashboard;
 mod docs;
+mod durability;
 mod emulated_ssd;
 mod error_scan;
 mod fakecap;
