@@ -379,10 +379,12 @@ struct JobLoop<'a, B: IoBackend> {
     free: Vec<u32>,
     inflight: u32,
     issued: u64,
-    /// Writes issued, and whether the latest I/O issued was one: a flush is due when the
-    /// count reaches a multiple of `jp.flush`'s N after a write (fio's rule).
+    /// `jp.flush`'s N (0: no flushes), the writes issued when there is one, and whether a
+    /// flush is due: the write just issued made the count a multiple of N (fio's rule). A
+    /// due flush takes the next free slot, before any other I/O.
+    flush_every: u64,
     writes_issued: u64,
-    last_write: bool,
+    flush_due: bool,
     /// The interval being filled.
     iv: IntervalClock,
     /// Past the ramp: completions count.
@@ -450,8 +452,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             free: (0..depth).rev().collect(),
             inflight: 0,
             issued: 0,
+            flush_every: jp.flush.map_or(0, |f| u64::from(f.every)),
             writes_issued: 0,
-            last_write: false,
+            flush_due: false,
             iv: IntervalClock::new(shared),
             recording: false,
             remaining: None,
@@ -572,13 +575,12 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if self.remaining == Some(0) {
                 break;
             }
-            if let Some(f) = self.jp.flush {
-                if self.last_write && self.writes_issued.is_multiple_of(u64::from(f.every)) {
-                    if !self.issue_flush(slot, f.data_only) {
-                        break;
-                    }
-                    continue;
+            if self.flush_due {
+                let data_only = self.jp.flush.is_some_and(|f| f.data_only);
+                if !self.issue_flush(slot, data_only) {
+                    break;
                 }
+                continue;
             }
             if let Some(think) = &mut self.think {
                 let epoch = self.epoch;
@@ -629,8 +631,10 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 think.issued();
             }
             self.issued += 1;
-            self.last_write = is_write;
-            self.writes_issued += u64::from(is_write);
+            if is_write && self.flush_every != 0 {
+                self.writes_issued += 1;
+                self.flush_due = self.writes_issued.is_multiple_of(self.flush_every);
+            }
             if let Some(r) = &mut self.remaining {
                 *r = r.saturating_sub(len);
             }
@@ -677,7 +681,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     /// flushes what has completed, as fio's does); false when that failed.
     fn issue_flush(&mut self, slot: u32, data_only: bool) -> bool {
         let prepped = self.b.prep_flush(slot, data_only);
-        self.last_write = false;
+        self.flush_due = false;
         let s = Slot {
             submit_ns: self.now,
             flush: true,
