@@ -575,12 +575,14 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if self.remaining == Some(0) {
                 break;
             }
+            // The flag first: the hot path tests one bool, not the plan's option.
             if self.flush_due {
-                let data_only = self.jp.flush.is_some_and(|f| f.data_only);
-                if !self.issue_flush(slot, data_only) {
-                    break;
+                if let Some(f) = self.jp.flush {
+                    if !self.issue_flush(slot, f) {
+                        break;
+                    }
+                    continue;
                 }
-                continue;
             }
             if let Some(think) = &mut self.think {
                 let epoch = self.epoch;
@@ -679,8 +681,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
 
     /// Hands a flush to the kernel in `slot` (it runs beside the writes in flight and
     /// flushes what has completed, as fio's does); false when that failed.
-    fn issue_flush(&mut self, slot: u32, data_only: bool) -> bool {
-        let prepped = self.b.prep_flush(slot, data_only);
+    fn issue_flush(&mut self, slot: u32, f: shared::durability::Flush) -> bool {
+        let prepped = self.b.prep_flush(slot, f.data_only);
         self.flush_due = false;
         let s = Slot {
             submit_ns: self.now,
@@ -688,7 +690,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             ..Slot::default()
         };
         let n = self.writes_issued;
-        self.launch(slot, s, prepped.map_err(|e| flush_error(data_only, n, &e)))
+        self.launch(slot, s, prepped.map_err(|e| flush_error(f.call(), n, &e)))
     }
 
     /// Marks `slot` in flight with `s` once its entry was queued, and submits it.
@@ -733,8 +735,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let verifying = self.verifier.is_some();
         let (slow_ns, map_writes) = (self.slow_ns, self.jp.read_pct < 100);
         let scanning = self.jp.scan.is_some();
-        let (data_only, writes) = (
-            self.jp.flush.is_some_and(|f| f.data_only),
+        let (call, writes) = (
+            self.jp.flush.map_or("fsync", |f| f.call()),
             self.writes_issued,
         );
         let (slots, free, inflight, error, cur, read_back, map) = (
@@ -753,7 +755,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if s.flush {
                 if res < 0 {
                     let e = std::io::Error::from_raw_os_error(-res);
-                    error.get_or_insert_with(|| flush_error(data_only, writes, &e));
+                    error.get_or_insert_with(|| flush_error(call, writes, &e));
                 } else if recording {
                     cur.flush.ios += 1;
                     cur.flush.hist.record(now - s.submit_ns);
@@ -948,9 +950,8 @@ pub(super) fn submit_error(e: &std::io::Error) -> RunError {
     }
 }
 
-/// A flush that failed: the call, after how many writes, why.
-fn flush_error(data_only: bool, writes: u64, e: &std::io::Error) -> RunError {
-    let call = if data_only { "fdatasync" } else { "fsync" };
+/// A flush that failed: the call (`Flush::call`), after how many writes, why.
+fn flush_error(call: &'static str, writes: u64, e: &std::io::Error) -> RunError {
     RunError {
         message: format!("{call} after {writes} writes failed: {e}"),
         op: Some(call.into()),
