@@ -54,13 +54,7 @@ pub const FIELDS: &[Field] = &[
         key: "bs",
         label: "Block size",
         kind: Kind::Text("4K"),
-        help: "512 B..64 MiB; K = 1024, KB = 1000",
-    },
-    Field {
-        key: "bssplit",
-        label: "Block size mix",
-        kind: Kind::Text("none"),
-        help: "e.g. 4K/60:64K/30:1M/10 (% of I/Os); block size = its smallest",
+        help: "512 B..64 MiB; a range 4K-64K; a mix 4K/60:64K/40 (% of I/Os). K = 1024, KB = 1000",
     },
     Field {
         key: "iodepth",
@@ -277,14 +271,7 @@ impl SpecForm {
         let mut f = BTreeMap::new();
         f.insert("rw", spec.rw.as_str().to_string());
         f.insert("read_pct", spec.read_pct.to_string());
-        f.insert("bs", size_short(spec.bs));
-        f.insert(
-            "bssplit",
-            spec.bssplit
-                .as_ref()
-                .map(|s| s.to_string())
-                .unwrap_or_default(),
-        );
+        f.insert("bs", spec.sizes_label());
         f.insert("iodepth", spec.iodepth.to_string());
         f.insert("jobs", spec.jobs.to_string());
         f.insert("offset", size_short(spec.offset));
@@ -366,6 +353,28 @@ impl SpecForm {
 
     /// The rate spacing and think-time fields.
     /// Flushes every N writes and synchronous writes.
+    /// The block size field: one size, a range (`4K-64K`) or a mix (`4K/60:64K/40`).
+    fn sizes_into(&self, spec: &mut WorkloadSpec, errs: &mut BTreeMap<&'static str, String>) {
+        let bs = self.get("bs").trim();
+        let size = |t: &str| parse_size(t).map_err(|e| e.to_string());
+        let got = if bs.contains('/') {
+            bs.parse::<shared::bssplit::BsSplit>().map(|split| {
+                spec.bs = split.min();
+                spec.bssplit = Some(split);
+            })
+        } else if bs.contains('-') {
+            shared::bssplit::parse_range(bs, size).map(|(lo, hi)| {
+                spec.bs = lo;
+                spec.bs_max = Some(hi);
+            })
+        } else {
+            size(bs).map(|v| spec.bs = v)
+        };
+        if let Err(e) = got {
+            errs.insert("bs", e);
+        }
+    }
+
     fn durability_into(&self, spec: &mut WorkloadSpec, errs: &mut BTreeMap<&'static str, String>) {
         let flush = self.get("flush").trim();
         if !flush.is_empty() {
@@ -529,12 +538,7 @@ impl SpecForm {
         ) {
             spec.read_pct = v;
         }
-        if let Some(v) = parse!("bs", parse_size(&text("bs"))) {
-            spec.bs = v;
-        }
-        if let Some(t) = opt("bssplit") {
-            spec.bssplit = parse!("bssplit", t.parse::<shared::bssplit::BsSplit>());
-        }
+        self.sizes_into(&mut spec, &mut errs);
         if let Some(v) = parse!(
             "iodepth",
             text("iodepth")
@@ -843,6 +847,7 @@ mod tests {
                 count_issued: true,
             }),
             bssplit: None,
+            bs_max: None,
             flush: "fdatasync/16".parse().ok(),
             write_sync: shared::durability::WriteSync::Dsync,
         };
@@ -864,8 +869,18 @@ mod tests {
             ..spec.clone()
         };
         let f = SpecForm::from_spec(&mix);
-        assert_eq!(f.get("bssplit"), "4K/60:64K/40");
+        assert_eq!(f.get("bs"), "4K/60:64K/40");
         assert_eq!(f.to_spec(), Ok(mix));
+        // A range of sizes, written in the block size's field.
+        let range = WorkloadSpec {
+            bs: 4096,
+            bs_max: Some(64 << 10),
+            cover_once: false,
+            ..spec.clone()
+        };
+        let f = SpecForm::from_spec(&range);
+        assert_eq!(f.get("bs"), "4K-64K");
+        assert_eq!(f.to_spec(), Ok(range));
         // An error scan with its slow threshold, and the threshold refused without it.
         let scan = WorkloadSpec {
             rw: RwMode::RandRead,

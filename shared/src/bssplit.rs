@@ -7,6 +7,44 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+/// The length of an I/O of a size range `min..=max` from a draw `r` in `0..max`, as fio's
+/// `bsrange` makes it: `min + r` rounded down to a multiple of `min`, at most `max`. Over
+/// uniform draws the sizes are the multiples of `min` up to `max`, each as likely (and
+/// `max` itself, less often, when it is not a multiple).
+#[inline]
+pub fn range_size(min: u64, max: u64, r: u64) -> u64 {
+    let x = min + r;
+    (x - x % min).min(max)
+}
+
+/// `MIN-MAX` (or fio's `MIN:MAX`), sizes read by `size`: a range of I/O sizes.
+pub fn parse_range(
+    s: &str,
+    size: impl Fn(&str) -> Result<u64, String>,
+) -> Result<(u64, u64), String> {
+    let (lo, hi) = s
+        .split_once('-')
+        .or_else(|| s.split_once(':'))
+        .ok_or_else(|| format!("invalid size range '{s}': expected MIN-MAX, e.g. 4K-64K"))?;
+    let (lo, hi) = (size(lo.trim())?, size(hi.trim())?);
+    if hi < lo {
+        return Err(format!(
+            "invalid size range '{s}': the largest size is below the smallest"
+        ));
+    }
+    Ok((lo, hi))
+}
+
+/// The mean length of a size range's I/Os ([`range_size`] over every draw).
+pub fn range_mean(min: u64, max: u64) -> f64 {
+    if min == 0 || max <= min {
+        return min as f64;
+    }
+    let (m, rem) = ((max / min) as f64, (max % min) as f64);
+    let (min, max) = (min as f64, max as f64);
+    (min * min * m * (m + 1.0) / 2.0 + rem * max) / max
+}
+
 /// I/O sizes and the percentage of I/Os of each; percentages add up to 100.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -127,6 +165,34 @@ impl FromStr for BsSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_draws_fios_sizes_and_its_mean_is_theirs() {
+        for (min, max) in [
+            (4096u64, 16384u64),
+            (4096, 10240),
+            (512, 65536),
+            (3000, 7000),
+        ] {
+            let mut counts = std::collections::BTreeMap::new();
+            let mut sum = 0u64;
+            for r in 0..max {
+                let len = range_size(min, max, r);
+                assert!(len >= min && len <= max, "{min}-{max}: {len}");
+                assert!(len.is_multiple_of(min) || len == max);
+                *counts.entry(len).or_insert(0u64) += 1;
+                sum += len;
+            }
+            let mean = sum as f64 / max as f64;
+            assert!((range_mean(min, max) - mean).abs() < 1e-6, "{min}-{max}");
+            if max.is_multiple_of(min) {
+                assert_eq!(counts.len() as u64, max / min);
+                assert!(counts.values().all(|&c| c == min), "uniform over multiples");
+            }
+        }
+        // 4k-10k: 4k and 8k 40 % each, 10k (12k capped) 20 %.
+        assert!((range_mean(4096, 10240) - 6963.2).abs() < 1e-6);
+    }
 
     #[test]
     fn splits_parse_as_fio_writes_them() {

@@ -347,6 +347,15 @@ pub struct WorkloadSpec {
     /// A mix of I/O sizes (fio's bssplit); `bs` is then its smallest size, the offsets'
     /// alignment.
     pub bssplit: Option<crate::bssplit::BsSplit>,
+    /// A range of I/O sizes (fio's `bsrange=bs-bs_max`): each I/O's length is drawn as fio
+    /// draws it, uniformly over the multiples of `bs` up to `bs_max` (`bs_max` itself when
+    /// it is not one); offsets stay aligned to `bs`.
+    #[serde(deserialize_with = "crate::lenient::opt_bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_bytes")
+    )]
+    pub bs_max: Option<u64>,
     /// A flush after every N writes (fio's fsync=N / fdatasync=N).
     pub flush: Option<crate::durability::Flush>,
     /// Writes durable on their own: the target opened O_SYNC or O_DSYNC (fio's sync=).
@@ -388,6 +397,7 @@ impl Default for WorkloadSpec {
             rate_process: crate::pacing::RateProcess::Linear,
             think: None,
             bssplit: None,
+            bs_max: None,
             flush: None,
             write_sync: crate::durability::WriteSync::None,
         }
@@ -435,13 +445,12 @@ impl WorkloadSpec {
 
     /// Direction, block size, depth and jobs: `randread 4 KiB QD4×1`.
     pub fn shape(&self) -> String {
-        format!(
-            "{} {} QD{}×{}",
-            self.rw,
-            crate::units::format_bytes(self.bs),
-            self.iodepth,
-            self.jobs
-        )
+        let bs = crate::units::format_bytes(self.bs);
+        let bs = match self.bs_max {
+            Some(max) => format!("{bs}-{}", crate::units::format_bytes(max)),
+            None => bs,
+        };
+        format!("{} {bs} QD{}×{}", self.rw, self.iodepth, self.jobs)
     }
 
     /// Whether the run ends by time rather than by volume.
@@ -539,26 +548,55 @@ impl WorkloadSpec {
         self.check_bssplit(bad);
     }
 
-    /// A size mix: sizes within the block size limits, `bs` its smallest, and none of what
-    /// needs one block size (verification headers, the random map, the scan's cells, a
-    /// replay's own sizes).
+    /// A size mix or range: sizes within the block size limits, `bs` the smallest, and
+    /// none of what needs one block size (verification headers, the random map, the scan's
+    /// cells, a replay's own sizes).
     fn check_bssplit(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
-        let Some(split) = &self.bssplit else {
-            return;
+        if let Some(split) = &self.bssplit {
+            if let Err(why) = split.check(MIN_BS, MAX_BS, self.direct) {
+                bad("bssplit", split, why);
+            }
+            if self.bs != split.min() {
+                bad(
+                    "bs",
+                    &self.bs,
+                    format!(
+                        "with bssplit, bs is its smallest size ({} B), the offsets' alignment",
+                        split.min()
+                    ),
+                );
+            }
+        }
+        if let Some(max) = self.bs_max {
+            if self.bssplit.is_some() {
+                bad(
+                    "bs_max",
+                    &max,
+                    "a range of sizes or a split (bssplit), not both".into(),
+                );
+            }
+            if max <= self.bs || max > MAX_BS {
+                bad(
+                    "bs_max",
+                    &max,
+                    format!(
+                        "the range's largest size must be above bs ({} B) and at most 64 MiB",
+                        self.bs
+                    ),
+                );
+            } else if self.direct && !max.is_multiple_of(MIN_BS) {
+                bad(
+                    "bs_max",
+                    &max,
+                    "with O_DIRECT every size must be a multiple of 512".into(),
+                );
+            }
+        }
+        let mixed = match (&self.bssplit, self.bs_max) {
+            (Some(_), _) => "bssplit",
+            (None, Some(_)) => "a range of sizes (bs_max)",
+            (None, None) => return,
         };
-        if let Err(why) = split.check(MIN_BS, MAX_BS, self.direct) {
-            bad("bssplit", split, why);
-        }
-        if self.bs != split.min() {
-            bad(
-                "bs",
-                &self.bs,
-                format!(
-                    "with bssplit, bs is its smallest size ({} B), the offsets' alignment",
-                    split.min()
-                ),
-            );
-        }
         for (field, on) in [
             ("verify", self.verify),
             ("cover_once", self.cover_once),
@@ -569,22 +607,44 @@ impl WorkloadSpec {
                 bad(
                     field,
                     &"true",
-                    "needs one block size: not with bssplit".into(),
+                    format!("needs one block size: not with {mixed}"),
                 );
             }
         }
     }
 
-    /// Bytes of one I/O buffer: the block size, or a size mix's largest.
+    /// Bytes of one I/O buffer: the block size, or the largest of a size mix or range.
     pub fn buffer_bs(&self) -> u64 {
-        self.bssplit
-            .as_ref()
-            .map_or(self.bs, |s| s.max().max(self.bs))
+        match (&self.bssplit, self.bs_max) {
+            (Some(s), _) => s.max().max(self.bs),
+            (None, Some(max)) => max.max(self.bs),
+            (None, None) => self.bs,
+        }
     }
 
-    /// Mean bytes per I/O: the block size, or a size mix's mean.
+    /// Mean bytes per I/O: the block size, or a size mix's or range's mean.
     pub fn mean_bs(&self) -> f64 {
-        self.bssplit.as_ref().map_or(self.bs as f64, |s| s.mean())
+        match (&self.bssplit, self.bs_max) {
+            (Some(s), _) => s.mean(),
+            (None, Some(max)) => crate::bssplit::range_mean(self.bs, max),
+            (None, None) => self.bs as f64,
+        }
+    }
+
+    /// The I/O sizes as a person writes them: `4K`, a range `4K-64K` or a split
+    /// `4K/60:64K/40`.
+    pub fn sizes_label(&self) -> String {
+        use crate::units::size_short;
+        match (&self.bssplit, self.bs_max) {
+            (Some(split), _) => split.to_string(),
+            (None, Some(max)) => format!("{}-{}", size_short(self.bs), size_short(max)),
+            (None, None) => size_short(self.bs),
+        }
+    }
+
+    /// Whether I/O sizes vary (a split or a range).
+    pub fn sizes_vary(&self) -> bool {
+        self.bssplit.is_some() || self.bs_max.is_some()
     }
 
     /// Where the I/O goes: offset, span, amount, loops, cover-once.

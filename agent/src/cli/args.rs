@@ -181,6 +181,11 @@ fn size(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// `MIN-MAX` (fio's `bsrange`, also `MIN:MAX`).
+fn bsrange(s: &str) -> Result<(u64, u64), String> {
+    shared::bssplit::parse_range(s, size)
+}
+
 fn duration_ms(s: &str) -> Result<u64, String> {
     parse_duration_ms(s).map_err(|e| e.to_string())
 }
@@ -297,6 +302,11 @@ pub struct RunArgs {
     /// smallest size.
     #[arg(long, value_name = "SIZE/PCT:…")]
     pub bssplit: Option<shared::bssplit::BsSplit>,
+    /// A range of I/O sizes, e.g. 4K-64K: each I/O's size drawn uniformly from the
+    /// multiples of the smallest up to the largest, as fio's bsrange does. --bs is then
+    /// its smallest size.
+    #[arg(long, value_parser = bsrange, value_name = "MIN-MAX", conflicts_with_all = ["bs", "bssplit"])]
+    pub bsrange: Option<(u64, u64)>,
     /// How --rate spaces the I/Os: linear (evenly, default) or poisson (Poisson arrivals
     /// with the rate as their mean, as fio's rate_process=poisson).
     #[arg(long, value_name = "PROCESS")]
@@ -454,6 +464,7 @@ impl RunArgs {
         );
         flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
         flag("bssplit", self.bssplit.as_ref().map(|x| x.to_string()));
+        flag("bsrange", self.bsrange.map(|(lo, hi)| format!("{lo}-{hi}")));
         flag("rate-process", self.rate_process.map(|x| x.to_string()));
         flag("thinktime", self.thinktime.map(|x| format!("{x}us")));
         flag(
@@ -488,6 +499,7 @@ impl RunArgs {
             bs: self
                 .bs
                 .or(self.bssplit.as_ref().map(|s| s.min()))
+                .or(self.bsrange.map(|(lo, _)| lo))
                 .unwrap_or(defaults.bs),
             iodepth: self.iodepth.unwrap_or(defaults.iodepth),
             jobs: self.jobs.unwrap_or(defaults.jobs),
@@ -520,6 +532,7 @@ impl RunArgs {
             rate_process: self.rate_process.unwrap_or_default(),
             think: self.think(),
             bssplit: self.bssplit.clone(),
+            bs_max: self.bsrange.map(|(_, hi)| hi),
             flush: self.flush(),
             write_sync: self.sync.unwrap_or_default(),
         }

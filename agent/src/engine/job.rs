@@ -608,8 +608,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             }
             let (offset, len) = match &self.jp.sizes {
                 None => (self.gen.next_offset(), self.bs),
-                Some(mix) => {
-                    let len = mix.pick(&mut self.size_rng);
+                Some(sizes) => {
+                    let len = sizes.pick(&mut self.size_rng);
                     (self.gen.next_offset_len(len), len)
                 }
             };

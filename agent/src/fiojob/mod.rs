@@ -165,17 +165,24 @@ impl Job {
         let s = &mut self.spec;
         s.cover_once = s.rw.is_random() && !self.norandommap;
         if let Some(split) = &s.bssplit {
-            // fio takes the sizes from bssplit (bs no longer applies) and aligns to the
-            // smallest; its random map tracks blocks of several sizes, which diskscope's
-            // permutation cannot: offsets are drawn as with norandommap, said in a note.
+            // fio takes the sizes from bssplit (bs and bsrange no longer apply) and aligns
+            // to the smallest.
             s.bs = split.min();
-            if s.cover_once {
-                s.cover_once = false;
-                self.notes.push(format!(
-                    "{}: job '{}': with bssplit diskscope draws random offsets as norandommap does (its random map needs one block size)",
-                    self.at, self.name
-                ));
-            }
+            s.bs_max = None;
+        }
+        // fio's random map tracks blocks of several sizes, which diskscope's permutation
+        // cannot: offsets are drawn as with norandommap, said in a note.
+        if s.sizes_vary() && s.cover_once {
+            s.cover_once = false;
+            let what = if s.bssplit.is_some() {
+                "bssplit"
+            } else {
+                "bsrange"
+            };
+            self.notes.push(format!(
+                "{}: job '{}': with {what} diskscope draws random offsets as norandommap does (its random map needs one block size)",
+                self.at, self.name
+            ));
         }
         s.verify = s.verify && self.do_verify;
         // fio's rate is per job; diskscope's is the run's.
@@ -560,7 +567,10 @@ mod tests {
                 "t.fio:2: option 'gtod_reduce=1': not supported",
             ),
             ("[j]\nrw=read:-8k\n", "t.fio:2: option 'rw=read:-8k'"),
-            ("[j]\nbsrange=4k-16k\n", "t.fio:2: option 'bsrange=4k-16k'"),
+            (
+                "[j]\nbsrange=4k-16k,8k-16k\n",
+                "t.fio:2: option 'bsrange=4k-16k,8k-16k'",
+            ),
             ("[j]\nioengine=rbd\n", "t.fio:2: option 'ioengine=rbd'"),
             ("[j]\ntime_based\n", "job 'j': time_based without runtime"),
             (

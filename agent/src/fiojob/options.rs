@@ -48,8 +48,9 @@ pub(super) fn apply(
         "rw" | "readwrite" => job.spec.rw = rw_mode(val()?).map_err(bad)?,
         "rwmixread" => job.spec.read_pct = percent(val()?).map_err(bad)?,
         "rwmixwrite" => job.spec.read_pct = 100 - percent(val()?).map_err(bad)?,
-        "bs" | "blocksize" => job.spec.bs = one_size(val()?).map_err(bad)?,
-        "bsrange" | "blocksize_range" => job.spec.bs = bs_range(val()?).map_err(bad)?,
+        "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
+            sizes_option(job, key, val()?).map_err(bad)?
+        }
         "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
         "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
         "stonewall" | "wait_for_previous" => job.stonewall = flag(value).map_err(bad)?,
@@ -198,16 +199,25 @@ fn rw_mode(v: &str) -> Result<RwMode, String> {
     })
 }
 
-fn bs_range(v: &str) -> Result<u64, String> {
-    let (lo, hi) = v
-        .split_once('-')
-        .or_else(|| v.split_once(':'))
-        .ok_or("expected MIN-MAX")?;
-    let (lo, hi) = (size(lo)?, size(hi)?);
-    if lo != hi {
-        return Err("a range of block sizes is not supported (only MIN = MAX)".into());
+/// `bs=SIZE` (the last of bs and bsrange wins, as in fio) or `bsrange=MIN-MAX`.
+fn sizes_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
+    let (lo, hi) = if matches!(key, "bsrange" | "blocksize_range") {
+        bs_range(v)?
+    } else {
+        let bs = one_size(v)?;
+        (bs, bs)
+    };
+    job.spec.bs = lo;
+    job.spec.bs_max = (hi != lo).then_some(hi);
+    Ok(())
+}
+
+/// `MIN-MAX` (one range for reads and writes).
+fn bs_range(v: &str) -> Result<(u64, u64), String> {
+    if v.contains(',') {
+        return Err("different ranges per direction are not supported".into());
     }
-    Ok(lo)
+    shared::bssplit::parse_range(v, size)
 }
 
 /// fio's engine as diskscope's backend (the note saying so is written when the job is

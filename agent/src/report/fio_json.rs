@@ -233,7 +233,11 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
         m.insert(k.to_string(), Value::String(v));
     };
     put("rw", rw);
-    put("bs", spec.bs.to_string());
+    match (&spec.bssplit, spec.bs_max) {
+        (Some(split), _) => put("bssplit", split.to_string()),
+        (None, Some(max)) => put("bsrange", format!("{}-{max}", spec.bs)),
+        (None, None) => put("bs", spec.bs.to_string()),
+    }
     put("iodepth", spec.iodepth.to_string());
     put("numjobs", spec.jobs.to_string());
     put("direct", u8::from(spec.direct).to_string());

@@ -29,7 +29,7 @@ pub struct JobPlan {
     /// do); `None` runs until time is up.
     pub bytes: Option<u64>,
     /// Each I/O's length under a size mix; `None`: every I/O is `span.bs`.
-    pub sizes: Option<super::sizes::SizeMix>,
+    pub sizes: Option<super::sizes::Sizes>,
     /// Share of reads, percent.
     pub read_pct: u8,
     /// The job's own rate cap (its share of the run's), with its own Poisson draws.
@@ -103,13 +103,13 @@ impl Plan {
         };
         let n = u64::from(spec.jobs);
         // The budget in whole blocks of `bs` (a size mix: in bytes), split over the jobs.
-        let unit = if spec.bssplit.is_some() { 1 } else { spec.bs };
+        let unit = if spec.sizes_vary() { 1 } else { spec.bs };
         let total_units = match (spec.io_size, spec.is_time_based()) {
             (Some(io), _) => Some(io / unit),
             (None, true) => None,
             (None, false) => Some(blocks * spec.bs / unit * u64::from(spec.loops)),
         };
-        let sizes = spec.bssplit.as_ref().map(super::sizes::SizeMix::of);
+        let sizes = super::sizes::Sizes::of(spec);
         let per_job_rate = spec.rate.map(|r| {
             let ios = match r {
                 Rate::BytesPerSec(b) => b as f64 / spec.mean_bs(),
@@ -263,11 +263,16 @@ pub fn null_target(spec: &WorkloadSpec, label: &std::path::Path) -> TargetInfo {
 /// What must fit the span's `blocks` blocks: a size mix's largest size, a zoned
 /// distribution's zones.
 fn check_layout(spec: &WorkloadSpec, blocks: u64) -> Result<(), Vec<SpecError>> {
-    if let Some(split) = &spec.bssplit {
-        if blocks * spec.bs < split.max() {
+    let largest = match (&spec.bssplit, spec.bs_max) {
+        (Some(split), _) => Some(("bssplit", split.to_string(), split.max())),
+        (None, Some(max)) => Some(("bs_max", max.to_string(), max)),
+        (None, None) => None,
+    };
+    if let Some((field, value, max)) = largest {
+        if blocks * spec.bs < max {
             return Err(vec![SpecError::new(
-                "bssplit",
-                split,
+                field,
+                value,
                 format!(
                     "the span ({} B) is smaller than its largest size",
                     blocks * spec.bs
@@ -306,6 +311,10 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
                 spec.bssplit.as_ref().map(|s| s.to_string()).unwrap_or_default(),
                 format!("size {} is not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires", odd.0),
             ));
+        }
+        // A range's sizes are multiples of `bs` and its largest.
+        if let Some(max) = spec.bs_max.filter(|m| !m.is_multiple_of(lbs)) {
+            errs.push(SpecError::new("bs_max", max, format!("not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires")));
         }
         if !spec.offset.is_multiple_of(lbs) {
             errs.push(SpecError::new(

@@ -38,6 +38,33 @@ impl<T: Copy + Default> ByPercent<T> {
 /// Each I/O's length under a size mix.
 pub type SizeMix = ByPercent<u64>;
 
+/// How a job's I/O lengths vary: a split's shares (fio's `bssplit`) or a range (fio's
+/// `bsrange`, [`shared::bssplit::range_size`]).
+#[derive(Debug, Clone)]
+pub enum Sizes {
+    Mix(SizeMix),
+    Range { min: u64, max: u64 },
+}
+
+impl Sizes {
+    /// The sizes of a validated spec, when they vary.
+    pub fn of(spec: &shared::WorkloadSpec) -> Option<Self> {
+        match (&spec.bssplit, spec.bs_max) {
+            (Some(split), _) => Some(Sizes::Mix(SizeMix::of(split))),
+            (None, Some(max)) => Some(Sizes::Range { min: spec.bs, max }),
+            (None, None) => None,
+        }
+    }
+
+    #[inline]
+    pub fn pick(&self, rng: &mut Rng) -> u64 {
+        match self {
+            Sizes::Mix(mix) => mix.pick(rng),
+            Sizes::Range { min, max } => shared::bssplit::range_size(*min, *max, rng.below(*max)),
+        }
+    }
+}
+
 impl SizeMix {
     /// The mix of a validated split.
     pub fn of(split: &BsSplit) -> Self {

@@ -89,10 +89,7 @@ fn steps_table(s: FioJobSteps) -> impl IntoView {
                 (None, Some(b), _) | (None, None, Some(b)) => shared::units::format_bytes(b),
                 _ => "the target".into(),
             };
-            let bs = match &w.bssplit {
-                Some(split) => split.to_string(),
-                None => shared::units::size_short(w.bs),
-            };
+            let bs = w.sizes_label();
             view! {
                 <tr>
                     <td>{st.name.clone()}</td>

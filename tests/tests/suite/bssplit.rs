@@ -12,11 +12,21 @@ const MIX: &str = "4k/60:64k/30:256k/10";
 /// Whether `bytes` over `ios` I/Os is the mix's mean, within five standard errors.
 fn mean_is_the_mix(who: &str, bytes: f64, ios: f64) {
     let split: BsSplit = MIX.parse().expect("mix");
-    let mean = split.mean();
-    let var = split
+    let shares: Vec<(u64, f64)> = split
         .0
         .iter()
-        .map(|&(b, p)| f64::from(p) / 100.0 * (b as f64 - mean).powi(2))
+        .map(|&(b, p)| (b, f64::from(p) / 100.0))
+        .collect();
+    mean_is(who, &shares, bytes, ios);
+}
+
+/// Whether `bytes` over `ios` I/Os is the mean of sizes drawn with these probabilities,
+/// within five standard errors.
+fn mean_is(who: &str, shares: &[(u64, f64)], bytes: f64, ios: f64) {
+    let mean: f64 = shares.iter().map(|&(b, p)| p * b as f64).sum();
+    let var = shares
+        .iter()
+        .map(|&(b, p)| p * (b as f64 - mean).powi(2))
         .sum::<f64>();
     let got = bytes / ios;
     let tol = 5.0 * (var / ios).sqrt();
@@ -175,4 +185,102 @@ fn the_api_takes_a_mix_and_names_a_bad_one() {
             .contains("bssplit = 4K/50:8K/40: the shares add up to 90 %, not 100"),
         "{v}"
     );
+}
+
+/// fio's `bsrange=4k-64k`: each size a multiple of 4 KiB up to 64 KiB, all as likely.
+fn range_shares() -> Vec<(u64, f64)> {
+    (1..=16u64).map(|k| (k * 4096, 1.0 / 16.0)).collect()
+}
+
+#[test]
+fn a_size_range_draws_what_fios_bsrange_draws() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let f = laid_out_file(dir.path(), "r.bin");
+    let (out, r) = run_with_report(&[
+        "--target",
+        &f,
+        "--size",
+        "64M",
+        "--rw",
+        "randread",
+        "--iodepth",
+        "8",
+        "--io-size",
+        "256M",
+        "--bsrange",
+        "4k-64k",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!((r.spec.bs, r.spec.bs_max), (4096, Some(65536)));
+    let s = &r.summary.read;
+    mean_is(
+        "diskscope --bsrange",
+        &range_shares(),
+        s.bytes as f64,
+        s.ios as f64,
+    );
+
+    let job = dir.path().join("range.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[range]\nfilename={f}\nsize=64m\nio_size=256m\nrw=randread\nbsrange=4k-64k\n\
+             norandommap\niodepth=8\nioengine=io_uring\ndirect=1\n"
+        ),
+    )
+    .expect("job");
+    let json = dir.path().join("r.json");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--json",
+        json.to_str().expect("utf8"),
+        job.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    assert_eq!(r.spec.bs_max, Some(65536));
+    mean_is(
+        "diskscope range.fio",
+        &range_shares(),
+        r.summary.read.bytes as f64,
+        r.summary.read.ios as f64,
+    );
+    if have("fio") {
+        let doc = fio_json(std::process::Command::new("fio").arg(&job));
+        let read = &doc["jobs"][0]["read"];
+        mean_is(
+            "fio range.fio",
+            &range_shares(),
+            read["io_bytes"].as_f64().expect("io_bytes"),
+            read["total_ios"].as_f64().expect("total_ios"),
+        );
+    }
+    // What needs one block size is refused with a range, naming it; so is a range that
+    // goes down, and --bs beside --bsrange.
+    for (args, why) in [
+        (
+            vec!["--bsrange", "4k-64k", "--rw", "randwrite", "--verify"],
+            "verify = true: needs one block size: not with a range of sizes (bs_max)",
+        ),
+        (
+            vec!["--bsrange", "64k-4k", "--rw", "read"],
+            "invalid size range '64k-4k': the largest size is below the smallest",
+        ),
+        (
+            vec!["--bsrange", "4k-64k", "--bs", "8k"],
+            "cannot be used with",
+        ),
+        (
+            vec!["--bsrange", "4k-6000", "--rw", "read"],
+            "bs_max = 6000: with O_DIRECT every size must be a multiple of 512",
+        ),
+    ] {
+        let mut all = vec!["run", "--target", &f, "--size", "64M"];
+        all.extend(args);
+        let out = diskscope(&all);
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains(why), "{why}: {}", stderr(&out));
+    }
 }
