@@ -92,7 +92,7 @@ async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
     token: &str,
     body: &B,
 ) -> Result<T, String> {
-    let json = serde_json::to_string(body).map_err(|e| e.to_string())?;
+    let json = crate::json::encode(body)?;
     parse(post_text(url, token, json).await)
 }
 

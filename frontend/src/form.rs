@@ -819,6 +819,7 @@ mod tests {
             iodepth: 32,
             jobs: 2,
             offset: 4096,
+            offset_increment: None,
             size: Some(3 << 30),
             io_size: Some(10 << 30),
             loops: 2,

@@ -11,12 +11,47 @@
 
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Visitor};
 use serde::forward_to_deserialize_any;
-use serde_json::Error;
 
-/// `text` as a `T`, or serde_json's message.
+/// `text` as a `T`, or what is wrong with it: where the text stops being JSON, or the
+/// value that does not fit `T` in serde_json's words.
 pub fn parse<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    let tree: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    T::deserialize(Tree(tree)).map_err(|e| e.to_string())
+    let tree: Value = serde_json::from_str(text).map_err(syntax)?;
+    T::deserialize(Tree(tree)).map_err(|Error(e)| *e)
+}
+
+/// Where a text stops being JSON. Not serde_json's own text: its `Display` is the one path
+/// that links `std::io::Error`'s (every `ErrorKind`'s words) into a bundle that does no I/O.
+/// The dashboard shows no serde_json error's text anywhere (see also `encode`).
+#[inline(never)]
+fn syntax(e: serde_json::Error) -> String {
+    format!("not JSON (line {}, column {})", e.line(), e.column())
+}
+
+/// `v` as JSON text (what the dashboard sends: only its own wire types, whose encoding
+/// cannot fail; the error says so rather than showing serde_json's text).
+pub fn encode<T: serde::Serialize>(v: &T) -> Result<String, String> {
+    serde_json::to_string(v).map_err(|_| "a request that does not encode as JSON".to_string())
+}
+
+/// Why a tree does not read as a type, in serde_json's words (its tree reader's errors
+/// carry no position, so the text is the message alone). Boxed: a pointer wide, as
+/// serde_json's error is, so that every reader's `Result` stays small.
+#[derive(Debug)]
+#[allow(clippy::box_collection)] // the box is the point: a pointer-wide error
+pub struct Error(Box<String>);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl de::Error for Error {
+    fn custom<M: std::fmt::Display>(msg: M) -> Self {
+        Error(Box::new(msg.to_string()))
+    }
 }
 
 /// A parsed JSON value.
@@ -372,9 +407,7 @@ fn members<'de, V: Visitor<'de>>(
 #[inline(never)]
 fn missing_named(e: Error, missing: Option<&'static str>) -> Error {
     match missing {
-        Some(field) if e.to_string().starts_with("invalid length") => {
-            de::Error::missing_field(field)
-        }
+        Some(field) if e.0.starts_with("invalid length") => de::Error::missing_field(field),
         _ => e,
     }
 }

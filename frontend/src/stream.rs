@@ -179,7 +179,7 @@ mod browser {
                 max_points: Some(crate::api::chart_points()),
             },
         ] {
-            let text = serde_json::to_string(&msg).map_err(|e| (false, e.to_string()))?;
+            let text = crate::json::encode(&msg).map_err(|e| (false, e))?;
             tx.send(Message::Text(text))
                 .await
                 .map_err(|e| (false, e.to_string()))?;

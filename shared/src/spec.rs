@@ -260,6 +260,15 @@ pub struct WorkloadSpec {
         schemars(schema_with = "crate::lenient::schema::bytes")
     )]
     pub offset: u64,
+    /// Each job's own region (fio's `offset_increment`): job N's span starts at
+    /// `offset + N × offset_increment` and is `size` long; every job then does `size × loops`
+    /// (or its share of `io_size`). `None`: jobs split or share one span.
+    #[serde(deserialize_with = "crate::lenient::opt_bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_bytes")
+    )]
+    pub offset_increment: Option<u64>,
     /// Length of the span; `None` means from `offset` to the end of the target.
     #[serde(deserialize_with = "crate::lenient::opt_bytes")]
     #[cfg_attr(
@@ -374,6 +383,7 @@ impl Default for WorkloadSpec {
             iodepth: 1,
             jobs: 1,
             offset: 0,
+            offset_increment: None,
             size: None,
             io_size: None,
             loops: 1,
@@ -693,6 +703,60 @@ impl WorkloadSpec {
                 format!("only applies to random modes, not {}", self.rw),
             );
         }
+        self.check_regions(bad);
+    }
+
+    /// Each job's own region (`offset_increment`): a size per job, aligned, inside the
+    /// byte limit, and regions apart where the last writer of a block must be known.
+    fn check_regions(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        let Some(inc) = self.offset_increment else {
+            return;
+        };
+        let Some(size) = self.size else {
+            bad(
+                "offset_increment",
+                &inc,
+                "needs size (the length of each job's region)".into(),
+            );
+            return;
+        };
+        if inc == 0 || (self.direct && !inc.is_multiple_of(MIN_BS)) {
+            bad(
+                "offset_increment",
+                &inc,
+                "must be above 0 (and with O_DIRECT a multiple of 512)".into(),
+            );
+        }
+        if self.extent_end(size) > MAX_BYTES {
+            bad(
+                "offset_increment",
+                &inc,
+                format!("{} jobs' regions would end past 1 EiB", self.jobs),
+            );
+        }
+        if self.verify && inc < size {
+            bad(
+                "verify",
+                &"true",
+                format!("needs regions apart: offset_increment ({inc}) is below size ({size}), so jobs' regions overlap"),
+            );
+        }
+        if self.replay.is_some() || self.scan {
+            bad(
+                "offset_increment",
+                &inc,
+                "not with a replay or an error scan (they have their own offsets)".into(),
+            );
+        }
+    }
+
+    /// The end of the last byte the jobs can reach from `offset`, given a span of `len`
+    /// bytes: `offset + len`, or with `offset_increment` the end of the last job's region.
+    pub fn extent_end(&self, len: u64) -> u64 {
+        let inc = self.offset_increment.unwrap_or(0);
+        self.offset
+            .saturating_add(inc.saturating_mul(u64::from(self.jobs.saturating_sub(1))))
+            .saturating_add(len)
     }
 
     /// A skewed distribution or a sequential share applies to random offsets drawn freely

@@ -232,6 +232,10 @@ pub struct RunArgs {
     /// Span start (default 0).
     #[arg(long, value_parser = size)]
     pub offset: Option<u64>,
+    /// Each job its own region: job N starts at --offset + N × this and covers --size
+    /// (fio's offset_increment; every job then does --size × --loops).
+    #[arg(long, value_parser = size, value_name = "BYTES")]
+    pub offset_increment: Option<u64>,
     /// Total bytes to transfer (default: the span × --loops, unless --runtime is given).
     #[arg(long, value_parser = size)]
     pub io_size: Option<u64>,
@@ -450,6 +454,10 @@ impl RunArgs {
         flag("iodepth", self.iodepth.map(|x| x.to_string()));
         flag("jobs", self.jobs.map(|x| x.to_string()));
         flag("offset", self.offset.map(|x| x.to_string()));
+        flag(
+            "offset-increment",
+            self.offset_increment.map(|x| x.to_string()),
+        );
         flag("io-size", self.io_size.map(|x| x.to_string()));
         flag("loops", self.loops.map(|x| x.to_string()));
         flag("ramp", self.ramp.map(|x| format!("{x}ms")));
@@ -504,6 +512,7 @@ impl RunArgs {
             iodepth: self.iodepth.unwrap_or(defaults.iodepth),
             jobs: self.jobs.unwrap_or(defaults.jobs),
             offset: self.offset.unwrap_or(defaults.offset),
+            offset_increment: self.offset_increment,
             size: self.size,
             io_size: self.io_size,
             loops: self.loops.unwrap_or(defaults.loops),

@@ -237,7 +237,7 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
 /// The size a missing file is created at: the largest span the jobs on it give.
 fn create_size<'a>(specs: impl Iterator<Item = &'a shared::WorkloadSpec>) -> Option<u64> {
     specs
-        .filter_map(|s| s.size.map(|z| z.saturating_add(s.offset)))
+        .filter_map(crate::workload::plan::wanted_target_size)
         .max()
 }
 

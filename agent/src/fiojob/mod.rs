@@ -229,7 +229,7 @@ impl Job {
                 self.at, s.jobs
             ));
         }
-        if s.jobs > 1 && !s.rw.is_random() {
+        if s.jobs > 1 && !s.rw.is_random() && s.offset_increment.is_none() {
             self.notes.push(format!(
                 "{}: numjobs={} sequential: diskscope's jobs split the span (fio's each cover all of it)",
                 self.at, s.jobs

@@ -37,9 +37,9 @@ pub(super) fn apply(
             job.filename = Some(v.to_string());
         }
         "directory" => job.directory = Some(val()?.to_string()),
-        "size" => job.spec.size = Some(size(val()?).map_err(bad)?),
-        "offset" => job.spec.offset = size(val()?).map_err(bad)?,
-        "io_size" | "io_limit" => job.spec.io_size = Some(size(val()?).map_err(bad)?),
+        "size" | "offset" | "offset_increment" | "io_size" | "io_limit" => {
+            span_option(job, key, size(val()?).map_err(bad)?)
+        }
         "loops" => job.spec.loops = number(val()?).map_err(bad)?,
         "runtime" | "timeout" => job.runtime_ms = Some(time_ms(val()?).map_err(bad)?),
         "time_based" => job.time_based = flag(value).map_err(bad)?,
@@ -197,6 +197,18 @@ fn rw_mode(v: &str) -> Result<RwMode, String> {
         }
         _ => return Err("expected read, write, randread, randwrite, rw or randrw".into()),
     })
+}
+
+/// Where and how much: `size`, `offset`, `offset_increment` (0: none, fio's default),
+/// `io_size`.
+fn span_option(job: &mut Job, key: &str, bytes: u64) {
+    let s = &mut job.spec;
+    match key {
+        "size" => s.size = Some(bytes),
+        "offset" => s.offset = bytes,
+        "offset_increment" => s.offset_increment = Some(bytes).filter(|&i| i > 0),
+        _ => s.io_size = Some(bytes),
+    }
 }
 
 /// `bs=SIZE` (the last of bs and bsrange wins, as in fio) or `bsrange=MIN-MAX`.

@@ -84,7 +84,9 @@ impl Plan {
         // Verification needs every block's last writer known: random writes then visit
         // each block once per pass (fio's random map does the same by default).
         let cover_once = spec.cover_once || (spec.verify && spec.rw.is_random());
-        let split = !spec.rw.is_random() || cover_once;
+        // Each job its own region (offset_increment), or one span split or shared.
+        let regions = spec.offset_increment;
+        let split = (!spec.rw.is_random() || cover_once) && regions.is_none();
         if split && blocks < u64::from(spec.jobs) {
             return Err(vec![SpecError::new(
                 "jobs",
@@ -107,7 +109,11 @@ impl Plan {
         let total_units = match (spec.io_size, spec.is_time_based()) {
             (Some(io), _) => Some(io / unit),
             (None, true) => None,
-            (None, false) => Some(blocks * spec.bs / unit * u64::from(spec.loops)),
+            (None, false) => Some(
+                blocks * spec.bs / unit
+                    * u64::from(spec.loops)
+                    * if regions.is_some() { n } else { 1 },
+            ),
         };
         let sizes = super::sizes::Sizes::of(spec);
         let per_job_rate = spec.rate.map(|r| {
@@ -129,7 +135,13 @@ impl Plan {
         let jobs = (0..spec.jobs)
             .map(|j| {
                 let j64 = u64::from(j);
-                let span = if split {
+                let span = if let Some(inc) = regions {
+                    Span {
+                        start: start + j64 * inc,
+                        blocks,
+                        bs: spec.bs,
+                    }
+                } else if split {
                     let first = blocks * j64 / n;
                     let last = blocks * (j64 + 1) / n;
                     Span {
@@ -251,7 +263,7 @@ impl Plan {
 
 /// The size to create or extend a file target to, when the spec gives a span.
 pub fn wanted_target_size(spec: &WorkloadSpec) -> Option<u64> {
-    spec.size.map(|s| spec.offset.saturating_add(s))
+    spec.size.map(|s| spec.extent_end(s))
 }
 
 /// The label-only target of the null backend.
@@ -336,12 +348,12 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
         Some(s) => s,
         None => target.size - spec.offset,
     };
+    let what = if target.kind == TargetKind::Block {
+        "device"
+    } else {
+        "target"
+    };
     if spec.offset.saturating_add(len) > target.size {
-        let what = if target.kind == TargetKind::Block {
-            "device"
-        } else {
-            "target"
-        };
         errs.push(SpecError::new(
             "size",
             len,
@@ -352,6 +364,27 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
                 target.size
             ),
         ));
+    } else if let Some(inc) = spec.offset_increment {
+        if spec.extent_end(len) > target.size {
+            errs.push(SpecError::new(
+                "offset_increment",
+                inc,
+                format!(
+                    "job {}'s region {}..{} goes beyond the end of the {what} {path} ({} bytes)",
+                    spec.jobs - 1,
+                    spec.extent_end(len) - len,
+                    spec.extent_end(len),
+                    target.size
+                ),
+            ));
+        }
+        if spec.direct && spec.backend != Backend::Null && !inc.is_multiple_of(lbs) {
+            errs.push(SpecError::new(
+                "offset_increment",
+                inc,
+                format!("not a multiple of the logical block size of {path} ({lbs} B)"),
+            ));
+        }
     }
     if len < spec.bs {
         errs.push(SpecError::new(
@@ -399,6 +432,25 @@ mod tests {
     }
 
     #[test]
+    fn each_job_gets_its_own_region_with_offset_increment() {
+        let p = plan(|s| {
+            s.rw = RwMode::RandWrite;
+            s.offset = 4096;
+            s.size = Some(1 << 20);
+            s.offset_increment = Some(2 << 20);
+            s.jobs = 3;
+        })
+        .expect("plan");
+        let got: Vec<(u64, u64, Option<u64>)> = p
+            .jobs()
+            .iter()
+            .map(|j| (j.span.start, j.span.blocks, j.bytes))
+            .collect();
+        let region = |n: u64| (4096 + n * (2 << 20), 256, Some(1 << 20));
+        assert_eq!(got, vec![region(0), region(1), region(2)]);
+    }
+
+    #[test]
     fn target_checks_name_the_value() {
         let e = err_text(plan(|s| s.bs = 512));
         assert!(
@@ -417,6 +469,15 @@ mod tests {
             s.jobs = 4
         }));
         assert!(e.contains("jobs = 4: the span holds 2 blocks"), "{e}");
+        let e = err_text(plan(|s| {
+            s.size = Some(8 << 20);
+            s.offset_increment = Some(512 << 20);
+            s.jobs = 3
+        }));
+        assert!(
+            e.contains("offset_increment = 536870912: job 2's region 1073741824..1082130432 goes beyond the end of the device /dev/test0"),
+            "{e}"
+        );
         // a spec-level error comes through unchanged
         let e = err_text(plan(|s| s.iodepth = 0));
         assert!(e.contains("iodepth = 0"), "{e}");

@@ -28,6 +28,7 @@ mod pacing;
 mod pipeline_bench;
 mod plausibility;
 mod prometheus;
+mod regions;
 mod remote;
 mod repeat;
 mod replay;
