@@ -820,6 +820,7 @@ mod tests {
             jobs: 2,
             offset: 4096,
             offset_increment: None,
+            block_align: None,
             size: Some(3 << 30),
             io_size: Some(10 << 30),
             loops: 2,

@@ -365,6 +365,14 @@ pub struct WorkloadSpec {
         schemars(schema_with = "crate::lenient::schema::opt_bytes")
     )]
     pub bs_max: Option<u64>,
+    /// Random offsets aligned to this many bytes instead of `bs` (fio's `blockalign`):
+    /// a 64K I/O may then start at any 4K boundary.
+    #[serde(deserialize_with = "crate::lenient::opt_bytes")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_bytes")
+    )]
+    pub block_align: Option<u64>,
     /// A flush after every N writes (fio's fsync=N / fdatasync=N).
     pub flush: Option<crate::durability::Flush>,
     /// Writes durable on their own: the target opened O_SYNC or O_DSYNC (fio's sync=).
@@ -408,6 +416,7 @@ impl Default for WorkloadSpec {
             think: None,
             bssplit: None,
             bs_max: None,
+            block_align: None,
             flush: None,
             write_sync: crate::durability::WriteSync::None,
         }
@@ -602,10 +611,20 @@ impl WorkloadSpec {
                 );
             }
         }
-        let mixed = match (&self.bssplit, self.bs_max) {
-            (Some(_), _) => "bssplit",
-            (None, Some(_)) => "a range of sizes (bs_max)",
-            (None, None) => return,
+        if let Some(a) = self.block_align {
+            if !self.rw.is_random() || a == 0 || a > MAX_BS || (self.direct && a % MIN_BS != 0) {
+                bad(
+                    "block_align",
+                    &a,
+                    "random modes only; 1 B..64 MiB, with O_DIRECT a multiple of 512".into(),
+                );
+            }
+        }
+        let mixed = match (&self.bssplit, self.bs_max, self.block_align) {
+            (Some(_), _, _) => "bssplit",
+            (None, Some(_), _) => "a range of sizes (bs_max)",
+            (None, None, Some(_)) => "block_align",
+            (None, None, None) => return,
         };
         for (field, on) in [
             ("verify", self.verify),

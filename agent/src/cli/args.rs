@@ -311,6 +311,10 @@ pub struct RunArgs {
     /// its smallest size.
     #[arg(long, value_parser = bsrange, value_name = "MIN-MAX", conflicts_with_all = ["bs", "bssplit"])]
     pub bsrange: Option<(u64, u64)>,
+    /// Random modes: offsets aligned to this many bytes instead of the block size, e.g.
+    /// --bs 64K --blockalign 4K (fio's blockalign).
+    #[arg(long, value_parser = size, value_name = "BYTES")]
+    pub blockalign: Option<u64>,
     /// How --rate spaces the I/Os: linear (evenly, default) or poisson (Poisson arrivals
     /// with the rate as their mean, as fio's rate_process=poisson).
     #[arg(long, value_name = "PROCESS")]
@@ -473,6 +477,7 @@ impl RunArgs {
         flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
         flag("bssplit", self.bssplit.as_ref().map(|x| x.to_string()));
         flag("bsrange", self.bsrange.map(|(lo, hi)| format!("{lo}-{hi}")));
+        flag("blockalign", self.blockalign.map(|x| x.to_string()));
         flag("rate-process", self.rate_process.map(|x| x.to_string()));
         flag("thinktime", self.thinktime.map(|x| format!("{x}us")));
         flag(
@@ -513,6 +518,7 @@ impl RunArgs {
             jobs: self.jobs.unwrap_or(defaults.jobs),
             offset: self.offset.unwrap_or(defaults.offset),
             offset_increment: self.offset_increment,
+            block_align: self.blockalign,
             size: self.size,
             io_size: self.io_size,
             loops: self.loops.unwrap_or(defaults.loops),

@@ -172,15 +172,23 @@ impl Job {
         }
         // fio's random map tracks blocks of several sizes, which diskscope's permutation
         // cannot: offsets are drawn as with norandommap, said in a note.
-        if s.sizes_vary() && s.cover_once {
+        // fio aligns only random offsets to blockalign; a sequential job's follow each other.
+        if s.block_align.is_some() && !s.rw.is_random() {
+            s.block_align = None;
+            self.notes.push(format!(
+                "{}: job '{}': blockalign applies to random I/O only (as in fio); {} ignores it",
+                self.at, self.name, s.rw
+            ));
+        }
+        if (s.sizes_vary() || s.block_align.is_some()) && s.cover_once {
             s.cover_once = false;
-            let what = if s.bssplit.is_some() {
-                "bssplit"
-            } else {
-                "bsrange"
+            let what = match (&s.bssplit, s.bs_max) {
+                (Some(_), _) => "bssplit",
+                (None, Some(_)) => "bsrange",
+                (None, None) => "blockalign",
             };
             self.notes.push(format!(
-                "{}: job '{}': with {what} diskscope draws random offsets as norandommap does (its random map needs one block size)",
+                "{}: job '{}': with {what} diskscope draws random offsets as norandommap does (its random map needs one block size on one grid)",
                 self.at, self.name
             ));
         }

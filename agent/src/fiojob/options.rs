@@ -51,6 +51,7 @@ pub(super) fn apply(
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
         }
+        "blockalign" | "ba" => job.spec.block_align = Some(one_size(val()?).map_err(bad)?),
         "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
         "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
         "stonewall" | "wait_for_previous" => job.stonewall = flag(value).map_err(bad)?,

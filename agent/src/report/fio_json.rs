@@ -251,6 +251,9 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
     if let Some(s) = spec.size {
         put("size", s.to_string());
     }
+    if let Some(a) = spec.block_align {
+        put("blockalign", a.to_string());
+    }
     if let Some(i) = spec.offset_increment {
         put("offset_increment", i.to_string());
     }

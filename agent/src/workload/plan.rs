@@ -135,27 +135,7 @@ impl Plan {
         let jobs = (0..spec.jobs)
             .map(|j| {
                 let j64 = u64::from(j);
-                let span = if let Some(inc) = regions {
-                    Span {
-                        start: start + j64 * inc,
-                        blocks,
-                        bs: spec.bs,
-                    }
-                } else if split {
-                    let first = blocks * j64 / n;
-                    let last = blocks * (j64 + 1) / n;
-                    Span {
-                        start: start + first * spec.bs,
-                        blocks: last - first,
-                        bs: spec.bs,
-                    }
-                } else {
-                    Span {
-                        start,
-                        blocks,
-                        bs: spec.bs,
-                    }
-                };
+                let span = job_span(spec, start, blocks, j64, split);
                 JobPlan {
                     index: j,
                     span,
@@ -261,6 +241,42 @@ impl Plan {
     }
 }
 
+/// Job `j`'s span: its own region (`offset_increment`), its share of a split span, or the
+/// whole span; random offsets then on a grid of `block_align` bytes instead of `bs` (fio's
+/// blockalign: the grid's cells are the span's blocks, each I/O `bs` long).
+fn job_span(spec: &WorkloadSpec, start: u64, blocks: u64, j: u64, split: bool) -> Span {
+    let n = u64::from(spec.jobs);
+    let whole = if let Some(inc) = spec.offset_increment {
+        Span {
+            start: start + j * inc,
+            blocks,
+            bs: spec.bs,
+        }
+    } else if split {
+        let first = blocks * j / n;
+        let last = blocks * (j + 1) / n;
+        Span {
+            start: start + first * spec.bs,
+            blocks: last - first,
+            bs: spec.bs,
+        }
+    } else {
+        Span {
+            start,
+            blocks,
+            bs: spec.bs,
+        }
+    };
+    match spec.block_align {
+        Some(a) => Span {
+            start: whole.start,
+            blocks: whole.blocks * whole.bs / a,
+            bs: a,
+        },
+        None => whole,
+    }
+}
+
 /// The size to create or extend a file target to, when the spec gives a span.
 pub fn wanted_target_size(spec: &WorkloadSpec) -> Option<u64> {
     spec.size.map(|s| spec.extent_end(s))
@@ -275,10 +291,11 @@ pub fn null_target(spec: &WorkloadSpec, label: &std::path::Path) -> TargetInfo {
 /// What must fit the span's `blocks` blocks: a size mix's largest size, a zoned
 /// distribution's zones.
 fn check_layout(spec: &WorkloadSpec, blocks: u64) -> Result<(), Vec<SpecError>> {
-    let largest = match (&spec.bssplit, spec.bs_max) {
-        (Some(split), _) => Some(("bssplit", split.to_string(), split.max())),
-        (None, Some(max)) => Some(("bs_max", max.to_string(), max)),
-        (None, None) => None,
+    let largest = match (&spec.bssplit, spec.bs_max, spec.block_align) {
+        (Some(split), _, _) => Some(("bssplit", split.to_string(), split.max())),
+        (None, Some(max), _) => Some(("bs_max", max.to_string(), max)),
+        (None, None, Some(a)) => Some(("block_align", a.to_string(), a)),
+        (None, None, None) => None,
     };
     if let Some((field, value, max)) = largest {
         if blocks * spec.bs < max {
@@ -309,10 +326,18 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
     let lbs = u64::from(target.logical_block_size);
     let path = target.path.display();
     if spec.direct && spec.backend != Backend::Null {
-        if !spec.bs.is_multiple_of(lbs) {
-            errs.push(SpecError::new("bs", spec.bs, format!("not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires")));
+        // Every I/O length and offset grid: `bs` (a mix's or range's smallest), a range's
+        // largest (its sizes are multiples of `bs` and it), the random offsets' grid.
+        for (field, v) in [
+            ("bs", Some(spec.bs)),
+            ("bs_max", spec.bs_max),
+            ("block_align", spec.block_align),
+        ] {
+            if let Some(v) = v.filter(|v| !v.is_multiple_of(lbs)) {
+                errs.push(SpecError::new(field, v, format!("not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires")));
+            }
         }
-        // Every size of a mix is an I/O length too (the smallest is `bs`, checked above).
+        // Every size of a mix is an I/O length too.
         if let Some(odd) = spec
             .bssplit
             .as_ref()
@@ -323,10 +348,6 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
                 spec.bssplit.as_ref().map(|s| s.to_string()).unwrap_or_default(),
                 format!("size {} is not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires", odd.0),
             ));
-        }
-        // A range's sizes are multiples of `bs` and its largest.
-        if let Some(max) = spec.bs_max.filter(|m| !m.is_multiple_of(lbs)) {
-            errs.push(SpecError::new("bs_max", max, format!("not a multiple of the logical block size of {path} ({lbs} B), which O_DIRECT requires")));
         }
         if !spec.offset.is_multiple_of(lbs) {
             errs.push(SpecError::new(
@@ -448,6 +469,31 @@ mod tests {
             .collect();
         let region = |n: u64| (4096 + n * (2 << 20), 256, Some(1 << 20));
         assert_eq!(got, vec![region(0), region(1), region(2)]);
+    }
+
+    #[test]
+    fn block_align_puts_random_offsets_on_its_grid() {
+        let p = plan(|s| {
+            s.rw = RwMode::RandRead;
+            s.bs = 65536;
+            s.size = Some(1 << 20);
+            s.block_align = Some(4096);
+        })
+        .expect("plan");
+        let j = &p.jobs()[0];
+        assert_eq!((j.span.bs, j.span.blocks), (4096, 256));
+        assert!(matches!(
+            j.sizes,
+            Some(super::super::sizes::Sizes::Fixed(65536))
+        ));
+        let mut gen =
+            super::super::offsets::OffsetGen::new(j.span, j.order.clone(), Rng::new(1, 0));
+        let offs: Vec<u64> = (0..64).map(|_| gen.next_offset_len(65536)).collect();
+        assert!(
+            offs.iter().all(|o| o % 4096 == 0 && o + 65536 <= 1 << 20),
+            "{offs:?}"
+        );
+        assert!(offs.iter().any(|o| o % 65536 != 0), "{offs:?}");
     }
 
     #[test]

@@ -43,16 +43,22 @@ pub type SizeMix = ByPercent<u64>;
 #[derive(Debug, Clone)]
 pub enum Sizes {
     Mix(SizeMix),
-    Range { min: u64, max: u64 },
+    Range {
+        min: u64,
+        max: u64,
+    },
+    /// One size on a finer or coarser grid of offsets (fio's `blockalign`).
+    Fixed(u64),
 }
 
 impl Sizes {
-    /// The sizes of a validated spec, when they vary.
+    /// The sizes of a validated spec, when they vary or their offsets' grid is not `bs`.
     pub fn of(spec: &shared::WorkloadSpec) -> Option<Self> {
-        match (&spec.bssplit, spec.bs_max) {
-            (Some(split), _) => Some(Sizes::Mix(SizeMix::of(split))),
-            (None, Some(max)) => Some(Sizes::Range { min: spec.bs, max }),
-            (None, None) => None,
+        match (&spec.bssplit, spec.bs_max, spec.block_align) {
+            (Some(split), _, _) => Some(Sizes::Mix(SizeMix::of(split))),
+            (None, Some(max), _) => Some(Sizes::Range { min: spec.bs, max }),
+            (None, None, Some(_)) => Some(Sizes::Fixed(spec.bs)),
+            (None, None, None) => None,
         }
     }
 
@@ -61,6 +67,7 @@ impl Sizes {
         match self {
             Sizes::Mix(mix) => mix.pick(rng),
             Sizes::Range { min, max } => shared::bssplit::range_size(*min, *max, rng.below(*max)),
+            Sizes::Fixed(bs) => *bs,
         }
     }
 }

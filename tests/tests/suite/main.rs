@@ -3,6 +3,7 @@
 //! `scripts/test.sh` builds first (see `tests::diskscope_bin`).
 
 mod access_patterns;
+mod align;
 mod block_device;
 mod bssplit;
 mod dashboard;
