@@ -9,6 +9,7 @@ pub mod analyze;
 pub mod api;
 pub mod budget;
 pub mod cli;
+pub mod cpus;
 pub mod devices;
 pub mod emulate;
 pub mod engine;

@@ -109,6 +109,14 @@ pub async fn check_fio_job(
     post_json("/api/v1/fio-jobs/check", token, body).await
 }
 
+/// The agent validator's problems with a workload (none: it runs as it is).
+pub async fn check_spec(
+    token: &str,
+    spec: &shared::WorkloadSpec,
+) -> Result<shared::api::SpecCheck, String> {
+    post_json("/api/v1/specs/check", token, spec).await
+}
+
 pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {
     get(token, "/api/v1/presets").await
 }

@@ -505,9 +505,12 @@ impl SpecForm {
         self.fields.insert(key, value);
     }
 
-    /// The spec, or every problem keyed by form field (parse errors first, then the shared
-    /// validator's, each message naming the bad value).
-    pub fn to_spec(&self) -> Result<WorkloadSpec, BTreeMap<&'static str, String>> {
+    /// The spec as typed (a field that does not parse keeps its default) and the fields
+    /// that do not parse, each message naming the bad value. The agent's validator then
+    /// judges the spec ([`judged`]). Out of line: the form's check and its verdict both
+    /// call it, one copy of the code.
+    #[inline(never)]
+    pub fn parse(&self) -> (WorkloadSpec, BTreeMap<&'static str, String>) {
         let mut errs = BTreeMap::new();
         let mut spec = WorkloadSpec::default();
         let text = |k: &str| self.get(k).trim().to_string();
@@ -611,15 +614,38 @@ impl SpecForm {
         ) {
             spec.seed = v;
         }
-        for p in spec.validate().err().unwrap_or_default() {
-            errs.entry(form_key(&p.field))
-                .or_insert_with(|| p.to_string());
-        }
-        if errs.is_empty() {
-            Ok(spec)
-        } else {
-            Err(errs)
-        }
+        (spec, errs)
+    }
+
+    /// The spec, or every problem keyed by form field, as the dashboard shows them: the
+    /// form's own parse errors and the validator's (here run in place of the agent's).
+    #[cfg(test)]
+    pub fn to_spec(&self) -> Result<WorkloadSpec, BTreeMap<&'static str, String>> {
+        let (spec, errs) = self.parse();
+        let problems = spec.validate().err().unwrap_or_default();
+        judged(spec, errs, Some(&problems))
+    }
+}
+
+/// The typed spec with the form's parse errors and the agent validator's `problems` (`None`
+/// while its answer is not in): the spec when there are none, else the errors by form field
+/// (a field's parse error first; none at all while the answer is awaited).
+pub fn judged(
+    spec: WorkloadSpec,
+    mut errs: BTreeMap<&'static str, String>,
+    problems: Option<&[shared::SpecError]>,
+) -> Result<WorkloadSpec, BTreeMap<&'static str, String>> {
+    let Some(problems) = problems else {
+        return Err(errs);
+    };
+    for p in problems {
+        errs.entry(form_key(&p.field))
+            .or_insert_with(|| p.to_string());
+    }
+    if errs.is_empty() {
+        Ok(spec)
+    } else {
+        Err(errs)
     }
 }
 
@@ -821,6 +847,8 @@ mod tests {
             offset: 4096,
             offset_increment: None,
             block_align: None,
+            cpus_allowed: None,
+            cpus_allowed_policy: Default::default(),
             size: Some(3 << 30),
             io_size: Some(10 << 30),
             loops: 2,

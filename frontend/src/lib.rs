@@ -42,14 +42,6 @@ pub fn js_error(e: wasm_bindgen::JsValue) -> String {
         .unwrap_or_else(|| "a JavaScript error with no message".into())
 }
 
-/// The workload form's validation, as the browser runs it: the agent's own validator.
-pub fn validate_spec(spec: &shared::WorkloadSpec) -> Vec<String> {
-    match spec.validate() {
-        Ok(()) => Vec::new(),
-        Err(errs) => errs.iter().map(ToString::to_string).collect(),
-    }
-}
-
 /// The chart redraw benchmark (`bench/dashboard.sh`): draws `series` series of `points`
 /// points each (a 24-hour run at 1 s intervals is 86,400) on the canvas with id
 /// `canvas_id`, `rounds` times, and returns each redraw's milliseconds (SVG drawn, decoded
@@ -93,20 +85,4 @@ pub fn start() {
     // `-Cpanic=immediate-abort`, no panic hook runs), which reaches the page as a
     // `WebAssembly.RuntimeError`; `static/boot.js` turns that into the banner saying so.
     leptos::mount::mount_to_body(App);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn browser_validation_matches_agent() {
-        let mut spec = shared::WorkloadSpec::default();
-        assert!(validate_spec(&spec).is_empty());
-        spec.iodepth = 0;
-        assert_eq!(
-            validate_spec(&spec),
-            vec!["iodepth = 0: must be 1..1024".to_string()]
-        );
-    }
 }

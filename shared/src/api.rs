@@ -83,6 +83,14 @@ pub struct CheckFioJob {
     pub fio_job: String,
 }
 
+/// What the agent's validator finds in a workload (`POST /api/v1/specs/check`): each
+/// problem names its field and value; none means the spec runs as it is.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SpecCheck {
+    pub problems: Vec<crate::spec::SpecError>,
+}
+
 /// A fio job file as it would run: the run's name, its steps (stonewall groups) with their
 /// workloads, and the differences it would run with (`note:`s).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

@@ -4,8 +4,8 @@
 //! ([`WorkloadSpec`]) and its target-independent validation, the per-interval [`Sample`]s an
 //! engine produces, the whole-run [`RunSummary`], and the [`RunReport`] document written by
 //! `diskscope run --json`. The crate compiles for wasm32 as well as native, so it holds no
-//! tokio, no `std::fs` and no threads: the browser validates a spec with the same code as the
-//! agent.
+//! tokio, no `std::fs` and no threads: the dashboard reads the same types as the agent
+//! writes (and leaves validation to the agent: `POST /api/v1/specs/check`).
 
 pub mod access;
 pub mod analysis;

@@ -377,6 +377,11 @@ pub struct WorkloadSpec {
     pub flush: Option<crate::durability::Flush>,
     /// Writes durable on their own: the target opened O_SYNC or O_DSYNC (fio's sync=).
     pub write_sync: crate::durability::WriteSync,
+    /// The CPUs the jobs may run on, as fio writes them (`cpus_allowed=0-3,6`); the agent
+    /// reads and checks the list against its host. `None`: wherever the agent may.
+    pub cpus_allowed: Option<String>,
+    /// All jobs on all of them, or each job on one in turn (fio's `cpus_allowed_policy`).
+    pub cpus_allowed_policy: CpuPolicy,
 }
 
 /// Most milliseconds an error scan's slow threshold can be.
@@ -419,6 +424,40 @@ impl Default for WorkloadSpec {
             block_align: None,
             flush: None,
             write_sync: crate::durability::WriteSync::None,
+            cpus_allowed: None,
+            cpus_allowed_policy: CpuPolicy::Shared,
+        }
+    }
+}
+
+/// How the jobs share the CPUs (fio's `cpus_allowed_policy`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum CpuPolicy {
+    /// Every job may run on any of them.
+    #[default]
+    Shared,
+    /// Each job on one of them, in turn.
+    Split,
+}
+
+impl fmt::Display for CpuPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CpuPolicy::Shared => "shared",
+            CpuPolicy::Split => "split",
+        })
+    }
+}
+
+impl std::str::FromStr for CpuPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "shared" => Ok(CpuPolicy::Shared),
+            "split" => Ok(CpuPolicy::Split),
+            _ => Err(format!("'{s}': expected shared or split")),
         }
     }
 }
@@ -501,6 +540,13 @@ impl WorkloadSpec {
         self.check_access(&mut bad);
         self.check_replay(&mut bad);
         self.check_durability(&mut bad);
+        if self.cpus_allowed.is_none() && self.cpus_allowed_policy != CpuPolicy::Shared {
+            bad(
+                "cpus_allowed_policy",
+                &self.cpus_allowed_policy,
+                "needs cpus_allowed".into(),
+            );
+        }
         if errs.is_empty() {
             Ok(())
         } else {

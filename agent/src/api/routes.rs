@@ -173,6 +173,9 @@ pub fn table() -> Vec<Route> {
         route(Post, "/api/v1/fio-jobs/check", Operator, "A fio job file as it would run on a target: its steps and notes, or the refusal naming its line; nothing starts", runs::check_fio_job)
             .body::<CheckFioJob>()
             .json::<FioJobSteps>(200),
+        route(Post, "/api/v1/specs/check", Operator, "A workload as the agent's validator reads it (the dashboard's form asks as it is typed): its problems, each naming its field and value; nothing starts", runs::check_spec)
+            .body::<shared::WorkloadSpec>()
+            .json::<shared::api::SpecCheck>(200),
         route(Get, "/api/v1/runs/{id}", Viewer, "One run: spec, environment, summary, steps and analyses", runs::get)
             .json::<RunInfo>(200),
         route(Delete, "/api/v1/runs/{id}", Operator, "Delete an ended run and its samples", runs::delete)

@@ -33,6 +33,12 @@ pub async fn check_fio_job(
     Ok(Json(steps))
 }
 
+pub async fn check_spec(
+    ApiJson(spec): ApiJson<shared::WorkloadSpec>,
+) -> Json<shared::api::SpecCheck> {
+    Json(crate::service::manager::check_spec(&spec))
+}
+
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {

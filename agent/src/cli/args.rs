@@ -274,6 +274,13 @@ pub struct RunArgs {
     /// Synchronous writes: sync opens the target O_SYNC, dsync O_DSYNC (fio's sync=).
     #[arg(long, value_name = "sync|dsync")]
     pub sync: Option<shared::durability::WriteSync>,
+    /// Run the jobs only on these CPUs, e.g. 0-3,6 (fio's cpus_allowed).
+    #[arg(long, value_name = "LIST")]
+    pub cpus_allowed: Option<crate::cpus::CpuList>,
+    /// With --cpus-allowed: every job on all of them (shared, default) or each job on one
+    /// in turn (split), as fio's cpus_allowed_policy.
+    #[arg(long, value_name = "shared|split")]
+    pub cpus_allowed_policy: Option<shared::spec::CpuPolicy>,
     /// Sample interval in milliseconds (100..60000; default 1000). Presets honour it too.
     #[arg(long)]
     pub interval_ms: Option<u64>,
@@ -493,6 +500,14 @@ impl RunArgs {
         flag("fsync", self.fsync.map(|x| x.to_string()));
         flag("fdatasync", self.fdatasync.map(|x| x.to_string()));
         flag("sync", self.sync.map(|x| x.to_string()));
+        flag(
+            "cpus-allowed",
+            self.cpus_allowed.as_ref().map(|x| x.to_string()),
+        );
+        flag(
+            "cpus-allowed-policy",
+            self.cpus_allowed_policy.map(|x| x.to_string()),
+        );
         for (name, on) in [
             ("cover-once", self.cover_once),
             ("buffered", self.buffered),
@@ -550,6 +565,8 @@ impl RunArgs {
             bs_max: self.bsrange.map(|(_, hi)| hi),
             flush: self.flush(),
             write_sync: self.sync.unwrap_or_default(),
+            cpus_allowed: self.cpus_allowed.as_ref().map(|l| l.to_string()),
+            cpus_allowed_policy: self.cpus_allowed_policy.unwrap_or_default(),
         }
     }
 

@@ -142,6 +142,12 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
             result: Err(msg),
         });
     };
+    // Pinned before its buffers exist, so that they are first touched where it runs.
+    if let Some(cpus) = &jp.cpus {
+        if let Err(e) = crate::cpus::pin(cpus) {
+            return fail(format!("job {job}: could not pin it to CPUs {cpus:?}: {e}"));
+        }
+    }
     let sets = if jp.split_buffers { 2 } else { 1 };
     let pool = match BufferPool::new(spec.buffer_bs() as usize, (jp.iodepth * sets) as usize) {
         Ok(p) => p,

@@ -27,15 +27,7 @@ pub(super) fn apply(
     match key {
         "name" => job.name = val()?.to_string(),
         "description" => job.description = Some(val()?.to_string()),
-        "filename" => {
-            let v = val()?;
-            if v.split(':').count() > 1 && !v.starts_with("/dev/") {
-                return Err(bad(
-                    "several files in one job: diskscope runs one file per job".into(),
-                ));
-            }
-            job.filename = Some(v.to_string());
-        }
+        "filename" => job.filename = Some(filename(val()?).map_err(bad)?),
         "directory" => job.directory = Some(val()?.to_string()),
         "size" | "offset" | "offset_increment" | "io_size" | "io_limit" => {
             span_option(job, key, size(val()?).map_err(bad)?)
@@ -51,6 +43,11 @@ pub(super) fn apply(
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
         }
+        "cpus_allowed" => {
+            let list: crate::cpus::CpuList = val()?.parse().map_err(bad)?;
+            job.spec.cpus_allowed = Some(list.to_string());
+        }
+        "cpus_allowed_policy" => job.spec.cpus_allowed_policy = val()?.parse().map_err(bad)?,
         "blockalign" | "ba" => job.spec.block_align = Some(one_size(val()?).map_err(bad)?),
         "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
         "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
@@ -130,6 +127,14 @@ pub(super) fn apply(
 }
 
 /// `fsync=N` or `fdatasync=N`: a flush after every N writes (0: none, fio's default).
+/// One file per job (a device path may hold a `:`).
+fn filename(v: &str) -> Result<String, String> {
+    if v.split(':').count() > 1 && !v.starts_with("/dev/") {
+        return Err("several files in one job: diskscope runs one file per job".into());
+    }
+    Ok(v.to_string())
+}
+
 fn flush(key: &str, v: &str) -> Result<Option<shared::durability::Flush>, String> {
     let every: u32 = number(v)?;
     Ok((every > 0).then_some(shared::durability::Flush {

@@ -251,6 +251,10 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
     if let Some(s) = spec.size {
         put("size", s.to_string());
     }
+    if let Some(c) = &spec.cpus_allowed {
+        put("cpus_allowed", c.clone());
+        put("cpus_allowed_policy", spec.cpus_allowed_policy.to_string());
+    }
     if let Some(a) = spec.block_align {
         put("blockalign", a.to_string());
     }

@@ -699,6 +699,16 @@ pub fn check_fio_job(
     job_steps(&req.fio_job, &req.target)
 }
 
+/// A workload's problems as a run would meet them before any target is opened: the
+/// validator's, then the memory budget's.
+pub fn check_spec(spec: &shared::WorkloadSpec) -> shared::api::SpecCheck {
+    let mut problems = spec.validate().err().unwrap_or_default();
+    if problems.is_empty() {
+        problems.extend(crate::budget::check(spec, 1).err());
+    }
+    shared::api::SpecCheck { problems }
+}
+
 /// A request's fio job file as steps (stonewall groups), each step's workload held to the
 /// same validation and memory budget as a `spec` (a job file is input like any other). The
 /// jobs run on the request's `target`: a job that names another `filename` is refused, so that

@@ -32,6 +32,8 @@ pub struct JobPlan {
     pub sizes: Option<super::sizes::Sizes>,
     /// Share of reads, percent.
     pub read_pct: u8,
+    /// The CPUs the job's thread is pinned to (fio's `cpus_allowed`, its policy applied).
+    pub cpus: Option<Vec<u16>>,
     /// The job's own rate cap (its share of the run's), with its own Poisson draws.
     pub rate: Option<RateCap>,
     /// A pause after every few I/Os.
@@ -79,6 +81,7 @@ impl Plan {
     pub fn new(spec: &WorkloadSpec, target: TargetInfo) -> Result<Plan, Vec<SpecError>> {
         spec.validate()?;
         let (start, len) = check_span(spec, &target)?;
+        let cpus = check_cpus(spec)?;
         let blocks = len / spec.bs;
         check_layout(spec, blocks)?;
         // Verification needs every block's last writer known: random writes then visit
@@ -143,6 +146,9 @@ impl Plan {
                     bytes: total_units.map(|t| (t * (j64 + 1) / n - t * j64 / n) * unit),
                     sizes: sizes.clone(),
                     read_pct: spec.rw.read_pct(spec.read_pct),
+                    cpus: cpus
+                        .as_ref()
+                        .map(|l| l.for_job(j as usize, spec.cpus_allowed_policy).to_vec()),
                     // Each job's Poisson arrivals are its own stream.
                     rate: per_job_rate.map(|ios| {
                         RateCap::new(
@@ -318,6 +324,31 @@ fn check_layout(spec: &WorkloadSpec, blocks: u64) -> Result<(), Vec<SpecError>> 
         )]);
     }
     Ok(())
+}
+
+/// The CPUs a spec pins its jobs to: a list, of CPUs the agent may run on.
+fn check_cpus(spec: &WorkloadSpec) -> Result<Option<crate::cpus::CpuList>, Vec<SpecError>> {
+    let Some(text) = &spec.cpus_allowed else {
+        return Ok(None);
+    };
+    let bad = |why: String| vec![SpecError::new("cpus_allowed", text, why)];
+    let list: crate::cpus::CpuList = text.parse().map_err(bad)?;
+    let mine = crate::cpus::allowed()
+        .map_err(|e| bad(format!("the agent's own CPUs are unknown: {e}")))?;
+    let missing: Vec<String> = list
+        .cpus()
+        .iter()
+        .filter(|c| !mine.contains(c))
+        .map(u16::to_string)
+        .collect();
+    if missing.is_empty() {
+        return Ok(Some(list));
+    }
+    let mine = crate::cpus::CpuList::of(mine).map_or_else(|| "none".into(), |l| l.to_string());
+    Err(bad(format!(
+        "CPU {} not available to the agent (it may run on {mine})",
+        missing.join(",")
+    )))
 }
 
 /// Start and length of the span on the target, or the errors that forbid it.

@@ -1,5 +1,5 @@
-//! New test: a preset, a custom spec with every field (validated in the browser by the
-//! agent's own validator) or a fio job file (checked by the agent, its jobs shown before
+//! New test: a preset, a custom spec with every field (each checked as typed by the agent's
+//! own validator, `POST /api/v1/specs/check`) or a fio job file (checked by the agent, its jobs shown before
 //! they start); writes to a block device need the device path typed to confirm.
 
 use super::{ctx, Field, Tab};
@@ -32,7 +32,7 @@ pub fn NewTest() -> impl IntoView {
     let confirm = RwSignal::new(String::new());
     let sending = RwSignal::new(false);
     default_to_scratch(c, target);
-    let checked = Memo::new(move |_| form.with(SpecForm::to_spec));
+    let checked = checked_spec(c, form);
     let opt_fields = RwSignal::new(std::collections::BTreeMap::<&'static str, String>::new());
     let options = used_options(preset, presets, opt_fields);
     // The picked preset: its own options under their own labels, never the custom
@@ -115,7 +115,7 @@ pub fn NewTest() -> impl IntoView {
                 <div class="controls">
                     <button id="start" type="submit"
                         disabled=move || !sound() || !confirmed() || sending.get() || target.with(|t| t.trim().is_empty())>
-                        {move || if sound() { "Start" } else if fio.get() { "Paste or upload a job file the agent can run" } else { "Fix the fields marked above" }}
+                        {move || if sound() { "Start" } else if fio.get() { "Paste or upload a job file the agent can run" } else if checked.with(|r| r.as_ref().is_err_and(|e| e.is_empty())) { "Checking the workload…" } else { "Fix the fields marked above" }}
                     </button>
                 </div>
             </form>
@@ -211,6 +211,35 @@ fn PresetSteps(
         <p class="help">{names.join(" · ")}{(n > 12).then_some(" · …")}</p>
         <div class="fields preset-options">{crate::form::PRESET_OPTIONS.iter().filter(|f| p.options.iter().any(|o| o == f.key)).map(opt_field).collect_view()}</div>
     }
+}
+
+/// The fields as typed, then the agent's validator on what they make (asked as they
+/// change; an answer counts only for the spec it was given): the spec, or the errors by
+/// field (none while the answer is awaited).
+fn checked_spec(
+    c: super::Ctx,
+    form: RwSignal<SpecForm>,
+) -> Memo<Result<WorkloadSpec, FieldErrors>> {
+    let verdict = RwSignal::new(None::<(WorkloadSpec, Vec<shared::SpecError>)>);
+    Effect::new(move |_| {
+        let spec = form.with(SpecForm::parse).0;
+        let t = c.token.get_value();
+        leptos::task::spawn_local(async move {
+            // An agent that cannot be asked finds nothing: Start's request meets any refusal.
+            let problems = crate::api::check_spec(&t, &spec)
+                .await
+                .map(|r| r.problems)
+                .unwrap_or_default();
+            verdict.set(Some((spec, problems)));
+        });
+    });
+    Memo::new(move |_| {
+        let (spec, errs) = form.with(SpecForm::parse);
+        verdict.with(|v| {
+            let problems = v.as_ref().filter(|(s, _)| *s == spec).map(|(_, p)| &p[..]);
+            crate::form::judged(spec, errs, problems)
+        })
+    })
 }
 
 /// Form errors by field key.

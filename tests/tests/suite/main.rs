@@ -6,6 +6,7 @@ mod access_patterns;
 mod align;
 mod block_device;
 mod bssplit;
+mod cpus;
 mod dashboard;
 mod docs;
 mod durability;

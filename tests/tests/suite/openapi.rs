@@ -106,6 +106,17 @@ fn the_openapi_document_matches_the_routes() {
                     );
                     (path.clone(), OP, Some(body))
                 }
+                ("post", "/api/v1/specs/check") => {
+                    // A spec with a problem: the answer names it.
+                    let body = json!({"rw": "randread", "iodepth": 0});
+                    check(
+                        &doc,
+                        &op["requestBody"]["content"]["application/json"]["schema"],
+                        &body,
+                        "POST /api/v1/specs/check request",
+                    );
+                    (path.clone(), OP, Some(body))
+                }
                 ("post", "/api/v1/runs/{id}/stop") | ("delete", "/api/v1/runs/{id}") => {
                     // A run of its own: stopped while running, deleted once ended.
                     let other = server.start_run(&long);

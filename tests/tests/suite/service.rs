@@ -1,6 +1,6 @@
 //! A real `diskscope serve` process, a real SQLite file and real WebSocket clients.
 
-use serde_json::json;
+use serde_json::{json, Value};
 use shared::api::{ClientMsg, RunEvent, ServerMsg};
 use tests::server::{Server, WsClient, OP, VIEW};
 use tests::*;
@@ -598,4 +598,38 @@ fn a_run_over_two_loop_devices_sums_its_parts() {
         .sum();
     assert_eq!(sum, run["summary"]["write"]["bytes"].as_u64().unwrap());
     assert_eq!(sum, 16 << 20);
+}
+
+#[test]
+fn the_validator_answers_the_form_over_http() {
+    // The dashboard carries no copy of the validator: its form asks this endpoint, and
+    // what it shows is what a run would be refused with.
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(data.path(), &[data.path()]);
+    let check = |body: Value, token: &str| {
+        server.call("POST", "/api/v1/specs/check", token, Some(&body), &[])
+    };
+    let (s, _, r) = check(json!({"rw": "randread", "iodepth": 0, "bs": "4k"}), OP);
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(
+        r["problems"],
+        json!([{"field": "iodepth", "value": "0", "message": "must be 1..1024"}])
+    );
+    let (s, _, r) = check(json!({"rw": "randread", "bs": "64k", "iodepth": 32}), OP);
+    assert_eq!((s, &r["problems"]), (200, &json!([])), "{r}");
+    // Past the memory budget: named as a run would name it.
+    let (s, _, r) = check(
+        json!({"rw": "write", "bs": "64m", "iodepth": 1024, "jobs": 64}),
+        OP,
+    );
+    assert_eq!(s, 200, "{r}");
+    assert!(
+        r["problems"].as_array().is_some_and(|p| !p.is_empty()),
+        "{r}"
+    );
+    let (s, _, r) = check(json!({"rw": "randread", "starts": 1}), OP);
+    assert_eq!(s, 400, "an unknown field is the request's fault: {r}");
+    assert!(r.to_string().contains("starts"), "{r}");
+    let (s, _, _) = check(json!({"rw": "randread"}), VIEW);
+    assert_eq!(s, 403, "a viewer cannot start runs, nor ask about one");
 }
