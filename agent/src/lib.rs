@@ -19,6 +19,7 @@ pub mod io_target;
 pub mod iopath;
 pub mod measure;
 pub mod presets;
+pub mod rate_floor;
 pub mod report;
 pub mod runner;
 pub mod service;

@@ -130,6 +130,7 @@ pub fn run(
         out.verify = Some(Verify::default());
     }
     out.temp = TempSource::for_target(target);
+    out.floor = crate::rate_floor::RateFloor::of(spec);
     let mut setup_error = None;
     for _ in 0..n {
         match rx.recv() {
@@ -200,6 +201,8 @@ struct Collector {
     verify: Option<Verify>,
     scan: Option<shared::analysis::scan::ScanMap>,
     replay: Option<shared::analysis::replay::Replay>,
+    /// Fails the run at the first interval below the spec's `rate_min`.
+    floor: Option<crate::rate_floor::RateFloor>,
 }
 
 impl Collector {
@@ -219,6 +222,7 @@ impl Collector {
             verify: None,
             scan: None,
             replay: None,
+            floor: None,
         }
     }
 
@@ -287,6 +291,12 @@ impl Collector {
         }
         for mut s in self.merger.take_ready() {
             s.temp_c = self.temp.as_ref().and_then(TempSource::read);
+            if let Some(e) = self.floor.as_ref().and_then(|f| f.judge(&s)) {
+                if self.error.is_none() {
+                    shared.abort.store(true, Ordering::Relaxed);
+                    self.error = Some(e);
+                }
+            }
             observer.sample(&s);
             self.samples.push(s);
         }

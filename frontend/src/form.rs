@@ -847,6 +847,7 @@ mod tests {
             offset: 4096,
             offset_increment: None,
             block_align: None,
+            rate_min: None,
             cpus_allowed: None,
             cpus_allowed_policy: Default::default(),
             size: Some(3 << 30),

@@ -306,6 +306,14 @@ pub struct WorkloadSpec {
         schemars(schema_with = "crate::lenient::schema::opt_rate")
     )]
     pub rate: Option<Rate>,
+    /// A floor: the run fails when a direction it does I/O in runs below this over a sample
+    /// interval (fio's `rate_min` / `rate_iops_min`; the jobs together, as `rate`).
+    #[serde(deserialize_with = "crate::lenient::opt_rate")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(schema_with = "crate::lenient::schema::opt_rate")
+    )]
+    pub rate_min: Option<Rate>,
     pub pattern: DataPattern,
     /// Random offsets visit every block of the span exactly once before repeating
     /// (like fio's random map); otherwise uniform with repetition.
@@ -403,6 +411,7 @@ impl Default for WorkloadSpec {
             runtime_ms: None,
             ramp_ms: 0,
             rate: None,
+            rate_min: None,
             pattern: DataPattern::Random,
             cover_once: false,
             direct: true,
@@ -1036,6 +1045,20 @@ impl WorkloadSpec {
                 ),
             ),
             _ => {}
+        }
+        if let Some(min) = self.rate_min {
+            let above_cap = match (min, self.rate) {
+                (Rate::BytesPerSec(m), Some(Rate::BytesPerSec(c))) => m > c,
+                (Rate::Iops(m), Some(Rate::Iops(c))) => m > c,
+                _ => false,
+            };
+            if matches!(min, Rate::BytesPerSec(0) | Rate::Iops(0)) || above_cap {
+                bad(
+                    "rate_min",
+                    &min,
+                    "must be above 0 and at most the rate cap".into(),
+                );
+            }
         }
         if self.rate_process != crate::pacing::RateProcess::Linear && self.rate.is_none() {
             bad(

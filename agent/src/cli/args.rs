@@ -251,6 +251,10 @@ pub struct RunArgs {
     /// Rate cap for the whole run: bytes per second (200MB) or IOPS (5000iops).
     #[arg(long)]
     pub rate: Option<Rate>,
+    /// A floor: the run fails at the first sample interval in which reads or writes ran
+    /// below this (200MB per second or 5000iops; fio's rate_min / rate_iops_min).
+    #[arg(long, value_name = "RATE")]
+    pub rate_min: Option<Rate>,
     /// Written data: random (incompressible; default), zeros, or compress:N (N %
     /// compressible).
     #[arg(long)]
@@ -486,6 +490,7 @@ impl RunArgs {
         flag("bsrange", self.bsrange.map(|(lo, hi)| format!("{lo}-{hi}")));
         flag("blockalign", self.blockalign.map(|x| x.to_string()));
         flag("rate-process", self.rate_process.map(|x| x.to_string()));
+        flag("rate-min", self.rate_min.map(|x| x.to_string()));
         flag("thinktime", self.thinktime.map(|x| format!("{x}us")));
         flag(
             "thinktime-spin",
@@ -540,6 +545,7 @@ impl RunArgs {
             runtime_ms: self.runtime,
             ramp_ms: self.ramp.unwrap_or(defaults.ramp_ms),
             rate: self.rate,
+            rate_min: self.rate_min,
             pattern: self.pattern.unwrap_or(defaults.pattern),
             cover_once: self.cover_once,
             direct: !self.buffered,

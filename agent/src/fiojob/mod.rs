@@ -193,13 +193,24 @@ impl Job {
             ));
         }
         s.verify = s.verify && self.do_verify;
-        // fio's rate is per job; diskscope's is the run's.
-        s.rate = s.rate.map(|r| match r {
+        // fio's rate and rate floor are per job; diskscope's are the run's.
+        let all = |r: shared::spec::Rate| match r {
             shared::spec::Rate::BytesPerSec(b) => {
                 shared::spec::Rate::BytesPerSec(b * u64::from(s.jobs))
             }
             shared::spec::Rate::Iops(n) => shared::spec::Rate::Iops(n * u64::from(s.jobs)),
-        });
+        };
+        s.rate = s.rate.map(all);
+        s.rate_min = s.rate_min.map(all);
+        if s.rate_min.is_some() && s.jobs > 1 {
+            self.notes.push(format!(
+                "{}: job '{}': rate_min holds the {} jobs together to {} (fio holds each job to its share)",
+                self.at,
+                self.name,
+                s.jobs,
+                s.rate_min.map(|r| r.to_string()).unwrap_or_default()
+            ));
+        }
         match (self.time_based, self.runtime_ms) {
             (true, None) => return Err(bad("time_based without runtime would never end".into())),
             (true, Some(ms)) => {

@@ -92,6 +92,8 @@ pub(super) fn apply(
         "norandommap" => job.norandommap = flag(value).map_err(bad)?,
         "rate" => job.spec.rate = Some(Rate::BytesPerSec(one_size(val()?).map_err(bad)?)),
         "rate_iops" => job.spec.rate = Some(Rate::Iops(one_number(val()?).map_err(bad)?)),
+        "rate_min" => job.spec.rate_min = Some(Rate::BytesPerSec(one_size(val()?).map_err(bad)?)),
+        "rate_iops_min" => job.spec.rate_min = Some(Rate::Iops(one_number(val()?).map_err(bad)?)),
         "bssplit" => {
             job.spec.bssplit =
                 Some(shared::bssplit::BsSplit::parse_with(val()?, size).map_err(bad)?)

@@ -201,6 +201,11 @@ pub fn document<S: Borrow<Sample>>(
             ));
         }
     }
+    // A failed run: its last job carries the error number, as fio's failed job does (EIO, 5,
+    // when the failure was not an I/O's: fio's own for a rate floor not met).
+    if let (Some(e), Some(last)) = (&report.error, out.last_mut()) {
+        last["error"] = json!(e.errno.unwrap_or(5));
+    }
     let mut doc = json!({
         "fio version": version(),
         "timestamp": started_ms / 1000,
@@ -250,6 +255,13 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
     }
     if let Some(s) = spec.size {
         put("size", s.to_string());
+    }
+    // fio's floor is per job; the spec's is the jobs'.
+    let per_job = u64::from(spec.jobs.max(1));
+    match spec.rate_min {
+        Some(shared::Rate::BytesPerSec(b)) => put("rate_min", (b / per_job).to_string()),
+        Some(shared::Rate::Iops(n)) => put("rate_iops_min", (n / per_job).to_string()),
+        None => {}
     }
     if let Some(c) = &spec.cpus_allowed {
         put("cpus_allowed", c.clone());

@@ -30,6 +30,7 @@ mod pacing;
 mod pipeline_bench;
 mod plausibility;
 mod prometheus;
+mod rate_floor;
 mod regions;
 mod remote;
 mod repeat;
