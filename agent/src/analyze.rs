@@ -357,7 +357,12 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
         .filter(|s| s.round.is_some())
         .map(|s| s.summary.read.iops + s.summary.write.iops)
         .collect();
-    if !rounds.is_empty() {
+    if let Some(rule) = r.spec.steady {
+        // fio's rule: the watch that stopped the run, fed the stored samples.
+        let mut w = shared::steady::SteadyWatch::new(rule, r.spec.interval_ms);
+        r.samples.iter().take_while(|s| !w.push(s)).for_each(drop);
+        a.steady_state = Some(w.result());
+    } else if !rounds.is_empty() {
         a.steady_state = Some(analysis::steady_state_rounds(&rounds));
     } else if r.summary.duration_ns >= 5 * 60 * 1_000_000_000 && r.spec.rw.is_random() {
         a.steady_state = Some(analysis::steady_state_windows(&r.samples, 60.0));

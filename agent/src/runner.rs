@@ -7,6 +7,7 @@ use crate::engine::job::{job_thread, JobMsg, RunShared, StartGate};
 use crate::io_target::{self, TargetError, TargetKind};
 use crate::stats::fine::Spill;
 use crate::stats::{Decimated, Merger, SampleSeries};
+use crate::stop_rules::Verdict;
 use crate::temperature::TempSource;
 use crate::workload::Plan;
 use shared::analysis::verify::Verify;
@@ -130,7 +131,7 @@ pub fn run(
         out.verify = Some(Verify::default());
     }
     out.temp = TempSource::for_target(target);
-    out.floor = crate::rate_floor::RateFloor::of(spec);
+    out.rules = crate::stop_rules::StopRules::of(spec);
     let mut setup_error = None;
     for _ in 0..n {
         match rx.recv() {
@@ -201,8 +202,8 @@ struct Collector {
     verify: Option<Verify>,
     scan: Option<shared::analysis::scan::ScanMap>,
     replay: Option<shared::analysis::replay::Replay>,
-    /// Fails the run at the first interval below the spec's `rate_min`.
-    floor: Option<crate::rate_floor::RateFloor>,
+    /// The spec's rate floor and steady-state rule, judging each merged interval.
+    rules: crate::stop_rules::StopRules,
 }
 
 impl Collector {
@@ -222,7 +223,7 @@ impl Collector {
             verify: None,
             scan: None,
             replay: None,
-            floor: None,
+            rules: Default::default(),
         }
     }
 
@@ -291,10 +292,15 @@ impl Collector {
         }
         for mut s in self.merger.take_ready() {
             s.temp_c = self.temp.as_ref().and_then(TempSource::read);
-            if let Some(e) = self.floor.as_ref().and_then(|f| f.judge(&s)) {
-                if self.error.is_none() {
-                    shared.abort.store(true, Ordering::Relaxed);
-                    self.error = Some(e);
+            match self.rules.judge(&s) {
+                Verdict::Go => {}
+                // Ends the jobs as time being up does: no error, not a user's stop.
+                Verdict::Steady => shared.abort.store(true, Ordering::Relaxed),
+                Verdict::Fail(e) => {
+                    if self.error.is_none() {
+                        shared.abort.store(true, Ordering::Relaxed);
+                        self.error = Some(e);
+                    }
                 }
             }
             observer.sample(&s);

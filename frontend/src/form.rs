@@ -848,6 +848,7 @@ mod tests {
             offset_increment: None,
             block_align: None,
             rate_min: None,
+            steady: None,
             cpus_allowed: None,
             cpus_allowed_policy: Default::default(),
             size: Some(3 << 30),

@@ -22,6 +22,7 @@ pub mod replay;
 pub mod report;
 pub mod sample;
 pub mod spec;
+pub mod steady;
 pub mod steps;
 pub mod units;
 

@@ -314,6 +314,9 @@ pub struct WorkloadSpec {
         schemars(schema_with = "crate::lenient::schema::opt_rate")
     )]
     pub rate_min: Option<Rate>,
+    /// Ends the run as done once its IOPS or bandwidth is steady over a rolling window
+    /// (fio's `steadystate`, `ss_dur`, `ss_ramp`).
+    pub steady: Option<crate::steady::SteadyRule>,
     pub pattern: DataPattern,
     /// Random offsets visit every block of the span exactly once before repeating
     /// (like fio's random map); otherwise uniform with repetition.
@@ -412,6 +415,7 @@ impl Default for WorkloadSpec {
             ramp_ms: 0,
             rate: None,
             rate_min: None,
+            steady: None,
             pattern: DataPattern::Random,
             cover_once: false,
             direct: true,
@@ -1045,6 +1049,11 @@ impl WorkloadSpec {
                 ),
             ),
             _ => {}
+        }
+        if let Some(rule) = &self.steady {
+            if let Err(why) = rule.check() {
+                bad("steady", rule, why);
+            }
         }
         if let Some(min) = self.rate_min {
             let above_cap = match (min, self.rate) {

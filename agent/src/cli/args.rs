@@ -181,6 +181,11 @@ fn size(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// `--steadystate`'s rule (its window and ramp come from --ss-dur and --ss-ramp).
+fn steady_rule(s: &str) -> Result<shared::steady::SteadyRule, String> {
+    shared::steady::SteadyRule::parse(s, 1_000, 0)
+}
+
 /// `MIN-MAX` (fio's `bsrange`, also `MIN:MAX`).
 fn bsrange(s: &str) -> Result<(u64, u64), String> {
     shared::bssplit::parse_range(s, size)
@@ -255,6 +260,16 @@ pub struct RunArgs {
     /// below this (200MB per second or 5000iops; fio's rate_min / rate_iops_min).
     #[arg(long, value_name = "RATE")]
     pub rate_min: Option<Rate>,
+    /// End the run once steady (fio's steadystate): iops:2%, iops_slope:0.3%, bw:10% or
+    /// bw_slope:1M, judged over a rolling --ss-dur window after --ss-ramp.
+    #[arg(long, value_name = "RULE", requires = "ss_dur", value_parser = steady_rule)]
+    pub steadystate: Option<shared::steady::SteadyRule>,
+    /// The steady-state window (e.g. 30s).
+    #[arg(long, value_parser = duration_ms, value_name = "TIME")]
+    pub ss_dur: Option<u64>,
+    /// Time before steady-state values are collected (default 0).
+    #[arg(long, value_parser = duration_ms, value_name = "TIME")]
+    pub ss_ramp: Option<u64>,
     /// Written data: random (incompressible; default), zeros, or compress:N (N %
     /// compressible).
     #[arg(long)]
@@ -491,6 +506,9 @@ impl RunArgs {
         flag("blockalign", self.blockalign.map(|x| x.to_string()));
         flag("rate-process", self.rate_process.map(|x| x.to_string()));
         flag("rate-min", self.rate_min.map(|x| x.to_string()));
+        flag("steadystate", self.steadystate.map(|x| x.to_string()));
+        flag("ss-dur", self.ss_dur.map(|x| format!("{x}ms")));
+        flag("ss-ramp", self.ss_ramp.map(|x| format!("{x}ms")));
         flag("thinktime", self.thinktime.map(|x| format!("{x}us")));
         flag(
             "thinktime-spin",
@@ -546,6 +564,11 @@ impl RunArgs {
             ramp_ms: self.ramp.unwrap_or(defaults.ramp_ms),
             rate: self.rate,
             rate_min: self.rate_min,
+            steady: self.steadystate.map(|r| shared::steady::SteadyRule {
+                window_ms: self.ss_dur.unwrap_or(0),
+                ramp_ms: self.ss_ramp.unwrap_or(0),
+                ..r
+            }),
             pattern: self.pattern.unwrap_or(defaults.pattern),
             cover_once: self.cover_once,
             direct: !self.buffered,

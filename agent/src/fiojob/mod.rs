@@ -89,6 +89,8 @@ pub struct Job {
     pub notes: Vec<String>,
     /// The `ioengine` the job names, and where.
     pub engine: Option<(String, At)>,
+    /// fio's `steadystate`, `ss_dur` and `ss_ramp`, made a rule once the section is read.
+    pub steady: (Option<String>, Option<u64>, u64),
 }
 
 impl Job {
@@ -113,6 +115,7 @@ impl Job {
             do_verify: true,
             logs: Logs::default(),
             options: Vec::new(),
+            steady: (None, None, 0),
             notes: Vec::new(),
             engine: None,
         }
@@ -193,6 +196,14 @@ impl Job {
             ));
         }
         s.verify = s.verify && self.do_verify;
+        s.steady = match &self.steady {
+            (None, _, _) => None,
+            (Some(_), None, _) => return Err(bad("steadystate needs ss_dur (its window)".into())),
+            (Some(t), Some(dur), ramp) => Some(
+                shared::steady::SteadyRule::parse(t, *dur, *ramp)
+                    .map_err(|e| bad(format!("steadystate={t}: {e}")))?,
+            ),
+        };
         // fio's rate and rate floor are per job; diskscope's are the run's.
         let all = |r: shared::spec::Rate| match r {
             shared::spec::Rate::BytesPerSec(b) => {

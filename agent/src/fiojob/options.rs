@@ -43,6 +43,9 @@ pub(super) fn apply(
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
         }
+        "steadystate" | "ss" => job.steady.0 = Some(val()?.to_string()),
+        "ss_dur" => job.steady.1 = Some(time_ms(val()?).map_err(bad)?),
+        "ss_ramp" => job.steady.2 = time_ms(val()?).map_err(bad)?,
         "cpus_allowed" => {
             let list: crate::cpus::CpuList = val()?.parse().map_err(bad)?;
             job.spec.cpus_allowed = Some(list.to_string());

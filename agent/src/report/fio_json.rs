@@ -206,6 +206,13 @@ pub fn document<S: Borrow<Sample>>(
     if let (Some(e), Some(last)) = (&report.error, out.last_mut()) {
         last["error"] = json!(e.errno.unwrap_or(5));
     }
+    if let (Some(rule), Some(ss), Some(last)) = (
+        report.spec.steady,
+        &report.analysis.steady_state,
+        out.last_mut(),
+    ) {
+        last["steadystate"] = steadystate(&rule, ss);
+    }
     let mut doc = json!({
         "fio version": version(),
         "timestamp": started_ms / 1000,
@@ -225,6 +232,28 @@ pub fn document<S: Borrow<Sample>>(
         }
     }
     doc
+}
+
+/// fio's "steadystate" block: the rule, whether and how it was met over the last window
+/// judged (the values of the measure it watches, per second).
+fn steadystate(rule: &shared::steady::SteadyRule, ss: &shared::analysis::SteadyState) -> Value {
+    let key = match rule.measure {
+        shared::steady::SteadyMeasure::Iops => "iops",
+        shared::steady::SteadyMeasure::Bw => "bw",
+    };
+    let criterion = ss.criterion.unwrap_or(0.0);
+    json!({
+        "ss": rule.to_string(),
+        "duration": rule.window_ms / 1000,
+        "attained": u8::from(ss.attained),
+        "criterion": if rule.pct { format!("{criterion:.6}%") } else { format!("{criterion:.6}") },
+        "max_deviation": ss.max_deviation.unwrap_or(0.0),
+        "slope": ss.slope.unwrap_or(0.0),
+        "data": {
+            format!("{key}_mean"): ss.mean.unwrap_or(0.0).round() as u64,
+            key: ss.rounds.iter().map(|v| v.round() as u64).collect::<Vec<_>>(),
+        },
+    })
 }
 
 /// A workload's options in fio's names, for runs not started from a job file.
@@ -255,6 +284,11 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
     }
     if let Some(s) = spec.size {
         put("size", s.to_string());
+    }
+    if let Some(r) = &spec.steady {
+        put("steadystate", r.to_string());
+        put("ss_dur", format!("{}ms", r.window_ms));
+        put("ss_ramp", format!("{}ms", r.ramp_ms));
     }
     // fio's floor is per job; the spec's is the jobs'.
     let per_job = u64::from(spec.jobs.max(1));

@@ -147,6 +147,14 @@ pub struct SteadyState {
     pub slope_pct: Option<f64>,
     /// The measure per round (or window), for plotting.
     pub rounds: Vec<f64>,
+    /// Under fio's rule (the spec's `steady`): the window's largest deviation from its
+    /// mean, its slope per second, and what the rule compared with its limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_deviation: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criterion: Option<f64>,
 }
 
 /// First and last window of a long run (Iometer's first/last minute).
@@ -411,6 +419,15 @@ impl Analysis {
         }
         if let Some(s) = &a.steady_state {
             lines.push(match (s.attained, s.round) {
+                // fio's rule (the spec's `steady`): over a window of time, not rounds.
+                (ok, _) if s.criterion.is_some() => format!(
+                    "steady state (fio's rule): {} over {:.1}..{:.1} s (mean {:.0}, criterion {:.2})",
+                    if ok { "attained" } else { "not attained" },
+                    s.window_start_s.unwrap_or(0.0),
+                    s.window_end_s.unwrap_or(0.0),
+                    s.mean.unwrap_or(0.0),
+                    s.criterion.unwrap_or(0.0)
+                ),
                 (true, Some(r)) => format!(
                     "steady state: attained at round {r} (mean {:.0} IOPS, range {:.1} %, slope {:.1} %)",
                     s.mean.unwrap_or(0.0),

@@ -30,11 +30,12 @@ mod pacing;
 mod pipeline_bench;
 mod plausibility;
 mod prometheus;
-mod rate_floor;
+
 mod regions;
 mod remote;
 mod repeat;
 mod replay;
 mod service;
+mod stop_rules;
 mod verify;
 mod views;

@@ -1,9 +1,49 @@
-//! A run's rate floor (fio's `rate_min` / `rate_iops_min`): every sample interval, each
-//! direction the workload does I/O in must have run at least at the floor, or the run fails
-//! there (what was measured is kept, as for any failed run).
+//! The rules a run's merged intervals are judged by as they come, which may end it: a rate
+//! floor (fio's `rate_min` / `rate_iops_min`: each direction the workload does I/O in must
+//! run at least at the floor, or the run fails there, what was measured kept) and a
+//! steady-state rule (fio's `steadystate`: the run ends as done once steady,
+//! [`shared::steady::SteadyWatch`]).
 
 use shared::report::RunError;
+use shared::steady::SteadyWatch;
 use shared::{Rate, Sample, WorkloadSpec};
+
+/// What an interval says about the run.
+#[derive(Debug)]
+pub enum Verdict {
+    Go,
+    /// Below the floor: the run fails with this.
+    Fail(RunError),
+    /// Steady: the run is done.
+    Steady,
+}
+
+/// A spec's rules.
+#[derive(Debug, Clone, Default)]
+pub struct StopRules {
+    floor: Option<RateFloor>,
+    steady: Option<SteadyWatch>,
+}
+
+impl StopRules {
+    pub fn of(spec: &WorkloadSpec) -> Self {
+        StopRules {
+            floor: RateFloor::of(spec),
+            steady: spec.steady.map(|r| SteadyWatch::new(r, spec.interval_ms)),
+        }
+    }
+
+    /// Judges the next merged interval.
+    pub fn judge(&mut self, s: &Sample) -> Verdict {
+        if let Some(e) = self.floor.as_ref().and_then(|f| f.judge(s)) {
+            return Verdict::Fail(e);
+        }
+        match self.steady.as_mut().map(|w| w.push(s)) {
+            Some(true) => Verdict::Steady,
+            _ => Verdict::Go,
+        }
+    }
+}
 
 /// The start of a run that no floor judges: fio's "2 second settle period in the
 /// beginning" (`__check_min_rate`), so that a job file fails where fio's fails.

@@ -1,0 +1,243 @@
+//! The rules a run's intervals are judged by as they come. A rate floor (fio's `rate_min` /
+//! `rate_iops_min`): a job that cannot keep it fails at the first interval below it after
+//! fio's 2-second settle period, as fio 3.33's does on the same job file ("rate_min=… not
+//! met", error 5), keeping what it measured; one that keeps it completes. A steady-state
+//! rule (fio's `steadystate`, `ss_dur`, `ss_ramp`): the run ends as done once steady, as
+//! fio's does, and says so in its analysis and in fio's JSON.
+
+use tests::*;
+
+fn job_text(file: &str, extra: &str) -> String {
+    format!(
+        "[floor]\nfilename={file}\nrw=randread\nbs=4k\nioengine=psync\n{extra}time_based\nruntime=6\n"
+    )
+}
+
+#[test]
+fn a_run_below_its_floor_fails_there_as_fios_does() {
+    let dir = disk_tempdir();
+    let file = laid_out_file(dir.path(), "floor.bin");
+    // 4 KiB every 20 ms is about 0.2 MB/s: below a floor of 1 MiB/s.
+    let job = dir.path().join("slow.fio");
+    std::fs::write(&job, job_text(&file, "thinktime=20ms\nrate_min=1m\n")).expect("job");
+    let json = dir.path().join("slow.json");
+    let fio_doc = dir.path().join("slow-fio.json");
+    let j = job.to_str().expect("utf8");
+    let out = diskscope(&["run", "-q", "--json", json.to_str().expect("utf8"), j]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r = read_report(&json);
+    assert_eq!(r.status, shared::RunStatus::Failed);
+    let e = r.error.expect("the floor's error");
+    assert!(
+        e.message
+            .starts_with("rate_min = 1048576 B/s not met: reads ran 0."),
+        "{}",
+        e.message
+    );
+    assert!(!r.samples.is_empty(), "what was measured is kept");
+    assert!(
+        r.summary.duration_ns < 5_000_000_000,
+        "stopped after the settle period, not after the 6 s: {} ns",
+        r.summary.duration_ns
+    );
+    // fio's JSON of the same run says the job failed as fio's does.
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--output-format",
+        "fio-json",
+        "--output",
+        fio_doc.to_str().expect("utf8"),
+        j,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let ours: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&fio_doc).expect("fio json")).expect("json");
+    assert_eq!(ours["jobs"][0]["error"], 5);
+    assert_eq!(ours["jobs"][0]["job options"]["rate_min"], "1m");
+
+    if have("fio") {
+        let o = std::process::Command::new("fio")
+            .args(["--output-format=json", j])
+            .output()
+            .expect("fio");
+        assert!(!o.status.success(), "fio kept a floor it cannot keep");
+        let text = String::from_utf8_lossy(&o.stdout);
+        let doc: serde_json::Value =
+            serde_json::from_str(&text[text.find('{').expect("json")..]).expect("fio json");
+        assert_eq!(doc["jobs"][0]["error"], 5);
+        let fio_ms = doc["jobs"][0]["read"]["runtime"].as_u64().expect("runtime");
+        assert!(fio_ms < 6_000, "fio ran {fio_ms} ms");
+        println!(
+            "both fail below the floor: diskscope after {} ms, fio after {fio_ms} ms",
+            r.summary.duration_ns / 1_000_000
+        );
+    }
+
+    // Without the think time the same floor (and an IOPS one) is kept: the run completes.
+    for floor in ["rate_min=1m\n", "rate_iops_min=50\n"] {
+        let job = dir.path().join("kept.fio");
+        std::fs::write(
+            &job,
+            job_text(&file, floor).replace("runtime=6", "runtime=2"),
+        )
+        .expect("job");
+        let json = dir.path().join("kept.json");
+        let out = diskscope(&[
+            "run",
+            "-q",
+            "--json",
+            json.to_str().expect("utf8"),
+            job.to_str().expect("utf8"),
+        ]);
+        assert!(out.status.success(), "{floor}: {}", stderr(&out));
+        assert_eq!(read_report(&json).status, shared::RunStatus::Completed);
+    }
+
+    // A floor above the cap can never be kept: refused before anything runs.
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--target",
+        &file,
+        "--rw",
+        "randread",
+        "--rate",
+        "1MB",
+        "--rate-min",
+        "2MB",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("rate_min = 2000000 B/s: must be above 0 and at most the rate cap"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+fn fio_doc(out: &std::process::Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text[text.find('{').expect("json")..]).expect("fio json")
+}
+
+#[test]
+fn a_steady_run_ends_once_steady_as_fios_does() {
+    let dir = disk_tempdir();
+    let file = laid_out_file(dir.path(), "steady.bin");
+    let job = |rule: &str, runtime: u32| {
+        format!(
+            "[ss]\nfilename={file}\nrw=randread\nbs=4k\nioengine=psync\ntime_based\n\
+             runtime={runtime}\nsteadystate={rule}\nss_dur=3\nss_ramp=1\n"
+        )
+    };
+    // A loose rule on a steady workload: met on the first 3 s window after the 1 s ramp.
+    let path = dir.path().join("loose.fio");
+    std::fs::write(&path, job("iops:50%", 20)).expect("job");
+    let (j, json, fj) = (
+        path.to_str().expect("utf8"),
+        dir.path().join("loose.json"),
+        dir.path().join("loose-fio.json"),
+    );
+    let out = diskscope(&["run", "-q", "--json", json.to_str().expect("utf8"), j]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    assert_eq!(
+        r.status,
+        shared::RunStatus::Completed,
+        "a steady run is done"
+    );
+    let ss = r.analysis.steady_state.clone().expect("steady state");
+    assert!(ss.attained, "{ss:?}");
+    let (from, to) = (
+        ss.window_start_s.expect("from"),
+        ss.window_end_s.expect("to"),
+    );
+    assert!(
+        from >= 1.0 && (to - from - 3.0).abs() < 0.5,
+        "window {from}..{to}"
+    );
+    assert!(ss.criterion.is_some_and(|c| c <= 50.0), "{ss:?}");
+    let ours_ms = r.summary.duration_ns / 1_000_000;
+    assert!(ours_ms < 10_000, "ran {ours_ms} ms of 20 s");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--output-format",
+        "fio-json",
+        "--output",
+        fj.to_str().expect("utf8"),
+        j,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&fj).expect("fio json")).expect("json");
+    let block = &doc["jobs"][0]["steadystate"];
+    assert_eq!(block["ss"], "iops:50.000000%");
+    assert_eq!(block["attained"], 1);
+    assert_eq!(block["duration"], 3);
+    assert_eq!(block["data"]["iops"].as_array().map(Vec::len), Some(3));
+
+    // A rule nothing meets (no deviation at all): the run goes to its end, not attained.
+    let path = dir.path().join("strict.fio");
+    std::fs::write(&path, job("iops:0%", 4)).expect("job");
+    let json = dir.path().join("strict.json");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--json",
+        json.to_str().expect("utf8"),
+        path.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    let ss = r.analysis.steady_state.expect("steady state");
+    assert!(
+        !ss.attained && r.summary.duration_ns >= 3_900_000_000,
+        "{ss:?}"
+    );
+
+    if have("fio") {
+        let o = std::process::Command::new("fio")
+            .args(["--output-format=json", j])
+            .output()
+            .expect("fio");
+        assert!(o.status.success());
+        let d = fio_doc(&o);
+        assert_eq!(d["jobs"][0]["steadystate"]["attained"], 1);
+        let fio_ms = d["jobs"][0]["read"]["runtime"].as_u64().expect("runtime");
+        assert!(fio_ms < 10_000, "fio ran {fio_ms} ms");
+        let o = std::process::Command::new("fio")
+            .args(["--output-format=json", path.to_str().expect("utf8")])
+            .output()
+            .expect("fio");
+        assert_eq!(fio_doc(&o)["jobs"][0]["steadystate"]["attained"], 0);
+        println!("both stop once steady: diskscope after {ours_ms} ms, fio after {fio_ms} ms");
+    }
+
+    // The rule's text is checked; a window is needed.
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--target",
+        &file,
+        "--rw",
+        "randread",
+        "--steadystate",
+        "lat:2%",
+        "--ss-dur",
+        "3s",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("'lat:2%': expected iops, iops_slope, bw or bw_slope"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(&path, job("iops:2%", 4).replace("ss_dur=3\n", "")).expect("job");
+    let out = diskscope(&["run", "-q", path.to_str().expect("utf8")]);
+    assert!(
+        stderr(&out).contains("steadystate needs ss_dur"),
+        "{}",
+        stderr(&out)
+    );
+}
