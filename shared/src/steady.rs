@@ -206,6 +206,10 @@ impl SteadyWatch {
         self.attained()
     }
 
+    pub fn rule(&self) -> &SteadyRule {
+        &self.rule
+    }
+
     pub fn attained(&self) -> bool {
         self.last.is_some_and(|(j, _, _)| j.attained)
     }

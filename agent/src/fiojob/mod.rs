@@ -245,6 +245,12 @@ impl Job {
             }
             (false, None) => {}
         }
+        // fio's size (and io_size) is each clone's transfer: numjobs clones move numjobs
+        // times it; diskscope's io_size is the run's.
+        if !self.time_based && s.jobs > 1 {
+            let each = s.io_size.or(s.size.map(|z| z * u64::from(s.loops)));
+            s.io_size = each.map(|b| b * u64::from(s.jobs));
+        }
         if let Some(ms) = self.logs.avg_ms {
             s.interval_ms = ms;
         } else if self.logs.any() {

@@ -78,8 +78,9 @@ pub(super) fn apply(
             job.spec.backend = engine(v).map_err(bad)?;
             job.engine = Some((v.to_string(), at.clone()));
         }
-        // diskscope's io_uring always registers its buffers and file.
-        "fixedbufs" | "registerfiles" | "thread" => {
+        // diskscope's io_uring always registers its buffers and file, and its jobs are
+        // threads (fio 3.33 also takes `threads`: its steadystate.fio example uses it).
+        "fixedbufs" | "registerfiles" | "thread" | "threads" => {
             flag(value).map_err(bad)?;
         }
         "random_distribution" => {

@@ -17,6 +17,7 @@
 use crate::fiojob::JobFile;
 use serde_json::{json, Map, Value};
 use shared::sample::HistBucket;
+use shared::steady::SteadyWatch;
 use shared::{DirSample, RunReport, Sample};
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -134,8 +135,25 @@ pub fn document<S: Borrow<Sample>>(
     let mut by_step: BTreeMap<u32, StepSamples> = BTreeMap::new();
     // Each part's own (a job of a file whose jobs ran together).
     let mut by_part: BTreeMap<u32, StepSamples> = BTreeMap::new();
+    let mut watches: BTreeMap<u32, SteadyWatch> = if report.steps.is_empty() {
+        let spec = &report.spec;
+        spec.steady
+            .map(|r| (0, SteadyWatch::new(r, spec.interval_ms)))
+            .into_iter()
+            .collect()
+    } else {
+        let with_rule = report.steps.iter().filter_map(|s| {
+            s.spec
+                .steady
+                .map(|r| (s.index, SteadyWatch::new(r, s.spec.interval_ms)))
+        });
+        with_rule.collect()
+    };
     for s in samples {
         let s = s.borrow();
+        if let Some(w) = watches.get_mut(&s.step) {
+            w.push(s);
+        }
         by_step.entry(s.step).or_default().add(s);
         for p in &s.parts {
             by_part.entry(p.target).or_default().add_part(s, p.target);
@@ -206,12 +224,18 @@ pub fn document<S: Borrow<Sample>>(
     if let (Some(e), Some(last)) = (&report.error, out.last_mut()) {
         last["error"] = json!(e.errno.unwrap_or(5));
     }
-    if let (Some(rule), Some(ss), Some(last)) = (
-        report.spec.steady,
-        &report.analysis.steady_state,
-        out.last_mut(),
-    ) {
-        last["steadystate"] = steadystate(&rule, ss);
+    // fio's "steadystate" block for each job with a rule: the watch that stopped it, fed
+    // its stored samples.
+    for (step, w) in &watches {
+        let job = if report.steps.is_empty() {
+            out.first_mut()
+        } else {
+            let at = report.steps.iter().position(|s| s.index == *step);
+            at.and_then(|i| out.get_mut(i))
+        };
+        if let Some(job) = job {
+            job["steadystate"] = steadystate(w);
+        }
     }
     let mut doc = json!({
         "fio version": version(),
@@ -236,7 +260,8 @@ pub fn document<S: Borrow<Sample>>(
 
 /// fio's "steadystate" block: the rule, whether and how it was met over the last window
 /// judged (the values of the measure it watches, per second).
-fn steadystate(rule: &shared::steady::SteadyRule, ss: &shared::analysis::SteadyState) -> Value {
+fn steadystate(w: &SteadyWatch) -> Value {
+    let (rule, ss) = (w.rule(), w.result());
     let key = match rule.measure {
         shared::steady::SteadyMeasure::Iops => "iops",
         shared::steady::SteadyMeasure::Bw => "bw",

@@ -25,6 +25,8 @@ const RUN: &[(&str, usize)] = &[
     ("tiobench-example.fio", 4),
     ("basic-verify.fio", 1),
     ("rand-zones.fio", 1),
+    ("steadystate.fio", 2),
+    ("jesd219.fio", 1),
 ];
 
 /// The files diskscope refuses, with what the refusal must name.
