@@ -43,9 +43,9 @@ pub(super) fn apply(
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
         }
-        "steadystate" | "ss" => job.steady.0 = Some(val()?.to_string()),
-        "ss_dur" => job.steady.1 = Some(time_ms(val()?).map_err(bad)?),
-        "ss_ramp" => job.steady.2 = time_ms(val()?).map_err(bad)?,
+        "steadystate" | "ss" | "ss_dur" | "ss_ramp" => {
+            steady_option(job, key, val()?).map_err(bad)?
+        }
         "cpus_allowed" => {
             let list: crate::cpus::CpuList = val()?.parse().map_err(bad)?;
             job.spec.cpus_allowed = Some(list.to_string());
@@ -78,9 +78,11 @@ pub(super) fn apply(
             job.spec.backend = engine(v).map_err(bad)?;
             job.engine = Some((v.to_string(), at.clone()));
         }
-        // diskscope's io_uring always registers its buffers and file, and its jobs are
-        // threads (fio 3.33 also takes `threads`: its steadystate.fio example uses it).
-        "fixedbufs" | "registerfiles" | "thread" | "threads" => {
+        // Taken as they are what diskscope does anyway: its io_uring registers its buffers
+        // and file, its jobs are threads (fio 3.33 also takes `threads`: its
+        // steadystate.fio example uses it), its offsets and data follow the seed (the same
+        // seed repeats them), and every write gets fresh data.
+        "fixedbufs" | "registerfiles" | "thread" | "threads" | "randrepeat" | "refill_buffers" => {
             flag(value).map_err(bad)?;
         }
         "random_distribution" => {
@@ -88,16 +90,11 @@ pub(super) fn apply(
                 shared::access::Distribution::parse_with(val()?, size).map_err(bad)?;
         }
         "percentage_random" => job.spec.seq_pct = 100 - percent(val()?).map_err(bad)?,
-        // diskscope's offsets and data follow the seed; the same seed repeats them.
-        "randrepeat" => {
-            flag(value).map_err(bad)?;
-        }
         "randseed" => job.spec.seed = number(val()?).map_err(bad)?,
         "norandommap" => job.norandommap = flag(value).map_err(bad)?,
-        "rate" => job.spec.rate = Some(Rate::BytesPerSec(one_size(val()?).map_err(bad)?)),
-        "rate_iops" => job.spec.rate = Some(Rate::Iops(one_number(val()?).map_err(bad)?)),
-        "rate_min" => job.spec.rate_min = Some(Rate::BytesPerSec(one_size(val()?).map_err(bad)?)),
-        "rate_iops_min" => job.spec.rate_min = Some(Rate::Iops(one_number(val()?).map_err(bad)?)),
+        "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => {
+            rate_option(job, key, val()?).map_err(bad)?
+        }
         "bssplit" => {
             job.spec.bssplit =
                 Some(shared::bssplit::BsSplit::parse_with(val()?, size).map_err(bad)?)
@@ -114,10 +111,6 @@ pub(super) fn apply(
                 job.spec.pattern = DataPattern::Zeros
             }
         }
-        // diskscope fills every write with fresh data already.
-        "refill_buffers" => {
-            flag(value).map_err(bad)?;
-        }
         "verify" => {
             let (on, note) = verify_mode(val()?).map_err(bad)?;
             job.spec.verify = on;
@@ -132,7 +125,30 @@ pub(super) fn apply(
     Ok(())
 }
 
-/// `fsync=N` or `fdatasync=N`: a flush after every N writes (0: none, fio's default).
+/// A rate cap or floor, in bytes or I/Os per second.
+fn rate_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
+    let rate = if key.contains("iops") {
+        Rate::Iops(one_number(v)?)
+    } else {
+        Rate::BytesPerSec(one_size(v)?)
+    };
+    match key {
+        "rate" | "rate_iops" => job.spec.rate = Some(rate),
+        _ => job.spec.rate_min = Some(rate),
+    }
+    Ok(())
+}
+
+/// The steady-state rule's parts, made a rule once the section is read.
+fn steady_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
+    match key {
+        "ss_dur" => job.steady.1 = Some(time_ms(v)?),
+        "ss_ramp" => job.steady.2 = time_ms(v)?,
+        _ => job.steady.0 = Some(v.to_string()),
+    }
+    Ok(())
+}
+
 /// One file per job (a device path may hold a `:`).
 fn filename(v: &str) -> Result<String, String> {
     if v.split(':').count() > 1 && !v.starts_with("/dev/") {
@@ -141,6 +157,7 @@ fn filename(v: &str) -> Result<String, String> {
     Ok(v.to_string())
 }
 
+/// `fsync=N` or `fdatasync=N`: a flush after every N writes (0: none, fio's default).
 fn flush(key: &str, v: &str) -> Result<Option<shared::durability::Flush>, String> {
     let every: u32 = number(v)?;
     Ok((every > 0).then_some(shared::durability::Flush {

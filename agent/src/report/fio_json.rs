@@ -135,20 +135,7 @@ pub fn document<S: Borrow<Sample>>(
     let mut by_step: BTreeMap<u32, StepSamples> = BTreeMap::new();
     // Each part's own (a job of a file whose jobs ran together).
     let mut by_part: BTreeMap<u32, StepSamples> = BTreeMap::new();
-    let mut watches: BTreeMap<u32, SteadyWatch> = if report.steps.is_empty() {
-        let spec = &report.spec;
-        spec.steady
-            .map(|r| (0, SteadyWatch::new(r, spec.interval_ms)))
-            .into_iter()
-            .collect()
-    } else {
-        let with_rule = report.steps.iter().filter_map(|s| {
-            s.spec
-                .steady
-                .map(|r| (s.index, SteadyWatch::new(r, s.spec.interval_ms)))
-        });
-        with_rule.collect()
-    };
+    let mut watches = steady_watches(report);
     for s in samples {
         let s = s.borrow();
         if let Some(w) = watches.get_mut(&s.step) {
@@ -224,19 +211,7 @@ pub fn document<S: Borrow<Sample>>(
     if let (Some(e), Some(last)) = (&report.error, out.last_mut()) {
         last["error"] = json!(e.errno.unwrap_or(5));
     }
-    // fio's "steadystate" block for each job with a rule: the watch that stopped it, fed
-    // its stored samples.
-    for (step, w) in &watches {
-        let job = if report.steps.is_empty() {
-            out.first_mut()
-        } else {
-            let at = report.steps.iter().position(|s| s.index == *step);
-            at.and_then(|i| out.get_mut(i))
-        };
-        if let Some(job) = job {
-            job["steadystate"] = steadystate(w);
-        }
-    }
+    attach_steadystate(report, &watches, &mut out);
     let mut doc = json!({
         "fio version": version(),
         "timestamp": started_ms / 1000,
@@ -256,6 +231,40 @@ pub fn document<S: Borrow<Sample>>(
         }
     }
     doc
+}
+
+/// A steady-state watch for each step (or the run) with a rule, keyed by step index.
+fn steady_watches(report: &RunReport) -> BTreeMap<u32, SteadyWatch> {
+    if report.steps.is_empty() {
+        let spec = &report.spec;
+        spec.steady
+            .map(|r| (0, SteadyWatch::new(r, spec.interval_ms)))
+            .into_iter()
+            .collect()
+    } else {
+        let with_rule = report.steps.iter().filter_map(|s| {
+            s.spec
+                .steady
+                .map(|r| (s.index, SteadyWatch::new(r, s.spec.interval_ms)))
+        });
+        with_rule.collect()
+    }
+}
+
+/// fio's "steadystate" block for each job with a rule: the watch that stopped it, fed its
+/// stored samples.
+fn attach_steadystate(report: &RunReport, watches: &BTreeMap<u32, SteadyWatch>, out: &mut [Value]) {
+    for (step, w) in watches {
+        let job = if report.steps.is_empty() {
+            out.first_mut()
+        } else {
+            let at = report.steps.iter().position(|s| s.index == *step);
+            at.and_then(|i| out.get_mut(i))
+        };
+        if let Some(job) = job {
+            job["steadystate"] = steadystate(w);
+        }
+    }
 }
 
 /// fio's "steadystate" block: the rule, whether and how it was met over the last window

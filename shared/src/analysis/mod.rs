@@ -418,25 +418,7 @@ impl Analysis {
             });
         }
         if let Some(s) = &a.steady_state {
-            lines.push(match (s.attained, s.round) {
-                // fio's rule (the spec's `steady`): over a window of time, not rounds.
-                (ok, _) if s.criterion.is_some() => format!(
-                    "steady state (fio's rule): {} over {:.1}..{:.1} s (mean {:.0}, criterion {:.2})",
-                    if ok { "attained" } else { "not attained" },
-                    s.window_start_s.unwrap_or(0.0),
-                    s.window_end_s.unwrap_or(0.0),
-                    s.mean.unwrap_or(0.0),
-                    s.criterion.unwrap_or(0.0)
-                ),
-                (true, Some(r)) => format!(
-                    "steady state: attained at round {r} (mean {:.0} IOPS, range {:.1} %, slope {:.1} %)",
-                    s.mean.unwrap_or(0.0),
-                    s.range_pct.unwrap_or(0.0),
-                    s.slope_pct.unwrap_or(0.0)
-                ),
-                _ if s.verdict == Verdict::NotEnoughData => "steady state: not enough rounds".into(),
-                _ => format!("steady state: not attained in {} rounds", s.rounds.len()),
-            });
+            lines.push(steady_line(s));
         }
         if let Some(f) = &a.first_last {
             if f.verdict == Verdict::Found {
@@ -552,5 +534,29 @@ pub(crate) fn median(xs: &[f64]) -> f64 {
         0.0
     } else {
         v[v.len() / 2]
+    }
+}
+
+/// The steady-state analysis in one line: fio's rule over a window of time, or the SNIA
+/// rule over rounds.
+fn steady_line(s: &SteadyState) -> String {
+    match (s.attained, s.round) {
+        // fio's rule (the spec's `steady`): over a window of time, not rounds.
+        (ok, _) if s.criterion.is_some() => format!(
+            "steady state (fio's rule): {} over {:.1}..{:.1} s (mean {:.0}, criterion {:.2})",
+            if ok { "attained" } else { "not attained" },
+            s.window_start_s.unwrap_or(0.0),
+            s.window_end_s.unwrap_or(0.0),
+            s.mean.unwrap_or(0.0),
+            s.criterion.unwrap_or(0.0)
+        ),
+        (true, Some(r)) => format!(
+            "steady state: attained at round {r} (mean {:.0} IOPS, range {:.1} %, slope {:.1} %)",
+            s.mean.unwrap_or(0.0),
+            s.range_pct.unwrap_or(0.0),
+            s.slope_pct.unwrap_or(0.0)
+        ),
+        _ if s.verdict == Verdict::NotEnoughData => "steady state: not enough rounds".into(),
+        _ => format!("steady state: not attained in {} rounds", s.rounds.len()),
     }
 }

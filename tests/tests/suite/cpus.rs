@@ -7,30 +7,36 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use tests::*;
 
-/// `Cpus_allowed_list` of each thread of `pid` whose name starts with `prefix`, by name,
-/// once there are `want` of them (within 10 s).
-fn pinned(pid: u32, prefix: &str, want: usize) -> Vec<(String, String)> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let mut found = Vec::new();
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for t in tasks.flatten() {
-                let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
-                let field = |k: &str| {
-                    status
-                        .lines()
-                        .find_map(|l| l.strip_prefix(k))
-                        .map(|v| v.trim().to_string())
-                        .unwrap_or_default()
-                };
-                let name = field("Name:");
-                if name.starts_with(prefix) {
-                    found.push((name, field("Cpus_allowed_list:")));
-                }
+/// `Cpus_allowed_list` of each thread of `pid` whose name starts with `prefix`, by name.
+fn threads(pid: u32, prefix: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for t in tasks.flatten() {
+            let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            let field = |k: &str| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .map(|v| v.trim().to_string())
+                    .unwrap_or_default()
+            };
+            let name = field("Name:");
+            if name.starts_with(prefix) {
+                found.push((name, field("Cpus_allowed_list:")));
             }
         }
-        found.sort();
-        if found.len() >= want || Instant::now() > deadline {
+    }
+    found.sort();
+    found
+}
+
+/// [`threads`] once they are `want` (a job thread pins itself as it starts: they are read
+/// until then), or as they are after 10 s.
+fn pinned(pid: u32, prefix: &str, want: &[(String, String)]) -> Vec<(String, String)> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = threads(pid, prefix);
+        if found == want || Instant::now() > deadline {
             return found;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -95,30 +101,26 @@ fn job_threads_run_on_the_cpus_asked_for() {
 
     // Shared: both jobs on the one CPU.
     let one = last.to_string();
+    let on = |cpus: &[&str]| -> Vec<(String, String)> {
+        cpus.iter()
+            .enumerate()
+            .map(|(j, c)| (format!("ds-job-{j}"), c.to_string()))
+            .collect()
+    };
     let c = run(&["--cpus-allowed", &one]);
-    let got = pinned(c.id(), "ds-job-", 2);
+    let want = on(&[&one, &one]);
+    let got = pinned(c.id(), "ds-job-", &want);
     stop(c);
-    assert_eq!(
-        got,
-        vec![
-            ("ds-job-0".to_string(), one.clone()),
-            ("ds-job-1".to_string(), one.clone())
-        ]
-    );
+    assert_eq!(got, want);
 
     // Split: each job on one CPU of the list, in turn (only with two CPUs to give).
     if first != last {
         let list = format!("{first},{last}");
         let c = run(&["--cpus-allowed", &list, "--cpus-allowed-policy", "split"]);
-        let got = pinned(c.id(), "ds-job-", 2);
+        let want = on(&[&first.to_string(), &last.to_string()]);
+        let got = pinned(c.id(), "ds-job-", &want);
         stop(c);
-        assert_eq!(
-            got,
-            vec![
-                ("ds-job-0".to_string(), first.to_string()),
-                ("ds-job-1".to_string(), last.to_string())
-            ]
-        );
+        assert_eq!(got, want);
     }
 
     // The same from a job file; and fio's own job process on the same file shows the same.
@@ -132,9 +134,10 @@ fn job_threads_run_on_the_cpus_asked_for() {
     )
     .expect("job");
     let c = start(&["run", "-q", job.to_str().expect("utf8")]);
-    let got = pinned(c.id(), "ds-job-", 1);
+    let want = on(&[&one]);
+    let got = pinned(c.id(), "ds-job-", &want);
     stop(c);
-    assert_eq!(got, vec![("ds-job-0".to_string(), one.clone())]);
+    assert_eq!(got, want);
     if have("fio") {
         let mut fio = Command::new("fio")
             .arg(&job)
@@ -153,7 +156,7 @@ fn job_threads_run_on_the_cpus_asked_for() {
                 std::fs::read_to_string(format!("/proc/{}/task/{}/children", fio.id(), fio.id()))
                     .unwrap_or_default();
             for pid in children.split_whitespace() {
-                let got = pinned(pid.parse().expect("pid"), "fio", 1);
+                let got = threads(pid.parse().expect("pid"), "fio");
                 lists.extend(got.into_iter().map(|(_, l)| l));
             }
         }
