@@ -43,7 +43,8 @@ impl FromStr for CpuList {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let mut cpus = Vec::new();
+        // A set, not a list: "0-1023" repeated over a 64 KiB request is still 1024 flags.
+        let mut on = [false; MAX_CPUS as usize];
         for item in s.split(',').map(str::trim) {
             let cpu = |v: &str| match v.parse::<u16>() {
                 Ok(c) if c < MAX_CPUS => Ok(c),
@@ -58,11 +59,11 @@ impl FromStr for CpuList {
             if lo > hi {
                 return Err(format!("'{item}' in '{s}': a range runs upwards"));
             }
-            cpus.extend(lo..=hi);
+            on[usize::from(lo)..=usize::from(hi)].fill(true);
         }
-        cpus.sort_unstable();
-        cpus.dedup();
-        Ok(CpuList(cpus))
+        Ok(CpuList(
+            (0..MAX_CPUS).filter(|&c| on[usize::from(c)]).collect(),
+        ))
     }
 }
 

@@ -1053,6 +1053,22 @@ impl WorkloadSpec {
         if let Some(rule) = &self.steady {
             if let Err(why) = rule.check() {
                 bad("steady", rule, why);
+            } else if rule.window_ms < 2 * self.interval_ms {
+                bad(
+                    "steady",
+                    rule,
+                    format!(
+                        "the window ({} ms) must hold two sample intervals ({} ms each) at least",
+                        rule.window_ms, self.interval_ms
+                    ),
+                );
+            }
+            if self.verify || self.replay.is_some() {
+                bad(
+                    "steady",
+                    rule,
+                    "not with verify or a replay: they must run to their end".into(),
+                );
             }
         }
         if let Some(min) = self.rate_min {
@@ -1105,6 +1121,37 @@ mod tests {
             }
             (got, want) => panic!("spec {spec:?}: got {got:?}, want {want:?}"),
         }
+    }
+
+    #[test]
+    fn a_steady_rule_needs_two_intervals_and_a_run_free_to_end() {
+        let rule = crate::steady::SteadyRule {
+            measure: crate::steady::SteadyMeasure::Iops,
+            slope: false,
+            limit: 2.0,
+            pct: true,
+            window_ms: 10_000,
+            ramp_ms: 0,
+        };
+        check(|s| s.steady = Some(rule), None);
+        check(
+            |s| {
+                s.steady = Some(rule);
+                s.interval_ms = 6_000;
+            },
+            Some((
+                "steady",
+                "the window (10000 ms) must hold two sample intervals (6000 ms each)",
+            )),
+        );
+        check(
+            |s| {
+                s.rw = RwMode::RandWrite;
+                s.verify = true;
+                s.steady = Some(rule);
+            },
+            Some(("steady", "not with verify or a replay")),
+        );
     }
 
     #[test]

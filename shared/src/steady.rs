@@ -44,37 +44,42 @@ pub struct Judged {
     pub max_deviation: f64,
     /// Least-squares slope, per second.
     pub slope: f64,
-    /// What the rule compares with its limit: the deviation or the |slope|, in percent of
-    /// the mean when the rule is in percent.
+    /// What the rule compares with its limit (its size): the deviation or the slope (signed,
+    /// as fio prints it), in percent of the mean when the rule is in percent.
     pub criterion: f64,
     pub attained: bool,
 }
 
 impl SteadyRule {
-    /// Judges `window`: values at times `at_s` (seconds, ascending), one per interval.
-    pub fn judge(&self, window: &[(f64, f64)]) -> Judged {
-        let n = window.len().max(1) as f64;
-        let mean = window.iter().map(|(_, v)| v).sum::<f64>() / n;
-        let max_deviation = window
-            .iter()
-            .map(|(_, v)| (v - mean).abs())
-            .fold(0.0, f64::max);
-        let mean_t = window.iter().map(|(t, _)| t).sum::<f64>() / n;
-        let (sxy, sxx) = window.iter().fold((0.0, 0.0), |(sxy, sxx), (t, v)| {
+    /// Judges a window of (time in seconds, value) points, one per interval (read three
+    /// times, never copied: the runner judges every interval).
+    pub fn judge<I>(&self, window: I) -> Judged
+    where
+        I: Iterator<Item = (f64, f64)> + Clone,
+    {
+        let len = window.clone().count();
+        let n = len.max(1) as f64;
+        let (st, sv) = window
+            .clone()
+            .fold((0.0, 0.0), |(st, sv), (t, v)| (st + t, sv + v));
+        let (mean_t, mean) = (st / n, sv / n);
+        let (max_deviation, sxy, sxx) = window.fold((0.0f64, 0.0, 0.0), |(m, sxy, sxx), (t, v)| {
             (
+                m.max((v - mean).abs()),
                 sxy + (t - mean_t) * (v - mean),
                 sxx + (t - mean_t) * (t - mean_t),
             )
         });
         let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-        let raw = if self.slope {
-            slope.abs()
-        } else {
-            max_deviation
-        };
+        // A slope keeps its sign, as fio prints it; the limit holds its size.
+        let raw = if self.slope { slope } else { max_deviation };
+        // fio divides a slope by the window's mean as a whole number (its steady-state code
+        // keeps that mean in an integer); a deviation by the exact mean. Both as fio 3.33
+        // prints them (checked against its own windows in the suite's stop_rules test).
+        let base = if self.slope { mean.floor() } else { mean };
         let criterion = if self.pct {
-            if mean > 0.0 {
-                100.0 * raw / mean
+            if base > 0.0 {
+                100.0 * raw / base
             } else {
                 f64::INFINITY
             }
@@ -86,7 +91,7 @@ impl SteadyRule {
             max_deviation,
             slope,
             criterion,
-            attained: window.len() >= 2 && criterion <= self.limit,
+            attained: len >= 2 && criterion.abs() <= self.limit,
         }
     }
 
@@ -198,10 +203,10 @@ impl SteadyWatch {
             self.window.pop_front();
         }
         if self.window.len() == self.per_window {
-            let pts: Vec<(f64, f64)> = self.window.iter().map(|&(_, e, v)| (e, v)).collect();
+            let pts = self.window.iter().map(|&(_, e, v)| (e, v));
             let from = self.window.front().map_or(0.0, |w| w.0);
             let to = self.window.back().map_or(0.0, |w| w.1);
-            self.last = Some((self.rule.judge(&pts), from, to));
+            self.last = Some((self.rule.judge(pts), from, to));
         }
         self.attained()
     }
@@ -262,20 +267,20 @@ mod tests {
         // fio 3.33's own figures for iops [10135, 9272, 9718]: mean 9708.33, max deviation
         // 436.333333, criterion 4.494421 %.
         let w = [(1.0, 10135.0), (2.0, 9272.0), (3.0, 9718.0)];
-        let j = rule(false, 50.0, true).judge(&w);
+        let j = rule(false, 50.0, true).judge(w.iter().copied());
         assert!((j.mean - 9708.333333).abs() < 1e-3);
         assert!((j.max_deviation - 436.333333).abs() < 1e-3);
         assert!((j.criterion - 4.494421).abs() < 1e-4, "{}", j.criterion);
         assert!(j.attained);
-        assert!(!rule(false, 4.0, true).judge(&w).attained);
+        assert!(!rule(false, 4.0, true).judge(w.iter().copied()).attained);
         // A line rising 10 a second: slope 10, 0.1 % of a mean of 10,000.
         let w: Vec<(f64, f64)> = (0..5)
             .map(|i| (i as f64, 9980.0 + 10.0 * i as f64))
             .collect();
-        let j = rule(true, 0.1, true).judge(&w);
+        let j = rule(true, 0.1, true).judge(w.iter().copied());
         assert!((j.slope - 10.0).abs() < 1e-9 && (j.criterion - 0.1).abs() < 1e-9);
         assert!(j.attained);
-        assert!(!rule(true, 9.0, false).judge(&w).attained);
+        assert!(!rule(true, 9.0, false).judge(w.iter().copied()).attained);
         assert_eq!(rule(true, 0.3, true).to_string(), "iops_slope:0.300000%");
         assert_eq!(
             SteadyRule::parse("iops_slope:0.3%", 3_000, 0),

@@ -297,12 +297,22 @@ pub fn null_target(spec: &WorkloadSpec, label: &std::path::Path) -> TargetInfo {
 /// What must fit the span's `blocks` blocks: a size mix's largest size, a zoned
 /// distribution's zones.
 fn check_layout(spec: &WorkloadSpec, blocks: u64) -> Result<(), Vec<SpecError>> {
-    let largest = match (&spec.bssplit, spec.bs_max, spec.block_align) {
-        (Some(split), _, _) => Some(("bssplit", split.to_string(), split.max())),
-        (None, Some(max), _) => Some(("bs_max", max.to_string(), max)),
-        (None, None, Some(a)) => Some(("block_align", a.to_string(), a)),
-        (None, None, None) => None,
+    let largest = match (&spec.bssplit, spec.bs_max) {
+        (Some(split), _) => Some(("bssplit", split.to_string(), split.max())),
+        (None, Some(max)) => Some(("bs_max", max.to_string(), max)),
+        (None, None) => None,
     };
+    // A grid of offsets needs one cell in the span at least (a size mix on it too).
+    if let Some(a) = spec.block_align.filter(|&a| blocks * spec.bs < a) {
+        return Err(vec![SpecError::new(
+            "block_align",
+            a,
+            format!(
+                "the span ({} B) holds no cell of this grid",
+                blocks * spec.bs
+            ),
+        )]);
+    }
     if let Some((field, value, max)) = largest {
         if blocks * spec.bs < max {
             return Err(vec![SpecError::new(
@@ -525,6 +535,22 @@ mod tests {
             "{offs:?}"
         );
         assert!(offs.iter().any(|o| o % 65536 != 0), "{offs:?}");
+        // A grid coarser than the span has no cell to draw, with or without a size mix.
+        for mix in [None, "4K/50:8K/50".parse().ok()] {
+            let e = err_text(plan(|s| {
+                s.rw = RwMode::RandRead;
+                s.bs = 4096;
+                s.bssplit = mix;
+                s.size = Some(1 << 20);
+                s.block_align = Some(32 << 20);
+            }));
+            assert!(
+                e.contains(
+                    "block_align = 33554432: the span (1048576 B) holds no cell of this grid"
+                ),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -66,16 +66,9 @@ fn writes_start_on_the_finer_grid_as_fios_do() {
         zeroed(&file);
         let job = dir.path().join(format!("{name}.fio"));
         std::fs::write(&job, job_text(&file, align)).expect("job");
-        let json = dir.path().join(format!("{name}.json"));
-        let out = diskscope(&[
-            "run",
-            "-q",
-            "--json",
-            json.to_str().expect("utf8"),
-            job.to_str().expect("utf8"),
-        ]);
+        let (out, r) = run_with_report(&[job.to_str().expect("utf8")]);
         assert!(out.status.success(), "{}", stderr(&out));
-        (file, read_report(&json))
+        (file, r)
     };
     // 32 writes of 64 KiB on a 4 KiB grid: each lands on the 64 KiB grid with chance 1/16.
     let (file, r) = run_job("job", "blockalign=4k\n");

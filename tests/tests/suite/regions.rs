@@ -38,16 +38,8 @@ fn each_job_writes_its_own_region_as_fios_do() {
     zeroed(&ours);
     let job = dir.path().join("regions.fio");
     std::fs::write(&job, job_text(&ours)).expect("job");
-    let json = dir.path().join("r.json");
-    let out = diskscope(&[
-        "run",
-        "-q",
-        "--json",
-        json.to_str().expect("utf8"),
-        job.to_str().expect("utf8"),
-    ]);
+    let (out, r) = run_with_report(&[job.to_str().expect("utf8")]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let r = read_report(&json);
     assert_eq!(r.spec.offset_increment, Some(40 << 20));
     assert_eq!(r.summary.write.bytes, 24 << 20, "each job does its size");
     // Blocks 4..12 MiB, 44..52 MiB and 84..92 MiB, each once (fio's random map), nothing else.

@@ -20,12 +20,10 @@ fn a_run_below_its_floor_fails_there_as_fios_does() {
     // 4 KiB every 20 ms is about 0.2 MB/s: below a floor of 1 MiB/s.
     let job = dir.path().join("slow.fio");
     std::fs::write(&job, job_text(&file, "thinktime=20ms\nrate_min=1m\n")).expect("job");
-    let json = dir.path().join("slow.json");
     let fio_doc = dir.path().join("slow-fio.json");
     let j = job.to_str().expect("utf8");
-    let out = diskscope(&["run", "-q", "--json", json.to_str().expect("utf8"), j]);
+    let (out, r) = run_with_report(&[j]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let r = read_report(&json);
     assert_eq!(r.status, shared::RunStatus::Failed);
     let e = r.error.expect("the floor's error");
     assert!(
@@ -82,16 +80,9 @@ fn a_run_below_its_floor_fails_there_as_fios_does() {
             job_text(&file, floor).replace("runtime=6", "runtime=2"),
         )
         .expect("job");
-        let json = dir.path().join("kept.json");
-        let out = diskscope(&[
-            "run",
-            "-q",
-            "--json",
-            json.to_str().expect("utf8"),
-            job.to_str().expect("utf8"),
-        ]);
+        let (out, r) = run_with_report(&[job.to_str().expect("utf8")]);
         assert!(out.status.success(), "{floor}: {}", stderr(&out));
-        assert_eq!(read_report(&json).status, shared::RunStatus::Completed);
+        assert_eq!(r.status, shared::RunStatus::Completed);
     }
 
     // A floor above the cap can never be kept: refused before anything runs.
@@ -120,6 +111,53 @@ fn fio_doc(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(&text[text.find('{').expect("json")..]).expect("fio json")
 }
 
+/// diskscope's rule over fio's own window (its `data.iops`, one value a second): the same
+/// max deviation, slope and criterion as fio's block says. (fio leaves a window it never
+/// filled at zeros, and its figures at 0: such a block is refused, not compared.)
+fn judged_as_fio(block: &serde_json::Value, rule: &str) {
+    let values: Vec<f64> = block["data"]["iops"]
+        .as_array()
+        .expect("fio's window")
+        .iter()
+        .map(|v| v.as_f64().expect("a value"))
+        .collect();
+    assert!(
+        values.iter().all(|&v| v > 0.0),
+        "fio never filled its window: {block}"
+    );
+    let r = shared::steady::SteadyRule::parse(rule, 3_000, 0).expect("rule");
+    let j = r.judge(values.iter().enumerate().map(|(i, &v)| (i as f64, v)));
+    let criterion: f64 = block["criterion"]
+        .as_str()
+        .expect("criterion")
+        .trim_end_matches('%')
+        .parse()
+        .expect("a number");
+    let near = |ours: f64, theirs: f64| (ours - theirs).abs() <= 1e-3 * theirs.abs().max(1.0);
+    let (dev, slope) = (
+        block["max_deviation"].as_f64().expect("max_deviation"),
+        block["slope"].as_f64().expect("slope"),
+    );
+    assert!(
+        near(j.criterion, criterion),
+        "{rule} over {values:?}: {j:?} vs fio {block}"
+    );
+    // fio computes only what its rule needs: the slope, or the deviation.
+    let (ours, theirs) = if r.slope {
+        (j.slope, slope)
+    } else {
+        (j.max_deviation, dev)
+    };
+    assert!(
+        near(ours, theirs),
+        "{rule} over {values:?}: {j:?} vs fio {block}"
+    );
+    println!(
+        "{rule} over fio's {values:?}: criterion {:.6} (fio {criterion})",
+        j.criterion
+    );
+}
+
 #[test]
 fn a_steady_run_ends_once_steady_as_fios_does() {
     let dir = disk_tempdir();
@@ -134,14 +172,12 @@ fn a_steady_run_ends_once_steady_as_fios_does() {
     // not): met on the first 3 s window after the 1 s ramp.
     let path = dir.path().join("loose.fio");
     std::fs::write(&path, job("iops:50%", 20) + "rate_iops=200\n").expect("job");
-    let (j, json, fj) = (
+    let (j, fj) = (
         path.to_str().expect("utf8"),
-        dir.path().join("loose.json"),
         dir.path().join("loose-fio.json"),
     );
-    let out = diskscope(&["run", "-q", "--json", json.to_str().expect("utf8"), j]);
+    let (out, r) = run_with_report(&[j]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let r = read_report(&json);
     assert_eq!(
         r.status,
         shared::RunStatus::Completed,
@@ -180,20 +216,12 @@ fn a_steady_run_ends_once_steady_as_fios_does() {
 
     // A rule nothing meets (no deviation at all): the run goes to its end, not attained.
     let path = dir.path().join("strict.fio");
-    std::fs::write(&path, job("iops:0%", 4)).expect("job");
-    let json = dir.path().join("strict.json");
-    let out = diskscope(&[
-        "run",
-        "-q",
-        "--json",
-        json.to_str().expect("utf8"),
-        path.to_str().expect("utf8"),
-    ]);
+    std::fs::write(&path, job("iops:0%", 6)).expect("job");
+    let (out, r) = run_with_report(&[path.to_str().expect("utf8")]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let r = read_report(&json);
     let ss = r.analysis.steady_state.expect("steady state");
     assert!(
-        !ss.attained && r.summary.duration_ns >= 3_900_000_000,
+        !ss.attained && r.summary.duration_ns >= 5_900_000_000,
         "{ss:?}"
     );
 
@@ -211,8 +239,20 @@ fn a_steady_run_ends_once_steady_as_fios_does() {
             .args(["--output-format=json", path.to_str().expect("utf8")])
             .output()
             .expect("fio");
-        assert_eq!(fio_doc(&o)["jobs"][0]["steadystate"]["attained"], 0);
+        let strict = fio_doc(&o)["jobs"][0]["steadystate"].clone();
+        assert_eq!(strict["attained"], 0);
         println!("both stop once steady: diskscope after {ours_ms} ms, fio after {fio_ms} ms");
+        // fio's own windows (whatever this run measured) judged by diskscope's rule give
+        // the deviation, slope and criterion fio printed: the loose and strict deviation
+        // rules above, and a slope rule.
+        judged_as_fio(&d["jobs"][0]["steadystate"], "iops:50%");
+        judged_as_fio(&strict, "iops:0%");
+        std::fs::write(&path, job("iops_slope:0%", 6)).expect("job");
+        let o = std::process::Command::new("fio")
+            .args(["--output-format=json", path.to_str().expect("utf8")])
+            .output()
+            .expect("fio");
+        judged_as_fio(&fio_doc(&o)["jobs"][0]["steadystate"], "iops_slope:0%");
     }
 
     // The rule's text is checked; a window is needed.
