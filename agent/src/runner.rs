@@ -136,7 +136,7 @@ pub fn run(
     for _ in 0..n {
         match rx.recv() {
             Ok(JobMsg::Ready { result: Ok(s), .. }) => {
-                out.setup(s.backend, s.note, &s.features, s.buffers)
+                out.setup(s.backend, s.note, s.features, s.buffers)
             }
             Ok(JobMsg::Ready { result: Err(e), .. }) => {
                 setup_error.get_or_insert(e);
@@ -231,7 +231,7 @@ impl Collector {
         &mut self,
         backend: &str,
         note: Option<String>,
-        features: &[&str],
+        features: Vec<String>,
         buffers: (u64, u64),
     ) {
         self.buffers.0 += buffers.0;
@@ -241,7 +241,7 @@ impl Collector {
             self.backend_note = note;
         }
         if self.ring_features.is_empty() {
-            self.ring_features = features.iter().map(|f| f.to_string()).collect();
+            self.ring_features = features;
         }
     }
 

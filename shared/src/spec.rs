@@ -250,6 +250,15 @@ pub struct WorkloadSpec {
     )]
     pub bs: u64,
     pub iodepth: u32,
+    /// I/Os handed to the kernel in one call (fio's `iodepth_batch_submit`): 1 sends each
+    /// on its own as soon as its slot is free; N queues up to N before one `io_uring_enter`.
+    pub iodepth_batch: u32,
+    /// Completions a round waits for before it refills (fio's `iodepth_batch_complete_min`,
+    /// at most what is in flight); 0 never sleeps: it polls the completion queue.
+    pub iodepth_batch_complete_min: u32,
+    /// The most completions a round reaps before it refills (fio's
+    /// `iodepth_batch_complete_max`); 0: every ready one.
+    pub iodepth_batch_complete_max: u32,
     /// Parallel jobs, each its own thread and ring. Sequential jobs split the span
     /// (fio's `offset_increment`); random jobs share it.
     pub jobs: u32,
@@ -405,6 +414,9 @@ impl Default for WorkloadSpec {
             read_pct: 50,
             bs: 4096,
             iodepth: 1,
+            iodepth_batch: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 0,
             jobs: 1,
             offset: 0,
             offset_increment: None,
@@ -583,6 +595,31 @@ impl WorkloadSpec {
                 "iodepth",
                 &self.iodepth,
                 format!("must be 1..{MAX_IODEPTH}"),
+            );
+        }
+        if !(1..=self.iodepth.max(1)).contains(&self.iodepth_batch) {
+            bad(
+                "iodepth_batch",
+                &self.iodepth_batch,
+                format!("must be 1..iodepth ({})", self.iodepth),
+            );
+        }
+        if self.iodepth_batch_complete_min > self.iodepth {
+            bad(
+                "iodepth_batch_complete_min",
+                &self.iodepth_batch_complete_min,
+                format!("must be 0..iodepth ({})", self.iodepth),
+            );
+        }
+        let max = self.iodepth_batch_complete_max;
+        if max > self.iodepth || (max > 0 && max < self.iodepth_batch_complete_min) {
+            bad(
+                "iodepth_batch_complete_max",
+                &max,
+                format!(
+                    "must be 0 (every ready one) or iodepth_batch_complete_min ({})..iodepth ({})",
+                    self.iodepth_batch_complete_min, self.iodepth
+                ),
             );
         }
         if !(1..=MAX_JOBS).contains(&self.jobs) {

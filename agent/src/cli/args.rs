@@ -228,6 +228,18 @@ pub struct RunArgs {
     /// I/Os in flight per job (1..1024; default 1).
     #[arg(long)]
     pub iodepth: Option<u32>,
+    /// I/Os handed to the kernel in one call (fio's iodepth_batch_submit; default 1: each
+    /// on its own as its slot frees).
+    #[arg(long, value_name = "N")]
+    pub iodepth_batch: Option<u32>,
+    /// Completions to wait for before refilling (fio's iodepth_batch_complete_min; default
+    /// 1; 0 polls without sleeping).
+    #[arg(long, value_name = "N")]
+    pub iodepth_batch_complete_min: Option<u32>,
+    /// The most completions a round reaps before refilling (fio's
+    /// iodepth_batch_complete_max; default every ready one).
+    #[arg(long, value_name = "N")]
+    pub iodepth_batch_complete_max: Option<u32>,
     /// Parallel jobs, each with its own thread and ring (1..64; default 1).
     #[arg(long, visible_alias = "numjobs")]
     pub jobs: Option<u32>,
@@ -482,6 +494,15 @@ impl RunArgs {
         flag("rw", self.rw.map(|x| x.to_string()));
         flag("read-pct", self.read_pct.map(|x| x.to_string()));
         flag("iodepth", self.iodepth.map(|x| x.to_string()));
+        flag("iodepth-batch", self.iodepth_batch.map(|x| x.to_string()));
+        flag(
+            "iodepth-batch-complete-min",
+            self.iodepth_batch_complete_min.map(|x| x.to_string()),
+        );
+        flag(
+            "iodepth-batch-complete-max",
+            self.iodepth_batch_complete_max.map(|x| x.to_string()),
+        );
         flag("jobs", self.jobs.map(|x| x.to_string()));
         flag("offset", self.offset.map(|x| x.to_string()));
         flag(
@@ -553,6 +574,13 @@ impl RunArgs {
                 .or(self.bsrange.map(|(lo, _)| lo))
                 .unwrap_or(defaults.bs),
             iodepth: self.iodepth.unwrap_or(defaults.iodepth),
+            iodepth_batch: self.iodepth_batch.unwrap_or(defaults.iodepth_batch),
+            iodepth_batch_complete_min: self
+                .iodepth_batch_complete_min
+                .unwrap_or(defaults.iodepth_batch_complete_min),
+            iodepth_batch_complete_max: self
+                .iodepth_batch_complete_max
+                .unwrap_or(defaults.iodepth_batch_complete_max),
             jobs: self.jobs.unwrap_or(defaults.jobs),
             offset: self.offset.unwrap_or(defaults.offset),
             offset_increment: self.offset_increment,

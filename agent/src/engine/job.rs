@@ -80,7 +80,7 @@ pub struct JobSetup {
     pub backend: &'static str,
     /// Why the backend differs from the one asked for.
     pub note: Option<String>,
-    pub features: Vec<&'static str>,
+    pub features: Vec<String>,
     /// The job's buffer pool: bytes mapped, and bytes of it in huge pages.
     pub buffers: (u64, u64),
 }
@@ -228,6 +228,19 @@ fn drive<B: IoBackend>(
     tx: &Sender<JobMsg>,
 ) {
     let jp = &plan.jobs()[job];
+    let mut features: Vec<String> = features.into_iter().map(String::from).collect();
+    if b.name() == "uring" {
+        // The batch sizes are how I/O reaches the ring: the backend line says them.
+        if jp.batch.0 > 1 {
+            features.push(format!("batch_submit={}", jp.batch.0));
+        }
+        if jp.batch.1 != 1 {
+            features.push(format!("batch_complete_min={}", jp.batch.1));
+        }
+        if jp.batch.2 != 0 {
+            features.push(format!("batch_complete_max={}", jp.batch.2));
+        }
+    }
     let setup = JobSetup {
         backend: b.name(),
         note,
@@ -384,6 +397,14 @@ struct JobLoop<'a, B: IoBackend> {
     slots: Vec<Slot>,
     free: Vec<u32>,
     inflight: u32,
+    /// Entries queued since the last submit call, and how many make a batch (1: each I/O
+    /// goes to the kernel on its own).
+    queued: u32,
+    batch: u32,
+    /// Completions a round waits for (at most what is in flight; 0: never sleeps), and
+    /// the most it reaps (0: every ready one).
+    complete_min: u32,
+    reap_max: u32,
     issued: u64,
     /// `jp.flush`'s N (0: no flushes), the writes issued when there is one, and whether a
     /// flush is due: the write just issued made the count a multiple of N (fio's rule). A
@@ -457,6 +478,10 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             slots: vec![Slot::default(); depth as usize],
             free: (0..depth).rev().collect(),
             inflight: 0,
+            queued: 0,
+            batch: jp.batch.0.max(1),
+            complete_min: jp.batch.1,
+            reap_max: jp.batch.2,
             issued: 0,
             flush_every: jp.flush.map_or(0, |f| u64::from(f.every)),
             writes_issued: 0,
@@ -699,7 +724,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         self.launch(slot, s, prepped.map_err(|e| flush_error(f.call(), n, &e)))
     }
 
-    /// Marks `slot` in flight with `s` once its entry was queued, and submits it.
+    /// Marks `slot` in flight with `s` once its entry was queued, and submits it (with a
+    /// batch, once the batch is full; the round's wait submits a partial one).
     #[inline(always)]
     fn launch(&mut self, slot: u32, s: Slot, prepped: Result<(), RunError>) -> bool {
         if let Err(e) = prepped {
@@ -710,6 +736,12 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         self.free.pop();
         self.slots[slot as usize] = s;
         self.inflight += 1;
+        self.queued += 1;
+        if self.queued < self.batch {
+            // The round's wait submits what a partial batch left queued.
+            return true;
+        }
+        self.queued = 0;
         if let Err(e) = self.b.submit() {
             self.error = Some(submit_error(&e));
             self.stopping = true;
@@ -718,7 +750,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         true
     }
 
-    /// Waits for the first completion (like fio: its slot is refilled at once), takes the
+    /// Waits for the first completion (like fio: its slot is refilled at once; with
+    /// `iodepth_batch_complete_min` N, for N of them, or none with 0), takes the
     /// round's one timestamp, and reaps every ready completion into the current interval
     /// (latency, the 10 ms bucket, slow I/Os, the gap since the previous round). A
     /// completion that failed or came up short is the job's error. Returns false when
@@ -726,7 +759,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     #[inline(always)]
     fn reap_round(&mut self, wake: u64) -> bool {
         let timeout = wake.saturating_sub(self.now).max(10_000);
-        if let Err(e) = self.b.submit_and_wait(1, timeout) {
+        self.queued = 0;
+        let want = self.complete_min.min(self.inflight);
+        if let Err(e) = self.b.submit_and_wait(want, timeout) {
             self.error = Some(submit_error(&e));
             return false;
         }
@@ -754,7 +789,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             &mut self.read_back,
             &mut self.map,
         );
-        self.b.reap(|slot, res| {
+        self.b.reap(self.reap_max, |slot, res| {
             let s = slots[slot as usize];
             *inflight -= 1;
             free.push(slot);

@@ -54,8 +54,9 @@ pub trait IoBackend {
     /// Submits everything queued and waits until `want` completions are ready or `timeout_ns`
     /// has passed.
     fn submit_and_wait(&mut self, want: u32, timeout_ns: u64) -> io::Result<()>;
-    /// Calls `f(slot, result)` for every ready completion; `result` is bytes or `-errno`.
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
+    /// Calls `f(slot, result)` for every ready completion, at most `max` of them (0: all);
+    /// `result` is bytes or `-errno`.
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, f: F);
     /// Flushes the target to stable storage.
     fn fsync(&mut self) -> io::Result<()>;
     /// Drops the target's pages from the page cache (before a read-back, so that it reads

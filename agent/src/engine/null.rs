@@ -49,8 +49,12 @@ impl IoBackend for NullBackend {
         Ok(())
     }
 
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
-        for (slot, res) in self.ready.drain(..) {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) {
+        let n = match max {
+            0 => self.ready.len(),
+            m => self.ready.len().min(m as usize),
+        };
+        for (slot, res) in self.ready.drain(..n) {
             f(slot, res);
         }
     }

@@ -259,7 +259,7 @@ impl<'a, B: IoBackend> ReplayLoop<'a, B> {
             &mut self.out,
         );
         let mut reaped = false;
-        self.b.reap(|slot, res| {
+        self.b.reap(0, |slot, res| {
             let s = slots[slot as usize];
             *inflight -= 1;
             free.push(slot);

@@ -88,7 +88,7 @@ impl IoBackend for SyncBackend {
         Ok(())
     }
 
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+    fn reap<F: FnMut(u32, i32)>(&mut self, _max: u32, mut f: F) {
         if let Some((slot, res)) = self.ready.take() {
             f(slot, res);
         }

@@ -204,9 +204,11 @@ impl IoBackend for UringBackend<'_> {
     fn submit_and_wait(&mut self, want: u32, timeout_ns: u64) -> io::Result<()> {
         self.sq.sync();
         self.cq.sync();
-        // Never sleep while completions are ready: when the kernel has some waiting (in the
-        // CQ, or as deferred task work it flags), submit and collect them without waiting.
-        let ready = !self.cq.is_empty() || self.sq.taskrun();
+        // Never sleep while the completions asked for are ready: when the kernel has them
+        // waiting (in the CQ, or, for one, as deferred task work it flags), submit and
+        // collect them without waiting. `want` 0 never waits (fio's
+        // iodepth_batch_complete_min=0); above 1 the kernel waits for that many in the CQ.
+        let ready = self.cq.len() >= want as usize || (want == 1 && self.sq.taskrun());
         let r = if ready {
             // Completions already in the CQ need no system call unless there is something to
             // submit or deferred work to run.
@@ -222,7 +224,7 @@ impl IoBackend for UringBackend<'_> {
             let args = SubmitArgs::new().timespec(&ts);
             self.submitter.submit_with_args(want as usize, &args)
         } else {
-            self.submitter.submit_and_wait(want.min(1) as usize)
+            self.submitter.submit_and_wait(want as usize)
         };
         // The kernel consumed the entries: refresh our view of the queue head.
         self.sq.sync();
@@ -238,9 +240,10 @@ impl IoBackend for UringBackend<'_> {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+    fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, mut f: F) {
         self.cq.sync();
-        for cqe in &mut self.cq {
+        let n = if max == 0 { usize::MAX } else { max as usize };
+        for cqe in (&mut self.cq).take(n) {
             let cqe: cqueue::Entry = cqe;
             self.inflight -= 1;
             f(cqe.user_data() as u32, cqe.result());
@@ -287,7 +290,7 @@ impl Drop for UringBackend<'_> {
                 break;
             }
             let _ = self.submit_and_wait(1, 10_000_000);
-            self.reap(|_, _| {});
+            self.reap(0, |_, _| {});
         }
         if self.fixed_bufs {
             let _ = self.submitter.unregister_buffers();

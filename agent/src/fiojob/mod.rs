@@ -157,10 +157,41 @@ impl Job {
         self.notes.push(format!("{at}: {note}"));
     }
 
+    /// fio's batch sizes against the job's depth: a submit batch of 0 or above the depth is
+    /// the depth (fio's own fix-up); a completion minimum above it is the depth too, said in
+    /// a note (fio would wait for completions that cannot come). A job that sets any of
+    /// them reaps as fio then does: at most `iodepth_batch_complete_max`, which fio raises
+    /// to the minimum (one completion per round by default, so that a full queue is
+    /// refilled, and submitted, one I/O at a time); without them diskscope reaps every
+    /// ready completion, the same one I/O per submit call at full depth.
+    fn batch_to_depth(&mut self) {
+        let s = &mut self.spec;
+        let batching = s.iodepth_batch != 1
+            || s.iodepth_batch_complete_min != 1
+            || s.iodepth_batch_complete_max != 0;
+        if s.iodepth_batch == 0 || s.iodepth_batch > s.iodepth {
+            s.iodepth_batch = s.iodepth;
+        }
+        if batching {
+            s.iodepth_batch_complete_max = s
+                .iodepth_batch_complete_max
+                .max(s.iodepth_batch_complete_min)
+                .clamp(1, s.iodepth);
+        }
+        if s.iodepth_batch_complete_min > s.iodepth {
+            self.notes.push(format!(
+                "{}: job '{}': iodepth_batch_complete_min={} is more than iodepth={}: it waits for {} completions",
+                self.at, self.name, s.iodepth_batch_complete_min, s.iodepth, s.iodepth
+            ));
+            s.iodepth_batch_complete_min = s.iodepth;
+        }
+    }
+
     /// The spec as diskscope runs it, with fio's run-length rules: `time_based` runs for
     /// `runtime`; otherwise `size × loops` is done, `runtime` capping it.
     fn finish(&mut self) -> Result<(), JobFileError> {
         self.engine_note();
+        self.batch_to_depth();
         let bad = |message: String| JobFileError::Syntax {
             at: self.at.clone(),
             message: format!("job '{}': {message}", self.name),

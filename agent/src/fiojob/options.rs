@@ -53,6 +53,15 @@ pub(super) fn apply(
         "cpus_allowed_policy" => job.spec.cpus_allowed_policy = val()?.parse().map_err(bad)?,
         "blockalign" | "ba" => job.spec.block_align = Some(one_size(val()?).map_err(bad)?),
         "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
+        "iodepth_batch" | "iodepth_batch_submit" => {
+            job.spec.iodepth_batch = number(val()?).map_err(bad)?
+        }
+        "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
+            job.spec.iodepth_batch_complete_min = number(val()?).map_err(bad)?
+        }
+        "iodepth_batch_complete_max" => {
+            job.spec.iodepth_batch_complete_max = number(val()?).map_err(bad)?
+        }
         "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
         "stonewall" | "wait_for_previous" => job.stonewall = flag(value).map_err(bad)?,
         // Reporting: diskscope reports each step's jobs together (and fio's JSON output

@@ -307,6 +307,21 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
         (None, None) => put("bs", spec.bs.to_string()),
     }
     put("iodepth", spec.iodepth.to_string());
+    if spec.iodepth_batch != 1 {
+        put("iodepth_batch_submit", spec.iodepth_batch.to_string());
+    }
+    if spec.iodepth_batch_complete_max != 0 {
+        put(
+            "iodepth_batch_complete_max",
+            spec.iodepth_batch_complete_max.to_string(),
+        );
+    }
+    if spec.iodepth_batch_complete_min != 1 {
+        put(
+            "iodepth_batch_complete_min",
+            spec.iodepth_batch_complete_min.to_string(),
+        );
+    }
     put("numjobs", spec.jobs.to_string());
     put("direct", u8::from(spec.direct).to_string());
     put(

@@ -41,6 +41,10 @@ pub struct JobPlan {
     pub seed: u64,
     pub pattern: DataPattern,
     pub iodepth: u32,
+    /// I/Os queued before one submit call, completions a round waits for and the most it
+    /// reaps (fio's `iodepth_batch_submit`, `iodepth_batch_complete_min` and `_max`; 1, 1
+    /// and every ready one by default).
+    pub batch: (u32, u32, u32),
     /// Separate read and write buffer sets (mixed workloads).
     pub split_buffers: bool,
     /// fsync at the end (write workloads).
@@ -161,6 +165,11 @@ impl Plan {
                     seed: spec.seed,
                     pattern: spec.pattern,
                     iodepth: spec.iodepth,
+                    batch: (
+                        spec.iodepth_batch,
+                        spec.iodepth_batch_complete_min,
+                        spec.iodepth_batch_complete_max,
+                    ),
                     split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
                     flush: spec.flush,

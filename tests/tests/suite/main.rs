@@ -4,6 +4,7 @@
 
 mod access_patterns;
 mod align;
+mod batch;
 mod block_device;
 mod bssplit;
 mod cpus;
