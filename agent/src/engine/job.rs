@@ -1,16 +1,19 @@
 //! One job: a thread with its own backend (ring), keeping `iodepth` I/Os in flight.
 //!
-//! The loop: refill every free slot (rate cap and budget permitting), handing each I/O to
-//! the kernel on its own as fio does (a batch would be plugged and merged by the block layer:
-//! the tool would set the request sizes), wait for one completion, take one timestamp, reap
-//! every ready completion. Timestamps are per round: the reap time of one round is the
+//! The loop, one for every job: refill every free slot from the job's source, handing each
+//! I/O to the kernel on its own as fio does (a batch, when asked for, is queued and handed
+//! over in one call), wait for one completion (or the batch's minimum), take one timestamp,
+//! reap every ready completion (or the batch's maximum). The sources: the generator
+//! (offsets, sizes, directions, rate cap and think time, flushes; budget permitting), the
+//! verifier's read-back (it takes the free slots while it checks), and a trace
+//! ([`super::replay`], with its due times and barriers). Timestamps are per round: the reap time of one round is the
 //! submit time of the next, so a round costs one clock read however many I/Os it moves. Per-interval statistics are handed to the runner
 //! over a channel as owned values; the loop never blocks on the runner. It stops issuing on
 //! cancellation, deadline, budget or error, and always drains what is in flight.
 
 use super::buf::BufferPool;
 use super::null::NullBackend;
-use super::replay::ReplayLoop;
+use super::replay::ReplaySource;
 use super::sync::SyncBackend;
 use super::uring::{build_ring, UringBackend};
 use super::verify::Verifier;
@@ -258,10 +261,9 @@ fn drive<B: IoBackend>(
         // measured nothing). fio, too, starts each job's clock when the job starts.
         Some(_) if !shared.stop_requested() => {
             let epoch = Instant::now();
-            match plan.replay() {
-                Some(rp) => ReplayLoop::new(b, rp, jp, job, shared, tx, epoch).run(),
-                None => JobLoop::new(b, jp, job, shared, tx, epoch).run(),
-            }
+            let mut lp = JobLoop::new(b, jp, job, shared, tx, epoch);
+            lp.replay = plan.replay().map(ReplaySource::new);
+            lp.run()
         }
         // Sent home before any I/O.
         _ => send_done(tx, job, 0, None, None),
@@ -298,7 +300,7 @@ struct Slot {
 }
 
 /// The interval a job is filling, when it ends, and the thread's CPU time at its start:
-/// the generating job and the replay job roll their intervals the same way.
+/// every source rolls its intervals the same way.
 #[derive(Debug)]
 pub(super) struct IntervalClock {
     pub cur: IntervalStats,
@@ -377,8 +379,8 @@ pub(super) fn write_buffers<B: IoBackend>(
 /// [`fill`]: JobLoop::fill
 /// [`reap_round`]: JobLoop::reap_round
 /// [`finish`]: JobLoop::finish
-struct JobLoop<'a, B: IoBackend> {
-    b: &'a mut B,
+pub(super) struct JobLoop<'a, B: IoBackend> {
+    pub(super) b: &'a mut B,
     jp: &'a JobPlan,
     job: usize,
     shared: &'a RunShared,
@@ -395,8 +397,8 @@ struct JobLoop<'a, B: IoBackend> {
     mix: Rng,
     /// What each slot in flight holds; `free` the slots that hold nothing.
     slots: Vec<Slot>,
-    free: Vec<u32>,
-    inflight: u32,
+    pub(super) free: Vec<u32>,
+    pub(super) inflight: u32,
     /// Entries queued since the last submit call, and how many make a batch (1: each I/O
     /// goes to the kernel on its own).
     queued: u32,
@@ -423,11 +425,11 @@ struct JobLoop<'a, B: IoBackend> {
     /// Time of the latest counted completion (for the fine timeline's gap histogram).
     last_done: Option<u64>,
     /// No more I/O is issued; what is in flight drains.
-    stopping: bool,
+    pub(super) stopping: bool,
     /// The first error; the job stops on it.
-    error: Option<RunError>,
+    pub(super) error: Option<RunError>,
     /// The round's one timestamp (ns since epoch).
-    now: u64,
+    pub(super) now: u64,
     /// Stamps writes and reads them back (`verify`).
     verifier: Option<Verifier>,
     /// Read-back completions of the round, checked once the backend is free again.
@@ -440,6 +442,8 @@ struct JobLoop<'a, B: IoBackend> {
     rate: Option<RateCap>,
     /// The job's think time.
     think: Option<Think>,
+    /// The I/Os come from a trace instead of the generator.
+    pub(super) replay: Option<ReplaySource<'a>>,
     /// Bytes of one pass over the span, when each pass starts with the page cache dropped
     /// (`JobPlan::cold_passes`), and the issued bytes at which the next pass begins.
     pass_bytes: Option<u64>,
@@ -505,6 +509,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             slow_ns: jp.scan.map_or(u64::MAX, |(_, ns)| ns),
             rate: jp.rate.clone(),
             think: jp.think.map(Think::new),
+            replay: None,
             pass_bytes: jp.cold_passes.then(|| jp.span.blocks * jp.span.bs),
             next_pass: jp.span.blocks * jp.span.bs,
             issued_bytes: 0,
@@ -512,7 +517,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     }
 
     #[inline]
-    fn clock(&self) -> u64 {
+    pub(super) fn clock(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
 
@@ -539,6 +544,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 || self.error.is_some()
                 || self.now >= self.deadline
                 || self.remaining == Some(0)
+                || self.replay.as_ref().is_some_and(ReplaySource::done)
                 || self.shared.stop_requested();
             self.roll_live();
             let mut wake = if self.stopping {
@@ -580,6 +586,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     /// wake at the latest (`wake`, or the rate cap's next due time). An error stops the job.
     #[inline(always)]
     fn fill(&mut self, wake: u64) -> u64 {
+        if let Some(mut r) = self.replay.take() {
+            let wake = self.fill_replay(&mut r, wake);
+            self.replay = Some(r);
+            return wake;
+        }
         while let Some(&slot) = self.free.last() {
             if let Some(v) = &mut self.verifier {
                 // A read-back under way takes the free slots; a due one waits for the
@@ -645,13 +656,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 }
             };
             let (dir, buf) = if is_write {
-                let i = self.write_base + slot;
-                let data = self.b.buffers().get_mut(i as usize);
-                // Only what is written: a size mix's buffers are its largest size.
-                let n = (len as usize).min(data.len());
-                self.filler.refresh(&mut data[..n]);
+                let i = self.refreshed_write_buffer(slot, len as u32);
                 if let Some(v) = &self.verifier {
-                    v.stamp(data, offset, index);
+                    v.stamp(self.b.buffers().get_mut(i as usize), offset, index);
                 }
                 (Dir::Write, i)
             } else {
@@ -691,9 +698,28 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         wake
     }
 
+    /// `slot`'s write buffer with new content (only the `len` bytes written: a size mix's
+    /// or a trace's buffers are its largest size); returns its index in the pool.
+    #[inline(always)]
+    pub(super) fn refreshed_write_buffer(&mut self, slot: u32, len: u32) -> u32 {
+        let i = self.write_base + slot;
+        let data = self.b.buffers().get_mut(i as usize);
+        let n = (len as usize).min(data.len());
+        self.filler.refresh(&mut data[..n]);
+        i
+    }
+
     /// Hands one I/O to the kernel in `slot`; false (and the job stopping) when that failed.
     #[inline(always)]
-    fn issue(&mut self, slot: u32, dir: Dir, buf: u32, offset: u64, index: u64, len: u64) -> bool {
+    pub(super) fn issue(
+        &mut self,
+        slot: u32,
+        dir: Dir,
+        buf: u32,
+        offset: u64,
+        index: u64,
+        len: u64,
+    ) -> bool {
         let prepped = self.b.prep(slot, buf, dir, offset, len as u32);
         let s = Slot {
             submit_ns: self.now,
@@ -758,7 +784,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     /// waiting itself failed (nothing more can be reaped).
     #[inline(always)]
     fn reap_round(&mut self, wake: u64) -> bool {
-        let timeout = wake.saturating_sub(self.now).max(10_000);
+        // At most a second: a stop is seen within one even while a slow device holds every
+        // I/O.
+        let timeout = wake.saturating_sub(self.now).clamp(10_000, 1_000_000_000);
         self.queued = 0;
         let want = self.complete_min.min(self.inflight);
         if let Err(e) = self.b.submit_and_wait(want, timeout) {
@@ -771,6 +799,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let rel = now
             .saturating_sub(ramp)
             .saturating_sub(self.iv.cur.start_ns);
+        let counted = |c: &IntervalStats| (c.read.bytes, c.write.bytes);
+        let bytes_before = counted(&self.iv.cur);
         let mut reaped = 0u64;
         let before = self.inflight;
         let verifying = self.verifier.is_some();
@@ -845,6 +875,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         if let Some(think) = &mut self.think {
             think.completed(u64::from(before - self.inflight));
         }
+        if let Some(r) = &mut self.replay {
+            let (read, written) = counted(&self.iv.cur);
+            let (read, written) = (read - bytes_before.0, written - bytes_before.1);
+            r.reaped(now, reaped, read, written, self.inflight == 0);
+        }
         if reaped > 0 {
             if let Some(prev) = self.last_done {
                 self.iv.cur.fine.gap(now - prev, reaped - 1);
@@ -892,6 +927,13 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
         if let Some(map) = self.map.take() {
             let _ = self.tx.send(JobMsg::Mapped { job: self.job, map });
+        }
+        if let Some(r) = self.replay.take() {
+            let replay = Box::new(r.finish(self.error.is_some()));
+            let _ = self.tx.send(JobMsg::Replayed {
+                job: self.job,
+                replay,
+            });
         }
         let error = self.error.take();
         let skip = if error.is_some() {
