@@ -882,6 +882,7 @@ mod tests {
                 count_issued: true,
             }),
             bssplit: None,
+            write_bssplit: None,
             bs_max: None,
             flush: "fdatasync/16".parse().ok(),
             write_sync: shared::durability::WriteSync::Dsync,

@@ -105,7 +105,7 @@ impl BsSplit {
         let bad = |why: String| format!("invalid bssplit '{s}': {why}");
         if s.contains(',') {
             return Err(bad(
-                "one split for reads and writes (diskscope has no per-direction split)".into(),
+                "one split per value (the writes' own go in write_bssplit, --write-bs)".into(),
             ));
         }
         let mut sizes = Vec::new();
@@ -212,7 +212,7 @@ mod tests {
             ("4k/50:8k/40", "add up to 90 %"),
             ("4k/50:8k/50:16k/0", "share of 0 %"),
             ("4k/150", "'150' is not a whole percentage"),
-            ("4k/50,8k/50", "per-direction"),
+            ("4k/50,8k/50", "one split per value"),
             ("lots/100", "size 'lots'"),
             ("1000/100", "multiple of 512"),
         ] {

@@ -376,6 +376,11 @@ pub struct WorkloadSpec {
     /// A mix of I/O sizes (fio's bssplit); `bs` is then its smallest size, the offsets'
     /// alignment.
     pub bssplit: Option<crate::bssplit::BsSplit>,
+    /// The writes' own sizes in a random mix (fio's `bs=READ,WRITE` or
+    /// `bssplit=READS,WRITES`): one size is a split of one (`64K/100`). `bs`, `bssplit`
+    /// and `bs_max` are then the reads'; each direction's offsets are aligned to its own
+    /// smallest size.
+    pub write_bssplit: Option<crate::bssplit::BsSplit>,
     /// A range of I/O sizes (fio's `bsrange=bs-bs_max`): each I/O's length is drawn as fio
     /// draws it, uniformly over the multiples of `bs` up to `bs_max` (`bs_max` itself when
     /// it is not one); offsets stay aligned to `bs`.
@@ -445,6 +450,7 @@ impl Default for WorkloadSpec {
             rate_process: crate::pacing::RateProcess::Linear,
             think: None,
             bssplit: None,
+            write_bssplit: None,
             bs_max: None,
             block_align: None,
             flush: None,
@@ -716,10 +722,12 @@ impl WorkloadSpec {
                 );
             }
         }
+        self.check_write_sizes(bad);
         let mixed = match (&self.bssplit, self.bs_max, self.block_align) {
             (Some(_), _, _) => "bssplit",
             (None, Some(_), _) => "a range of sizes (bs_max)",
             (None, None, Some(_)) => "block_align",
+            (None, None, None) if self.write_bssplit.is_some() => "write_bssplit",
             (None, None, None) => return,
         };
         for (field, on) in [
@@ -738,21 +746,58 @@ impl WorkloadSpec {
         }
     }
 
-    /// Bytes of one I/O buffer: the block size, or the largest of a size mix or range.
-    pub fn buffer_bs(&self) -> u64 {
-        match (&self.bssplit, self.bs_max) {
-            (Some(s), _) => s.max().max(self.bs),
-            (None, Some(max)) => max.max(self.bs),
-            (None, None) => self.bs,
+    /// The writes' own sizes: within the block size limits, and only in a random mix
+    /// (fio's sequential mix keeps a position per direction; diskscope's one), never with
+    /// `block_align` (each direction is aligned to its own smallest size).
+    fn check_write_sizes(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        let Some(w) = &self.write_bssplit else {
+            return;
+        };
+        if let Err(why) = w.check(MIN_BS, MAX_BS, self.direct) {
+            bad("write_bssplit", w, why);
+        }
+        let pct = self.rw.read_pct(self.read_pct);
+        if !self.rw.is_random() || pct == 0 || pct == 100 {
+            bad(
+                "write_bssplit",
+                w,
+                "the writes' own sizes need a random mix of reads and writes (randrw, read_pct 1..99); give a write workload's sizes as bs or bssplit".into(),
+            );
+        }
+        if let Some(a) = self.block_align {
+            bad(
+                "block_align",
+                &a,
+                "not with write_bssplit: each direction is aligned to its own smallest size".into(),
+            );
         }
     }
 
-    /// Mean bytes per I/O: the block size, or a size mix's or range's mean.
+    /// Bytes of one I/O buffer: the block size, or the largest of a size mix or range
+    /// (of either direction).
+    pub fn buffer_bs(&self) -> u64 {
+        let reads = match (&self.bssplit, self.bs_max) {
+            (Some(s), _) => s.max().max(self.bs),
+            (None, Some(max)) => max.max(self.bs),
+            (None, None) => self.bs,
+        };
+        reads.max(self.write_bssplit.as_ref().map_or(0, |w| w.max()))
+    }
+
+    /// Mean bytes per I/O: the block size, or a size mix's or range's mean (with the
+    /// writes' own sizes, weighted by the mix).
     pub fn mean_bs(&self) -> f64 {
-        match (&self.bssplit, self.bs_max) {
+        let reads = match (&self.bssplit, self.bs_max) {
             (Some(s), _) => s.mean(),
             (None, Some(max)) => crate::bssplit::range_mean(self.bs, max),
             (None, None) => self.bs as f64,
+        };
+        match &self.write_bssplit {
+            Some(w) => {
+                let r = f64::from(self.rw.read_pct(self.read_pct)) / 100.0;
+                r * reads + (1.0 - r) * w.mean()
+            }
+            None => reads,
         }
     }
 
@@ -769,7 +814,16 @@ impl WorkloadSpec {
 
     /// Whether I/O sizes vary (a split or a range).
     pub fn sizes_vary(&self) -> bool {
-        self.bssplit.is_some() || self.bs_max.is_some()
+        self.bssplit.is_some() || self.bs_max.is_some() || self.write_bssplit.is_some()
+    }
+
+    /// The grid random offsets are drawn on when it is not `bs`: `block_align`'s, or the
+    /// smallest size of either direction when the writes have their own.
+    pub fn offset_grid(&self) -> Option<u64> {
+        self.block_align.or_else(|| {
+            let w = self.write_bssplit.as_ref()?.min();
+            Some(w.min(self.bs)).filter(|&g| g != self.bs)
+        })
     }
 
     /// Where the I/O goes: offset, span, amount, loops, cover-once.

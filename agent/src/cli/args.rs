@@ -344,6 +344,10 @@ pub struct RunArgs {
     /// smallest size.
     #[arg(long, value_name = "SIZE/PCT:…")]
     pub bssplit: Option<shared::bssplit::BsSplit>,
+    /// The writes' own size or mix in a random mix (fio's bs=READ,WRITE), e.g. 64K or
+    /// 64K/50:128K/50; --bs/--bssplit/--bsrange are then the reads'.
+    #[arg(long, value_name = "SIZE|SIZE/PCT:…")]
+    pub write_bs: Option<shared::bssplit::BsSplit>,
     /// A range of I/O sizes, e.g. 4K-64K: each I/O's size drawn uniformly from the
     /// multiples of the smallest up to the largest, as fio's bsrange does. --bs is then
     /// its smallest size.
@@ -523,6 +527,7 @@ impl RunArgs {
         );
         flag("seq-pct", self.seq_pct.map(|x| x.to_string()));
         flag("bssplit", self.bssplit.as_ref().map(|x| x.to_string()));
+        flag("write-bs", self.write_bs.as_ref().map(|x| x.to_string()));
         flag("bsrange", self.bsrange.map(|(lo, hi)| format!("{lo}-{hi}")));
         flag("blockalign", self.blockalign.map(|x| x.to_string()));
         flag("rate-process", self.rate_process.map(|x| x.to_string()));
@@ -619,6 +624,7 @@ impl RunArgs {
             rate_process: self.rate_process.unwrap_or_default(),
             think: self.think(),
             bssplit: self.bssplit.clone(),
+            write_bssplit: self.write_bs.clone(),
             bs_max: self.bsrange.map(|(_, hi)| hi),
             flush: self.flush(),
             write_sync: self.sync.unwrap_or_default(),

@@ -21,6 +21,7 @@ use super::{Dir, IoBackend};
 use crate::stats::interval::Completed;
 use crate::stats::IntervalStats;
 use crate::workload::offsets::OffsetGen;
+use crate::workload::sizes::Sizes;
 
 /// The random stream of job j's I/O sizes is this + j (offsets, mix and data take 3j..3j+2,
 /// a rate cap's arrivals 2^32 + j).
@@ -648,11 +649,23 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if let Some(v) = &mut self.verifier {
                 v.before_write(index, &self.gen);
             }
-            let (offset, len) = match &self.jp.sizes {
-                None => (self.gen.next_offset(), self.bs),
-                Some(sizes) => {
+            let (offset, len) = match (&self.jp.sizes, &self.jp.write_sizes) {
+                (None, None) => (self.gen.next_offset(), self.bs),
+                (Some(sizes), None) => {
                     let len = sizes.pick(&mut self.size_rng);
                     (self.gen.next_offset_len(len), len)
+                }
+                // Each direction its own sizes, its offsets on its own smallest size's grid.
+                (reads, Some((writes, write_align, read_align))) => {
+                    let (sizes, align) = match (is_write, reads) {
+                        (true, _) => (writes, *write_align),
+                        (false, Some(r)) => (r, *read_align),
+                        (false, None) => (&Sizes::Fixed(self.bs), self.bs),
+                    };
+                    let len = sizes.pick(&mut self.size_rng);
+                    let start = self.jp.span.start;
+                    let offset = self.gen.next_offset_len(len) - start;
+                    (start + offset / align * align, len)
                 }
             };
             let (dir, buf) = if is_write {

@@ -10,6 +10,7 @@
 mod options;
 pub mod parse;
 
+use shared::bssplit::BsSplit;
 use shared::spec::WorkloadSpec;
 use shared::Step;
 use std::fmt;
@@ -91,6 +92,9 @@ pub struct Job {
     pub engine: Option<(String, At)>,
     /// fio's `steadystate`, `ss_dur` and `ss_ramp`, made a rule once the section is read.
     pub steady: (Option<String>, Option<u64>, u64),
+    /// The writes' own sizes where they differ from the reads': from `bs=R,W` and from
+    /// `bssplit=READS,WRITES` (which wins, as fio's bssplit does over bs).
+    pub write_sizes: (Option<BsSplit>, Option<BsSplit>),
 }
 
 impl Job {
@@ -116,6 +120,7 @@ impl Job {
             logs: Logs::default(),
             options: Vec::new(),
             steady: (None, None, 0),
+            write_sizes: (None, None),
             notes: Vec::new(),
             engine: None,
         }
@@ -157,6 +162,26 @@ impl Job {
         self.notes.push(format!("{at}: {note}"));
     }
 
+    /// The writes' own sizes as the job's mode uses them: a write-only job's sizes are
+    /// the writes', a read-only job ignores them, a random mix keeps both (a sequential
+    /// mix is refused by the validator: fio keeps a position per direction).
+    fn sizes_by_direction(&mut self) {
+        let (from_bs, from_split) = std::mem::take(&mut self.write_sizes);
+        let Some(w) = from_split.or(from_bs) else {
+            return;
+        };
+        let s = &mut self.spec;
+        match s.rw.read_pct(s.read_pct) {
+            100 => {}
+            0 => {
+                s.bs = w.min();
+                s.bs_max = None;
+                s.bssplit = (w.0.len() > 1).then_some(w);
+            }
+            _ => s.write_bssplit = Some(w),
+        }
+    }
+
     /// fio's batch sizes against the job's depth: a submit batch of 0 or above the depth is
     /// the depth (fio's own fix-up); a completion minimum above it is the depth too, said in
     /// a note (fio would wait for completions that cannot come). A job that sets any of
@@ -192,6 +217,7 @@ impl Job {
     fn finish(&mut self) -> Result<(), JobFileError> {
         self.engine_note();
         self.batch_to_depth();
+        self.sizes_by_direction();
         let bad = |message: String| JobFileError::Syntax {
             at: self.at.clone(),
             message: format!("job '{}': {message}", self.name),
@@ -216,10 +242,11 @@ impl Job {
         }
         if (s.sizes_vary() || s.block_align.is_some()) && s.cover_once {
             s.cover_once = false;
-            let what = match (&s.bssplit, s.bs_max) {
-                (Some(_), _) => "bssplit",
-                (None, Some(_)) => "bsrange",
-                (None, None) => "blockalign",
+            let what = match (&s.bssplit, s.bs_max, &s.write_bssplit) {
+                (Some(_), _, _) => "bssplit",
+                (None, Some(_), _) => "bsrange",
+                (None, None, Some(_)) => "different sizes per direction",
+                (None, None, None) => "blockalign",
             };
             self.notes.push(format!(
                 "{}: job '{}': with {what} diskscope draws random offsets as norandommap does (its random map needs one block size on one grid)",

@@ -104,10 +104,7 @@ pub(super) fn apply(
         "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => {
             rate_option(job, key, val()?).map_err(bad)?
         }
-        "bssplit" => {
-            job.spec.bssplit =
-                Some(shared::bssplit::BsSplit::parse_with(val()?, size).map_err(bad)?)
-        }
+        "bssplit" => split_option(job, val()?).map_err(bad)?,
         "rate_process" => job.spec.rate_process = val()?.parse().map_err(bad)?,
         "thinktime" | "thinktime_spin" | "thinktime_blocks" | "thinktime_blocks_type" => {
             think_option(job, key, val()?).map_err(bad)?
@@ -249,16 +246,57 @@ fn span_option(job: &mut Job, key: &str, bytes: u64) {
     }
 }
 
-/// `bs=SIZE` (the last of bs and bsrange wins, as in fio) or `bsrange=MIN-MAX`.
+/// `bs=SIZE` or `bs=READ,WRITE[,TRIM]` (an empty READ keeps the reads' size; the trims'
+/// is unused: diskscope issues none) (the last of bs and bsrange wins, as in fio), or
+/// `bsrange=MIN-MAX`.
 fn sizes_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
     let (lo, hi) = if matches!(key, "bsrange" | "blocksize_range") {
+        job.write_sizes.0 = None;
         bs_range(v)?
     } else {
-        let bs = one_size(v)?;
-        (bs, bs)
+        let mut parts = v.split(',').map(str::trim);
+        let read = match parts.next().filter(|p| !p.is_empty()) {
+            Some(r) => size(r)?,
+            None => job.spec.bs,
+        };
+        let write = parts
+            .next()
+            .filter(|p| !p.is_empty())
+            .map(size)
+            .transpose()?;
+        job.write_sizes.0 = write
+            .filter(|&w| w != read)
+            .map(|w| shared::bssplit::BsSplit(vec![(w, 100)]));
+        (read, read)
     };
     job.spec.bs = lo;
     job.spec.bs_max = (hi != lo).then_some(hi);
+    Ok(())
+}
+
+/// `bssplit=SPLIT` or `bssplit=READS,WRITES[,TRIMS]` (an empty part: that direction takes
+/// the other's split).
+fn split_option(job: &mut Job, v: &str) -> Result<(), String> {
+    let mut parts = v.split(',').map(str::trim);
+    let parse = |p: &str| shared::bssplit::BsSplit::parse_with(p, size);
+    let reads = parts
+        .next()
+        .filter(|p| !p.is_empty())
+        .map(parse)
+        .transpose()?;
+    let writes = parts
+        .next()
+        .filter(|p| !p.is_empty())
+        .map(parse)
+        .transpose()?;
+    let (reads, writes) = match (reads, writes) {
+        (Some(r), Some(w)) => (r, Some(w)),
+        (Some(r), None) => (r, None),
+        (None, Some(w)) => (w.clone(), Some(w)),
+        (None, None) => return Err("needs a split".into()),
+    };
+    job.write_sizes.1 = writes.filter(|w| *w != reads);
+    job.spec.bssplit = Some(reads);
     Ok(())
 }
 

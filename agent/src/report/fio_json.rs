@@ -301,10 +301,33 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
         m.insert(k.to_string(), Value::String(v));
     };
     put("rw", rw);
+    // The writes' own sizes as fio's second value.
+    let w = spec.write_bssplit.as_ref();
+    let one = w.filter(|w| w.0.len() == 1).map(|w| w.min());
     match (&spec.bssplit, spec.bs_max) {
-        (Some(split), _) => put("bssplit", split.to_string()),
+        (None, None) if w.is_some() && one.is_none() => put(
+            "bssplit",
+            format!(
+                "{}/100,{}",
+                spec.bs,
+                w.map(|w| w.to_string()).unwrap_or_default()
+            ),
+        ),
+        (Some(split), _) => put(
+            "bssplit",
+            match w {
+                Some(w) => format!("{split},{w}"),
+                None => split.to_string(),
+            },
+        ),
         (None, Some(max)) => put("bsrange", format!("{}-{max}", spec.bs)),
-        (None, None) => put("bs", spec.bs.to_string()),
+        (None, None) => put(
+            "bs",
+            match one {
+                Some(w) => format!("{},{w}", spec.bs),
+                None => spec.bs.to_string(),
+            },
+        ),
     }
     put("iodepth", spec.iodepth.to_string());
     if spec.iodepth_batch != 1 {

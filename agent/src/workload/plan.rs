@@ -30,6 +30,9 @@ pub struct JobPlan {
     pub bytes: Option<u64>,
     /// Each I/O's length under a size mix; `None`: every I/O is `span.bs`.
     pub sizes: Option<super::sizes::Sizes>,
+    /// The writes' own sizes (`write_bssplit`) and the alignment of each direction's
+    /// offsets (its smallest size): (writes' sizes, writes' alignment, reads' alignment).
+    pub write_sizes: Option<(super::sizes::Sizes, u64, u64)>,
     /// Share of reads, percent.
     pub read_pct: u8,
     /// The CPUs the job's thread is pinned to (fio's `cpus_allowed`, its policy applied).
@@ -123,6 +126,14 @@ impl Plan {
             ),
         };
         let sizes = super::sizes::Sizes::of(spec);
+        let write_sizes = spec.write_bssplit.as_ref().map(|w| {
+            let reads = spec.bssplit.as_ref().map_or(spec.bs, |s| s.min());
+            (
+                super::sizes::Sizes::Mix(super::sizes::SizeMix::of(w)),
+                w.min(),
+                reads,
+            )
+        });
         let per_job_rate = spec.rate.map(|r| {
             let ios = match r {
                 Rate::BytesPerSec(b) => b as f64 / spec.mean_bs(),
@@ -149,6 +160,7 @@ impl Plan {
                     order: order.clone(),
                     bytes: total_units.map(|t| (t * (j64 + 1) / n - t * j64 / n) * unit),
                     sizes: sizes.clone(),
+                    write_sizes: write_sizes.clone(),
                     read_pct: spec.rw.read_pct(spec.read_pct),
                     cpus: cpus
                         .as_ref()
@@ -282,7 +294,7 @@ fn job_span(spec: &WorkloadSpec, start: u64, blocks: u64, j: u64, split: bool) -
             bs: spec.bs,
         }
     };
-    match spec.block_align {
+    match spec.offset_grid() {
         Some(a) => Span {
             start: whole.start,
             blocks: whole.blocks * whole.bs / a,

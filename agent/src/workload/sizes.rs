@@ -54,7 +54,7 @@ pub enum Sizes {
 impl Sizes {
     /// The sizes of a validated spec, when they vary or their offsets' grid is not `bs`.
     pub fn of(spec: &shared::WorkloadSpec) -> Option<Self> {
-        match (&spec.bssplit, spec.bs_max, spec.block_align) {
+        match (&spec.bssplit, spec.bs_max, spec.offset_grid()) {
             (Some(split), _, _) => Some(Sizes::Mix(SizeMix::of(split))),
             (None, Some(max), _) => Some(Sizes::Range { min: spec.bs, max }),
             (None, None, Some(_)) => Some(Sizes::Fixed(spec.bs)),

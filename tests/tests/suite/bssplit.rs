@@ -284,3 +284,180 @@ fn a_size_range_draws_what_fios_bsrange_draws() {
         assert!(stderr(&out).contains(why), "{why}: {}", stderr(&out));
     }
 }
+
+/// Where each run of written (non-zero) 4 KiB pages of `path` starts and how long it is,
+/// in bytes.
+fn written_runs(path: &std::path::Path) -> Vec<(usize, usize)> {
+    let data = std::fs::read(path).expect("read back");
+    let mut runs = Vec::new();
+    let mut start = None;
+    let pages = data.chunks(4096).map(|c| c.iter().any(|&b| b != 0));
+    for (i, w) in pages.chain([false]).enumerate() {
+        match (w, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                runs.push((s * 4096, (i - s) * 4096));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    runs
+}
+
+/// Reads and writes each with their own sizes (fio's `bs=4k,64k` and
+/// `bssplit=READS,WRITES`; `--write-bs`): in a random mix every read is 4 KiB and every
+/// write 64 KiB, each on its own size's grid (the writes change only whole 64 KiB cells of
+/// a zeroed file), in diskscope's job file, its CLI and fio 3.33 alike; per-direction
+/// mixes draw each direction's mean. A mode that cannot mix them is refused naming it.
+#[test]
+fn each_direction_has_its_own_sizes_as_fios_do() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let zeroed = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, vec![0u8; 64 << 20]).expect("zeroed file");
+        p
+    };
+    let job = |name: &str, file: &std::path::Path, sizes: &str| {
+        let p = dir.path().join(format!("{name}.fio"));
+        std::fs::write(
+            &p,
+            format!(
+                "[d]\nfilename={}\nsize=64m\nio_size=8m\nrw=randrw\nrwmixread=50\n{sizes}\n\
+                 norandommap\niodepth=4\nioengine=io_uring\ndirect=1\n",
+                file.display()
+            ),
+        )
+        .expect("job");
+        p
+    };
+    let on_grid = |who: &str, file: &std::path::Path| {
+        let runs = written_runs(file);
+        assert!(!runs.is_empty(), "{who}: nothing written");
+        for (start, len) in runs {
+            assert!(
+                start % (64 << 10) == 0 && len % (64 << 10) == 0,
+                "{who}: written bytes {start}..+{len} are not whole 64 KiB cells"
+            );
+        }
+    };
+    // bs=4k,64k.
+    let file = zeroed("ours.bin");
+    let (out, r) = run_with_report(&[job("ours", &file, "bs=4k,64k").to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (rd, wr) = (&r.summary.read, &r.summary.write);
+    assert!(
+        rd.ios > 20 && wr.ios > 20,
+        "{} reads, {} writes",
+        rd.ios,
+        wr.ios
+    );
+    assert_eq!((rd.bytes / rd.ios, wr.bytes / wr.ios), (4096, 65536));
+    on_grid("diskscope (job file)", &file);
+    // The same with the CLI's flag.
+    let cli = zeroed("cli.bin");
+    let t = cli.to_str().expect("utf8");
+    let (out, r) = run_with_report(&[
+        "--target",
+        t,
+        "--rw",
+        "randrw",
+        "--bs",
+        "4K",
+        "--write-bs",
+        "64K",
+        "--io-size",
+        "8M",
+        "--iodepth",
+        "4",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (rd, wr) = (&r.summary.read, &r.summary.write);
+    assert_eq!((rd.bytes / rd.ios, wr.bytes / wr.ios), (4096, 65536));
+    on_grid("diskscope (CLI)", &cli);
+    if have("fio") {
+        let theirs = zeroed("fio.bin");
+        let v = fio_json(std::process::Command::new("fio").arg(job("fio", &theirs, "bs=4k,64k")));
+        let j = &v["jobs"][0];
+        let per_io = |d: &str| {
+            j[d]["io_bytes"].as_u64().expect("bytes") / j[d]["total_ios"].as_u64().expect("ios")
+        };
+        assert_eq!((per_io("read"), per_io("write")), (4096, 65536));
+        on_grid("fio", &theirs);
+    }
+
+    // Per-direction mixes: each direction's bytes per I/O is its own mix's mean.
+    let reads = [(4096u64, 0.5), (8192, 0.5)];
+    let writes = [(65536u64, 0.5), (131072, 0.5)];
+    let split = "bssplit=4k/50:8k/50,64k/50:128k/50";
+    let file = zeroed("mix.bin");
+    let (out, r) = run_with_report(&[job("mix", &file, split).to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (rd, wr) = (&r.summary.read, &r.summary.write);
+    mean_is("diskscope reads", &reads, rd.bytes as f64, rd.ios as f64);
+    mean_is("diskscope writes", &writes, wr.bytes as f64, wr.ios as f64);
+    if have("fio") {
+        let theirs = zeroed("fio-mix.bin");
+        let v = fio_json(std::process::Command::new("fio").arg(job("fio-mix", &theirs, split)));
+        let j = &v["jobs"][0];
+        let of = |d: &str, k: &str| j[d][k].as_f64().expect("figure");
+        mean_is(
+            "fio reads",
+            &reads,
+            of("read", "io_bytes"),
+            of("read", "total_ios"),
+        );
+        mean_is(
+            "fio writes",
+            &writes,
+            of("write", "io_bytes"),
+            of("write", "total_ios"),
+        );
+    }
+
+    // A write-only job's sizes are the writes'; a mode that does not mix at random is
+    // refused naming the field.
+    let (out, r) = run_with_report(&[
+        "--target",
+        t,
+        "--rw",
+        "randwrite",
+        "--bs",
+        "64K",
+        "--io-size",
+        "1M",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(r.summary.write.bytes / r.summary.write.ios, 65536);
+    for mode in ["randwrite", "rw"] {
+        let out = diskscope(&[
+            "run",
+            "-q",
+            "--target",
+            t,
+            "--rw",
+            mode,
+            "--write-bs",
+            "64K",
+            "--io-size",
+            "1M",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{mode}: {}", stderr(&out));
+        assert!(
+            stderr(&out)
+                .contains("write_bssplit = 64K/100: the writes' own sizes need a random mix"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let p = dir.path().join("wo.fio");
+    std::fs::write(
+        &p,
+        format!("[w]\nfilename={t}\nsize=64m\nio_size=1m\nrw=randwrite\nbs=4k,64k\ndirect=1\n"),
+    )
+    .expect("job");
+    let (out, r) = run_with_report(&[p.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(r.spec.bs, 65536, "a write job runs the writes' size");
+}
