@@ -276,6 +276,18 @@ fn latency_target_of(r: &RunReport, limit: u64) -> analysis::latency::LatencyTar
     analysis::latency::LatencyTarget::new(limit, rounds)
 }
 
+/// What the run measured rather than derived (a read-back, a scan's map, a replay's and a
+/// latency search's figures): it stays as the run found it.
+fn measured(r: &RunReport) -> Analysis {
+    Analysis {
+        verify: r.analysis.verify.clone(),
+        scan: r.analysis.scan.clone(),
+        replay: r.analysis.replay.clone(),
+        qd_search: r.analysis.qd_search.clone(),
+        ..Analysis::default()
+    }
+}
+
 /// The analyses of `r`; `spill`, when given, holds every 10 ms bucket of the run (read
 /// only when the report's timeline is coarser).
 pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) -> Analysis {
@@ -286,13 +298,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
     let mut exact = spill
         .filter(|sp| coarse && !sp.is_empty())
         .and_then(|sp| sp.flush().ok().map(|_| Exact { spill: sp }));
-    // The read-back's result is measured, not derived: it stays as the run found it.
-    let mut a = Analysis {
-        verify: r.analysis.verify.clone(),
-        scan: r.analysis.scan.clone(),
-        replay: r.analysis.replay.clone(),
-        ..Analysis::default()
-    };
+    let mut a = measured(r);
     if let Some(span) = o.fakecap_span {
         let bs = r.steps.first().map_or(r.spec.bs, |s| s.spec.bs);
         let failed_at = r.error.as_ref().and_then(|e| e.offset);

@@ -6,7 +6,7 @@
 use crate::engine::job::{job_thread, JobMsg, RunShared, StartGate};
 use crate::io_target::{self, TargetError, TargetKind};
 use crate::stats::fine::Spill;
-use crate::stats::{Decimated, Merger, SampleSeries};
+use crate::stats::{Decimated, IntervalStats, Merger, SampleSeries};
 use crate::stop_rules::Verdict;
 use crate::temperature::TempSource;
 use crate::workload::Plan;
@@ -44,6 +44,8 @@ pub struct RunOutcome {
     pub scan: Option<shared::analysis::scan::ScanMap>,
     /// A replay's figures (the trace's and what the replay measured).
     pub replay: Option<shared::analysis::replay::Replay>,
+    /// A latency search: the depth each job ended at, and the final windows' completions.
+    pub search: Option<(Vec<u32>, Option<IntervalStats>)>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -202,6 +204,8 @@ struct Collector {
     verify: Option<Verify>,
     scan: Option<shared::analysis::scan::ScanMap>,
     replay: Option<shared::analysis::replay::Replay>,
+    /// A latency search's depths (by job) and final windows' completions, merged.
+    search: Option<(Vec<u32>, Option<IntervalStats>)>,
     /// The spec's rate floor and steady-state rule, judging each merged interval.
     rules: crate::stop_rules::StopRules,
 }
@@ -223,6 +227,7 @@ impl Collector {
             verify: None,
             scan: None,
             replay: None,
+            search: None,
             rules: Default::default(),
         }
     }
@@ -256,6 +261,24 @@ impl Collector {
 
     fn handle(&mut self, msg: JobMsg, shared: &RunShared, observer: &mut dyn Observer) {
         match msg {
+            JobMsg::Searched { job, depth, tally } => {
+                let (depths, merged) = self.search.get_or_insert_with(Default::default);
+                if depths.len() <= job {
+                    depths.resize(job + 1, 0);
+                }
+                depths[job] = depth;
+                if let Some(t) = tally {
+                    match merged {
+                        Some(m) => {
+                            m.read.merge(&t.read);
+                            m.write.merge(&t.write);
+                            m.start_ns = m.start_ns.min(t.start_ns);
+                            m.end_ns = m.end_ns.max(t.end_ns);
+                        }
+                        None => *merged = Some(t),
+                    }
+                }
+            }
             JobMsg::Interval { job, stats } => self.merger.add(job, stats),
             JobMsg::Done {
                 job,
@@ -341,6 +364,7 @@ impl Collector {
             verify: self.verify,
             scan: self.scan,
             replay: self.replay,
+            search: self.search,
         }
     }
 }

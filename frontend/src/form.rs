@@ -852,6 +852,7 @@ mod tests {
             block_align: None,
             rate_min: None,
             steady: None,
+            latency_target: None,
             cpus_allowed: None,
             cpus_allowed_policy: Default::default(),
             size: Some(3 << 30),

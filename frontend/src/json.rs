@@ -635,6 +635,7 @@ mod tests {
         // Every analysis present, each at its default: every nested struct's members in
         // order, so a field name serde lists twice (an alias) would shift the rest.
         let analysis = Analysis {
+            qd_search: Vec::new(),
             cache_cliff: Some(Default::default()),
             steady_state: Some(Default::default()),
             first_last: Some(Default::default()),

@@ -18,6 +18,7 @@ pub mod lenient;
 pub mod origin;
 pub mod pacing;
 pub mod preset;
+pub mod qd_search;
 pub mod replay;
 pub mod report;
 pub mod sample;

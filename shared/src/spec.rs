@@ -326,6 +326,11 @@ pub struct WorkloadSpec {
     /// Ends the run as done once its IOPS or bandwidth is steady over a rolling window
     /// (fio's `steadystate`, `ss_dur`, `ss_ramp`).
     pub steady: Option<crate::steady::SteadyRule>,
+    /// Each job searches for the deepest queue (up to `iodepth`) whose I/Os meet a latency
+    /// target (fio's `latency_target`, `latency_window`, `latency_percentile`); the job
+    /// ends after its final window. (The dashboard neither reads nor sends it.)
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub latency_target: Option<crate::qd_search::LatencyRule>,
     pub pattern: DataPattern,
     /// Random offsets visit every block of the span exactly once before repeating
     /// (like fio's random map); otherwise uniform with repetition.
@@ -433,6 +438,7 @@ impl Default for WorkloadSpec {
             rate: None,
             rate_min: None,
             steady: None,
+            latency_target: None,
             pattern: DataPattern::Random,
             cover_once: false,
             direct: true,
@@ -571,6 +577,9 @@ impl WorkloadSpec {
         self.check_access(&mut bad);
         self.check_replay(&mut bad);
         self.check_durability(&mut bad);
+        if let Some(rule) = &self.latency_target {
+            self.check_latency_target(rule, &mut bad);
+        }
         if self.cpus_allowed.is_none() && self.cpus_allowed_policy != CpuPolicy::Shared {
             bad(
                 "cpus_allowed_policy",
@@ -741,6 +750,33 @@ impl WorkloadSpec {
                     field,
                     &"true",
                     format!("needs one block size: not with {mixed}"),
+                );
+            }
+        }
+    }
+
+    /// A latency target: a valid rule, on a workload that can change its depth and runs
+    /// until the search ends (not a replay, a verified or scanning run, the sync backend).
+    fn check_latency_target(
+        &self,
+        rule: &crate::qd_search::LatencyRule,
+        bad: &mut dyn FnMut(&str, &dyn fmt::Display, String),
+    ) {
+        let shown = format!("{}us", rule.target_us);
+        if let Err(why) = rule.check() {
+            bad("latency_target", &shown, why);
+        }
+        for (with, on) in [
+            ("replay", self.replay.is_some()),
+            ("verify", self.verify),
+            ("scan", self.scan),
+            ("backend sync", self.backend == Backend::Sync),
+        ] {
+            if on {
+                bad(
+                    "latency_target",
+                    &shown,
+                    format!("not with {with}: the search changes the queue depth and ends the job"),
                 );
             }
         }

@@ -282,6 +282,18 @@ pub struct RunArgs {
     /// Time before steady-state values are collected (default 0).
     #[arg(long, value_parser = duration_ms, value_name = "TIME")]
     pub ss_ramp: Option<u64>,
+    /// Search each job's queue depth (up to --iodepth) for the deepest whose I/Os stay
+    /// within this latency (e.g. 500us, 2ms; fio's latency_target), judged per
+    /// --latency-window; the job ends after its final window at the depth found.
+    #[arg(long, value_parser = shared::units::parse_latency_us, value_name = "TIME", requires = "latency_window")]
+    pub latency_target: Option<u64>,
+    /// The window each depth is judged over (e.g. 2s; fio's latency_window).
+    #[arg(long, value_parser = duration_ms, value_name = "TIME", requires = "latency_target")]
+    pub latency_window: Option<u64>,
+    /// The share of a window's I/Os that must meet the target (default 100; fio's
+    /// latency_percentile).
+    #[arg(long, value_name = "PCT", requires = "latency_target")]
+    pub latency_percentile: Option<f64>,
     /// Written data: random (incompressible; default), zeros, or compress:N (N %
     /// compressible).
     #[arg(long)]
@@ -535,6 +547,18 @@ impl RunArgs {
         flag("steadystate", self.steadystate.map(|x| x.to_string()));
         flag("ss-dur", self.ss_dur.map(|x| format!("{x}ms")));
         flag("ss-ramp", self.ss_ramp.map(|x| format!("{x}ms")));
+        flag(
+            "latency-target",
+            self.latency_target.map(|x| format!("{x}us")),
+        );
+        flag(
+            "latency-window",
+            self.latency_window.map(|x| format!("{x}ms")),
+        );
+        flag(
+            "latency-percentile",
+            self.latency_percentile.map(|x| x.to_string()),
+        );
         flag("thinktime", self.thinktime.map(|x| format!("{x}us")));
         flag(
             "thinktime-spin",
@@ -597,6 +621,13 @@ impl RunArgs {
             ramp_ms: self.ramp.unwrap_or(defaults.ramp_ms),
             rate: self.rate,
             rate_min: self.rate_min,
+            latency_target: self
+                .latency_target
+                .map(|us| shared::qd_search::LatencyRule {
+                    target_us: us,
+                    window_ms: self.latency_window.unwrap_or_default(),
+                    percentile: self.latency_percentile.unwrap_or(100.0),
+                }),
             steady: self.steadystate.map(|r| shared::steady::SteadyRule {
                 window_ms: self.ss_dur.unwrap_or(0),
                 ramp_ms: self.ss_ramp.unwrap_or(0),

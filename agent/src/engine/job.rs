@@ -13,6 +13,7 @@
 
 use super::buf::BufferPool;
 use super::null::NullBackend;
+use super::qd_search::{Next, QdSearch};
 use super::replay::ReplaySource;
 use super::sync::SyncBackend;
 use super::uring::{build_ring, UringBackend};
@@ -63,6 +64,13 @@ pub enum JobMsg {
     Mapped {
         job: usize,
         map: ScanMap,
+    },
+    /// Before `Done`, from a job that searched its depth (`latency_target`): the depth it
+    /// ended at, and its final window's completions when it reached it.
+    Searched {
+        job: usize,
+        depth: u32,
+        tally: Option<IntervalStats>,
     },
     /// Before `Done`, from a replay: the trace's figures with what the replay measured.
     Replayed {
@@ -445,6 +453,10 @@ pub(super) struct JobLoop<'a, B: IoBackend> {
     think: Option<Think>,
     /// The I/Os come from a trace instead of the generator.
     pub(super) replay: Option<ReplaySource<'a>>,
+    /// fio's `latency_target` search, and the depth it lets the job fill to now
+    /// (`u32::MAX` without one).
+    search: Option<QdSearch>,
+    cap: u32,
     /// Bytes of one pass over the span, when each pass starts with the page cache dropped
     /// (`JobPlan::cold_passes`), and the issued bytes at which the next pass begins.
     pass_bytes: Option<u64>,
@@ -511,6 +523,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             rate: jp.rate.clone(),
             think: jp.think.map(Think::new),
             replay: None,
+            search: jp.latency.map(|r| QdSearch::new(&r, depth)),
+            cap: if jp.latency.is_some() { 0 } else { u32::MAX },
             pass_bytes: jp.cold_passes.then(|| jp.span.blocks * jp.span.bs),
             next_pass: jp.span.blocks * jp.span.bs,
             issued_bytes: 0,
@@ -540,6 +554,16 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 self.recording = true;
                 self.iv.mark_cpu();
                 self.remaining = self.jp.bytes;
+                if let Some(s) = &mut self.search {
+                    s.begin(self.now);
+                }
+            }
+            if let Some(s) = &mut self.search {
+                if s.drained(self.inflight) {
+                    s.begin(self.now);
+                }
+                // Before the measured start the job runs at QD1, as fio's search starts.
+                self.cap = if self.recording { s.cap() } else { 1 };
             }
             self.stopping = self.stopping
                 || self.error.is_some()
@@ -593,6 +617,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             return wake;
         }
         while let Some(&slot) = self.free.last() {
+            if self.inflight >= self.cap {
+                break;
+            }
             if let Some(v) = &mut self.verifier {
                 // A read-back under way takes the free slots; a due one waits for the
                 // writes in flight to complete.
@@ -649,25 +676,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if let Some(v) = &mut self.verifier {
                 v.before_write(index, &self.gen);
             }
-            let (offset, len) = match (&self.jp.sizes, &self.jp.write_sizes) {
-                (None, None) => (self.gen.next_offset(), self.bs),
-                (Some(sizes), None) => {
-                    let len = sizes.pick(&mut self.size_rng);
-                    (self.gen.next_offset_len(len), len)
-                }
-                // Each direction its own sizes, its offsets on its own smallest size's grid.
-                (reads, Some((writes, write_align, read_align))) => {
-                    let (sizes, align) = match (is_write, reads) {
-                        (true, _) => (writes, *write_align),
-                        (false, Some(r)) => (r, *read_align),
-                        (false, None) => (&Sizes::Fixed(self.bs), self.bs),
-                    };
-                    let len = sizes.pick(&mut self.size_rng);
-                    let start = self.jp.span.start;
-                    let offset = self.gen.next_offset_len(len) - start;
-                    (start + offset / align * align, len)
-                }
-            };
+            let (offset, len) = self.next_offset_len(is_write);
             let (dir, buf) = if is_write {
                 let i = self.refreshed_write_buffer(slot, len as u32);
                 if let Some(v) = &self.verifier {
@@ -720,6 +729,31 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let n = (len as usize).min(data.len());
         self.filler.refresh(&mut data[..n]);
         i
+    }
+
+    /// The next I/O's offset and length: one block, a draw of the size mix, or each
+    /// direction's own sizes on its own grid.
+    #[inline(always)]
+    fn next_offset_len(&mut self, is_write: bool) -> (u64, u64) {
+        match (&self.jp.sizes, &self.jp.write_sizes) {
+            (None, None) => (self.gen.next_offset(), self.bs),
+            (Some(sizes), None) => {
+                let len = sizes.pick(&mut self.size_rng);
+                (self.gen.next_offset_len(len), len)
+            }
+            // Each direction its own sizes, its offsets on its own smallest size's grid.
+            (reads, Some((writes, write_align, read_align))) => {
+                let (sizes, align) = match (is_write, reads) {
+                    (true, _) => (writes, *write_align),
+                    (false, Some(r)) => (r, *read_align),
+                    (false, None) => (&Sizes::Fixed(self.bs), self.bs),
+                };
+                let len = sizes.pick(&mut self.size_rng);
+                let start = self.jp.span.start;
+                let offset = self.gen.next_offset_len(len) - start;
+                (start + offset / align * align, len)
+            }
+        }
     }
 
     /// Hands one I/O to the kernel in `slot`; false (and the job stopping) when that failed.
@@ -815,6 +849,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let counted = |c: &IntervalStats| (c.read.bytes, c.write.bytes);
         let bytes_before = counted(&self.iv.cur);
         let mut reaped = 0u64;
+        // A latency search's target, what was over it, and its final window's tally.
+        let (target, mut over) = (self.search.as_ref().map_or(u64::MAX, |s| s.target_ns), 0);
+        let mut tally = self.search.as_mut().and_then(|s| s.tally.as_mut());
         let before = self.inflight;
         let verifying = self.verifier.is_some();
         let (slow_ns, map_writes) = (self.slow_ns, self.jp.read_pct < 100);
@@ -874,17 +911,25 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 }
             }
             if recording {
+                let lat_ns = now - s.submit_ns;
                 cur.completed(Completed {
                     dir,
                     bytes: len,
-                    lat_ns: now - s.submit_ns,
+                    lat_ns,
                     offset: s.offset,
                     rel_ns: rel,
                     at_ns: now.saturating_sub(ramp),
                 });
                 reaped += 1;
+                over += u64::from(lat_ns > target);
+                if let Some(t) = tally.as_mut() {
+                    t.record(dir, len, lat_ns, s.offset);
+                }
             }
         });
+        if recording {
+            self.search_round(reaped, over);
+        }
         if let Some(think) = &mut self.think {
             think.completed(u64::from(before - self.inflight));
         }
@@ -899,6 +944,12 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             }
             self.last_done = Some(now);
         }
+        self.check_read_backs();
+        true
+    }
+
+    /// Checks the round's read-back completions, now that the backend is free again.
+    fn check_read_backs(&mut self) {
         if let Some(v) = &mut self.verifier {
             for (slot, res) in self.read_back.drain(..) {
                 let s = self.slots[slot as usize];
@@ -914,7 +965,29 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 );
             }
         }
-        true
+    }
+
+    /// A latency search's verdict on the round: the job goes on, ends after its final
+    /// window, or fails (a slow I/O at QD1 with a percentile of 100).
+    fn search_round(&mut self, reaped: u64, over: u64) {
+        let Some(s) = &mut self.search else {
+            return;
+        };
+        match s.round(self.now, reaped, over) {
+            Next::Go => {}
+            Next::Done => self.stopping = true,
+            Next::Fatal => {
+                let us = s.target_ns / 1_000;
+                self.error.get_or_insert_with(|| RunError {
+                    message: format!(
+                        "latency target {us} µs exceeded at QD1 (latency_percentile=100)"
+                    ),
+                    op: None,
+                    offset: None,
+                    errno: Some(libc::ETIMEDOUT),
+                });
+            }
+        }
     }
 
     /// After the last completion: the end fsync (writes, when asked and nothing failed),
@@ -940,6 +1013,16 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
         if let Some(map) = self.map.take() {
             let _ = self.tx.send(JobMsg::Mapped { job: self.job, map });
+        }
+        if let Some(mut s) = self.search.take() {
+            if let Some(t) = s.tally.as_mut() {
+                t.end_ns = self.now;
+            }
+            let _ = self.tx.send(JobMsg::Searched {
+                job: self.job,
+                depth: s.depth(),
+                tally: s.tally,
+            });
         }
         if let Some(r) = self.replay.take() {
             let replay = Box::new(r.finish(self.error.is_some()));

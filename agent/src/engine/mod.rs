@@ -9,6 +9,7 @@
 pub mod buf;
 pub mod job;
 pub mod null;
+mod qd_search;
 pub mod replay;
 pub mod sync;
 pub mod uring;

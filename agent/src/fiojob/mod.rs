@@ -95,6 +95,8 @@ pub struct Job {
     /// The writes' own sizes where they differ from the reads': from `bs=R,W` and from
     /// `bssplit=READS,WRITES` (which wins, as fio's bssplit does over bs).
     pub write_sizes: (Option<BsSplit>, Option<BsSplit>),
+    /// fio's `latency_target` (µs), `latency_window` (ms) and `latency_percentile`.
+    pub latency: (Option<u64>, Option<u64>, f64),
 }
 
 impl Job {
@@ -121,6 +123,7 @@ impl Job {
             options: Vec::new(),
             steady: (None, None, 0),
             write_sizes: (None, None),
+            latency: (None, None, 100.0),
             notes: Vec::new(),
             engine: None,
         }
@@ -212,16 +215,10 @@ impl Job {
         }
     }
 
-    /// The spec as diskscope runs it, with fio's run-length rules: `time_based` runs for
-    /// `runtime`; otherwise `size × loops` is done, `runtime` capping it.
-    fn finish(&mut self) -> Result<(), JobFileError> {
-        self.engine_note();
-        self.batch_to_depth();
-        self.sizes_by_direction();
-        let bad = |message: String| JobFileError::Syntax {
-            at: self.at.clone(),
-            message: format!("job '{}': {message}", self.name),
-        };
+    /// fio's offsets and sizes as diskscope runs them: the random map (cover-once) unless
+    /// `norandommap` and while one block size on one grid allows it, a split's sizes over
+    /// `bs`, `blockalign` for random jobs only (each difference said in a note).
+    fn offsets_and_sizes(&mut self) {
         let s = &mut self.spec;
         s.cover_once = s.rw.is_random() && !self.norandommap;
         if let Some(split) = &s.bssplit {
@@ -253,7 +250,32 @@ impl Job {
                 self.at, self.name
             ));
         }
+    }
+
+    /// The spec as diskscope runs it, with fio's run-length rules: `time_based` runs for
+    /// `runtime`; otherwise `size × loops` is done, `runtime` capping it.
+    fn finish(&mut self) -> Result<(), JobFileError> {
+        self.engine_note();
+        self.batch_to_depth();
+        self.sizes_by_direction();
+        self.offsets_and_sizes();
+        let bad = |message: String| JobFileError::Syntax {
+            at: self.at.clone(),
+            message: format!("job '{}': {message}", self.name),
+        };
+        let s = &mut self.spec;
         s.verify = s.verify && self.do_verify;
+        s.latency_target = match self.latency {
+            (None, _, _) => None,
+            (Some(_), None, _) => return Err(bad("latency_target needs latency_window".into())),
+            (Some(target_us), Some(window_ms), percentile) => {
+                Some(shared::qd_search::LatencyRule {
+                    target_us,
+                    window_ms,
+                    percentile,
+                })
+            }
+        };
         s.steady = match &self.steady {
             (None, _, _) => None,
             (Some(_), None, _) => return Err(bad("steadystate needs ss_dur (its window)".into())),

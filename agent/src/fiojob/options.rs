@@ -43,6 +43,9 @@ pub(super) fn apply(
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
         }
+        "latency_target" | "latency_window" | "latency_percentile" => {
+            latency_option(job, key, val()?).map_err(bad)?
+        }
         "steadystate" | "ss" | "ss_dur" | "ss_ramp" => {
             steady_option(job, key, val()?).map_err(bad)?
         }
@@ -53,15 +56,11 @@ pub(super) fn apply(
         "cpus_allowed_policy" => job.spec.cpus_allowed_policy = val()?.parse().map_err(bad)?,
         "blockalign" | "ba" => job.spec.block_align = Some(one_size(val()?).map_err(bad)?),
         "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
-        "iodepth_batch" | "iodepth_batch_submit" => {
-            job.spec.iodepth_batch = number(val()?).map_err(bad)?
-        }
-        "iodepth_batch_complete_min" | "iodepth_batch_complete" => {
-            job.spec.iodepth_batch_complete_min = number(val()?).map_err(bad)?
-        }
-        "iodepth_batch_complete_max" => {
-            job.spec.iodepth_batch_complete_max = number(val()?).map_err(bad)?
-        }
+        "iodepth_batch"
+        | "iodepth_batch_submit"
+        | "iodepth_batch_complete_min"
+        | "iodepth_batch_complete"
+        | "iodepth_batch_complete_max" => batch_option(job, key, val()?).map_err(bad)?,
         "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
         "stonewall" | "wait_for_previous" => job.stonewall = flag(value).map_err(bad)?,
         // Reporting: diskscope reports each step's jobs together (and fio's JSON output
@@ -98,6 +97,10 @@ pub(super) fn apply(
             job.spec.random_distribution =
                 shared::access::Distribution::parse_with(val()?, size).map_err(bad)?;
         }
+        "random_generator" => {
+            let note = generator_note(val()?).map_err(bad)?;
+            job.notes.push(format!("{at}: {note}"));
+        }
         "percentage_random" => job.spec.seq_pct = 100 - percent(val()?).map_err(bad)?,
         "randseed" => job.spec.seed = number(val()?).map_err(bad)?,
         "norandommap" => job.norandommap = flag(value).map_err(bad)?,
@@ -109,13 +112,8 @@ pub(super) fn apply(
         "thinktime" | "thinktime_spin" | "thinktime_blocks" | "thinktime_blocks_type" => {
             think_option(job, key, val()?).map_err(bad)?
         }
-        "buffer_compress_percentage" => {
-            job.spec.pattern = DataPattern::Compress(percent(val()?).map_err(bad)?)
-        }
-        "zero_buffers" => {
-            if flag(value).map_err(bad)? {
-                job.spec.pattern = DataPattern::Zeros
-            }
+        "buffer_compress_percentage" | "zero_buffers" => {
+            pattern_option(job, key, value).map_err(bad)?
         }
         "verify" => {
             let (on, note) = verify_mode(val()?).map_err(bad)?;
@@ -128,6 +126,18 @@ pub(super) fn apply(
         }
         _ => return Err(bad("not supported by diskscope".into())),
     }
+    Ok(())
+}
+
+/// The data written: compressible to a share (`buffer_compress_percentage`) or zeros.
+fn pattern_option(job: &mut Job, key: &str, value: Option<&str>) -> Result<(), String> {
+    if key == "zero_buffers" {
+        if flag(value)? {
+            job.spec.pattern = DataPattern::Zeros;
+        }
+        return Ok(());
+    }
+    job.spec.pattern = DataPattern::Compress(percent(value.ok_or("needs a value")?)?);
     Ok(())
 }
 
@@ -337,6 +347,48 @@ fn verify_mode(v: &str) -> Result<(bool, Option<String>), String> {
         ),
         _ => return Err("this verify mode is not supported (crc32c and the checksums map onto diskscope's verify)".into()),
     })
+}
+
+/// fio's `latency_target` and `latency_window` (µs when no unit is given) and
+/// `latency_percentile`.
+fn latency_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
+    match key {
+        "latency_target" => job.latency.0 = Some(time_us(v)?),
+        "latency_window" => job.latency.1 = Some(time_us(v)? / 1_000),
+        _ => job.latency.2 = latency_percentile(v)?,
+    }
+    Ok(())
+}
+
+/// fio's `iodepth_batch_submit` (also `iodepth_batch`), `iodepth_batch_complete_min`
+/// (also `iodepth_batch_complete`) and `iodepth_batch_complete_max`.
+fn batch_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
+    let n = number(v)?;
+    match key {
+        "iodepth_batch" | "iodepth_batch_submit" => job.spec.iodepth_batch = n,
+        "iodepth_batch_complete_max" => job.spec.iodepth_batch_complete_max = n,
+        _ => job.spec.iodepth_batch_complete_min = n,
+    }
+    Ok(())
+}
+
+/// fio's random generators all run as diskscope's own, said in a note.
+fn generator_note(g: &str) -> Result<String, String> {
+    match g {
+        "tausworthe" | "tausworthe64" | "lfsr" => Ok(format!(
+            "random_generator={g}: diskscope draws offsets with its own generator (each block once per pass unless norandommap, as lfsr does)"
+        )),
+        _ => Err("expected tausworthe, tausworthe64 or lfsr".into()),
+    }
+}
+
+/// fio's `latency_percentile`: above 0, at most 100 (a decimal, `99.9`).
+fn latency_percentile(v: &str) -> Result<f64, String> {
+    let v = v.trim().trim_end_matches('%');
+    match v.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err("expected a percentage above 0, at most 100".into()),
+    }
 }
 
 fn flag(value: Option<&str>) -> Result<bool, String> {

@@ -222,6 +222,8 @@ struct Sequence {
     /// The error scans' maps, by step.
     scan: Vec<shared::analysis::scan::ScanMap>,
     replay: Vec<shared::analysis::replay::Replay>,
+    /// Latency searches, by step.
+    qd_search: Vec<shared::qd_search::QdSearch>,
 }
 
 impl Default for Sequence {
@@ -244,6 +246,7 @@ impl Default for Sequence {
             verify: None,
             scan: Vec::new(),
             replay: Vec::new(),
+            qd_search: Vec::new(),
         }
     }
 }
@@ -392,6 +395,12 @@ impl Sequence {
         let verify = self.add_verify(&r);
         self.add_scan(&r);
         self.replay.extend(r.analysis.replay.iter().cloned());
+        let at = self.steps.len() as u32;
+        self.qd_search
+            .extend(r.analysis.qd_search.iter().cloned().map(|mut q| {
+                q.step = at;
+                q
+            }));
         self.steps.push(StepReport {
             verify,
             io_path,
@@ -489,6 +498,7 @@ impl Sequence {
         report.analysis.verify = self.verify;
         report.analysis.scan = self.scan;
         report.analysis.replay = self.replay;
+        report.analysis.qd_search = self.qd_search;
         // The device before and after, and the link the analyses hold the figures against.
         if let Some(snap) = snapshot {
             snap.finish(&mut report.environment, report.summary.write.bytes);

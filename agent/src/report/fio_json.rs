@@ -136,10 +136,19 @@ pub fn document<S: Borrow<Sample>>(
     // Each part's own (a job of a file whose jobs ran together).
     let mut by_part: BTreeMap<u32, StepSamples> = BTreeMap::new();
     let mut watches = steady_watches(report);
+    let finals = final_windows(report);
+    // A latency search's final window's own samples, by step.
+    let mut by_final: BTreeMap<u32, StepSamples> = BTreeMap::new();
     for s in samples {
         let s = s.borrow();
         if let Some(w) = watches.get_mut(&s.step) {
             w.push(s);
+        }
+        if finals
+            .get(&s.step)
+            .is_some_and(|(from, _)| s.start_ns >= *from)
+        {
+            by_final.entry(s.step).or_default().add(s);
         }
         by_step.entry(s.step).or_default().add(s);
         for p in &s.parts {
@@ -174,15 +183,11 @@ pub fn document<S: Borrow<Sample>>(
         }
     } else if report.steps.is_empty() {
         let spec_opts = spec_options(&report.spec);
-        out.push(job(
-            "diskscope",
-            0,
-            spec_opts,
-            &report.summary,
-            &report.histogram,
-            step_samples(0),
-            form,
-        ));
+        let (summary, hist, samples) = match finals.get(&0) {
+            Some(&(_, (s, h))) => (s, h, by_final.get(&0).copied().unwrap_or_default()),
+            None => (&report.summary, &report.histogram, step_samples(0)),
+        };
+        out.push(job("diskscope", 0, spec_opts, summary, hist, samples, form));
     } else {
         for s in &report.steps {
             let from_file = jobs.and_then(|f| f.jobs.iter().find(|j| j.name == s.name));
@@ -195,15 +200,13 @@ pub fn document<S: Borrow<Sample>>(
                 None => spec_options(&s.spec),
             };
             let hist = s.histogram.clone().unwrap_or_default();
-            out.push(job(
-                &s.name,
-                s.index,
-                options,
-                &s.summary,
-                &hist,
-                step_samples(s.index),
-                form,
-            ));
+            let (summary, hist, samples) = match finals.get(&s.index) {
+                Some(&(_, (fs, fh))) => {
+                    (fs, fh, by_final.get(&s.index).copied().unwrap_or_default())
+                }
+                None => (&s.summary, &hist, step_samples(s.index)),
+            };
+            out.push(job(&s.name, s.index, options, summary, hist, samples, form));
         }
     }
     // A failed run: its last job carries the error number, as fio's failed job does (EIO, 5,
@@ -212,6 +215,7 @@ pub fn document<S: Borrow<Sample>>(
         last["error"] = json!(e.errno.unwrap_or(5));
     }
     attach_steadystate(report, &watches, &mut out);
+    attach_latency_search(report, &mut out);
     let mut doc = json!({
         "fio version": version(),
         "timestamp": started_ms / 1000,
@@ -231,6 +235,42 @@ pub fn document<S: Borrow<Sample>>(
         }
     }
     doc
+}
+
+/// Each latency search's final window, by step: where it starts in the run's time (the
+/// step's start plus its own) and its figures, which stand for the job's in fio's JSON
+/// (fio restarts its statistics at the final window).
+fn final_windows(
+    report: &RunReport,
+) -> BTreeMap<u32, (u64, (&shared::RunSummary, &shared::HistogramDump))> {
+    report
+        .analysis
+        .qd_search
+        .iter()
+        .filter_map(|q| {
+            let w = q.final_window.as_ref()?;
+            let step_start = report.steps.get(q.step as usize).map_or(0, |s| s.start_ns);
+            Some((q.step, (step_start + w.from_ns, (&w.summary, &w.histogram))))
+        })
+        .collect()
+}
+
+/// fio's `latency_depth`, `latency_target` (ns), `latency_percentile` and `latency_window`
+/// (µs) for each job whose step searched its depth.
+fn attach_latency_search(report: &RunReport, out: &mut [Value]) {
+    for q in &report.analysis.qd_search {
+        let i = if report.steps.is_empty() {
+            0
+        } else {
+            q.step as usize
+        };
+        if let Some(job) = out.get_mut(i) {
+            job["latency_depth"] = json!(q.depths.first().copied().unwrap_or(1));
+            job["latency_target"] = json!(q.rule.target_us * 1_000);
+            job["latency_percentile"] = json!(q.rule.percentile);
+            job["latency_window"] = json!(q.rule.window_ms * 1_000);
+        }
+    }
 }
 
 /// A steady-state watch for each step (or the run) with a rule, keyed by step index.
@@ -368,6 +408,11 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
         Some(shared::Rate::BytesPerSec(b)) => put("rate_min", (b / per_job).to_string()),
         Some(shared::Rate::Iops(n)) => put("rate_iops_min", (n / per_job).to_string()),
         None => {}
+    }
+    if let Some(l) = &spec.latency_target {
+        put("latency_target", format!("{}us", l.target_us));
+        put("latency_window", format!("{}ms", l.window_ms));
+        put("latency_percentile", l.percentile.to_string());
     }
     if let Some(c) = &spec.cpus_allowed {
         put("cpus_allowed", c.clone());

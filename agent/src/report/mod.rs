@@ -61,6 +61,25 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
             verify: outcome.verify,
             scan: outcome.scan.into_iter().collect(),
             replay: outcome.replay.into_iter().collect(),
+            qd_search: spec
+                .latency_target
+                .zip(outcome.search)
+                .map(|(rule, (depths, tally))| shared::qd_search::QdSearch {
+                    step: 0,
+                    rule,
+                    depths,
+                    final_window: tally.map(|t| {
+                        let (summary, histogram) = crate::stats::merge::window_figures(&t);
+                        let from_ns = t.start_ns.saturating_sub(spec.ramp_ms * 1_000_000);
+                        shared::qd_search::FinalWindow {
+                            from_ns,
+                            summary,
+                            histogram,
+                        }
+                    }),
+                })
+                .into_iter()
+                .collect(),
             ..Default::default()
         },
         timeline: Some(outcome.timeline),

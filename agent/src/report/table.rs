@@ -198,6 +198,7 @@ pub fn analysis(r: &RunReport) -> String {
         .chain(r.analysis.verify.iter().map(|v| v.summary_line()))
         .chain(r.analysis.scan.iter().map(|m| m.summary_line()))
         .chain(r.analysis.plausibility.iter().map(|p| p.summary_line()))
+        .chain(r.analysis.qd_search.iter().map(|q| q.summary_line()))
         .chain(r.analysis.summary_lines())
         .collect();
     if !lines.is_empty() {

@@ -38,6 +38,28 @@ fn dir_sample(c: &DirCounters, window_ns: u64, cum_bytes: u64) -> DirSample {
     .with_rates(window_ns)
 }
 
+/// The summary and histograms of one window of counters (a latency search's final window):
+/// its rates over the window's own length.
+pub fn window_figures(w: &IntervalStats) -> (RunSummary, HistogramDump) {
+    let ns = w.end_ns.saturating_sub(w.start_ns);
+    let summary = RunSummary {
+        duration_ns: ns,
+        read: dir_sample(&w.read, ns, w.read.bytes),
+        write: dir_sample(&w.write, ns, w.write.bytes),
+        samples: 1,
+        fsync_ns: None,
+        flush: None,
+    };
+    let histogram = HistogramDump {
+        layout: histogram::LAYOUT.to_string(),
+        max_relative_error: histogram::MAX_RELATIVE_ERROR,
+        read: dump(&w.read.hist),
+        write: dump(&w.write.hist),
+        flush: Vec::new(),
+    };
+    (summary, histogram)
+}
+
 pub fn dump(h: &Histogram) -> Vec<HistBucket> {
     h.nonzero()
         .map(|(i, count)| HistBucket {

@@ -48,6 +48,8 @@ pub struct JobPlan {
     /// reaps (fio's `iodepth_batch_submit`, `iodepth_batch_complete_min` and `_max`; 1, 1
     /// and every ready one by default).
     pub batch: (u32, u32, u32),
+    /// fio's `latency_target`: the job searches its depth (up to `iodepth`) by this rule.
+    pub latency: Option<shared::qd_search::LatencyRule>,
     /// Separate read and write buffer sets (mixed workloads).
     pub split_buffers: bool,
     /// fsync at the end (write workloads).
@@ -182,6 +184,7 @@ impl Plan {
                         spec.iodepth_batch_complete_min,
                         spec.iodepth_batch_complete_max,
                     ),
+                    latency: spec.latency_target,
                     split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
                     flush: spec.flush,

@@ -84,6 +84,11 @@ pub struct Analysis {
     /// `latency-target`: the highest IOPS under the p99 limit, and the rounds of the search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<latency::LatencyTarget>,
+    /// fio's `latency_target` search: the depth each job found and its final window's
+    /// figures. (Not read by the dashboard, which shows the run's own figures.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub qd_search: Vec<crate::qd_search::QdSearch>,
     /// Trace replays (`replay`): one per replayed workload or step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replay: Vec<replay::Replay>,

@@ -27,6 +27,7 @@ const RUN: &[(&str, usize)] = &[
     ("rand-zones.fio", 1),
     ("steadystate.fio", 2),
     ("jesd219.fio", 1),
+    ("latency-profile.fio", 1),
 ];
 
 /// The files diskscope refuses, with what the refusal must name.
@@ -198,16 +199,26 @@ fn fios_examples_run_or_are_refused_by_name() {
                 &step["name"]
             };
             assert_eq!(&j["jobname"], step_name, "{name}: job {i}");
+            // A latency search's job is its final window, as fio's statistics restart there.
+            let search = report["analysis"]["qd_search"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|q| q["step"] == serde_json::json!(i) && q.get("final_window").is_some());
+            let figures = search.map_or(step, |q| &q["final_window"]);
+            if let Some(q) = search {
+                assert_eq!(j["latency_depth"], q["depths"][0], "{name}: latency_depth");
+            }
             for d in ["read", "write"] {
                 assert_eq!(
-                    j[d]["io_bytes"], step["summary"][d]["bytes"],
+                    j[d]["io_bytes"], figures["summary"][d]["bytes"],
                     "{name} {i} {d} bytes"
                 );
                 assert_eq!(
-                    j[d]["total_ios"], step["summary"][d]["ios"],
+                    j[d]["total_ios"], figures["summary"][d]["ios"],
                     "{name} {i} {d} ios"
                 );
-                let n: u64 = step["histogram"][d]
+                let n: u64 = figures["histogram"][d]
                     .as_array()
                     .map(|b| b.iter().map(|x| x["count"].as_u64().unwrap_or(0)).sum())
                     .unwrap_or(0);

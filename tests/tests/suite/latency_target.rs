@@ -178,3 +178,127 @@ fn the_api_search_reports_the_same() {
         (t, steps)
     });
 }
+
+/// fio's `latency_target` in a job file (the job searches its own depth, as fio 3.33's
+/// does): on the queueing drive (about 8.2 ms per queued I/O) a 37 ms target met by 90 %
+/// of each 1 s window holds up to QD4 (33 ms) and breaks at QD5 (41 ms): 1, 2, 4, 8 breaks,
+/// 6, 5 break, 4 holds twice, the job ends after its final window. diskscope and fio 3.33
+/// both end at `latency_depth` 4; diskscope's fio JSON carries fio's keys and the final
+/// window's figures, the ones it stored. A run where either tool saw the drive off its
+/// model (another depth) is run again, at most three times.
+#[test]
+fn a_job_files_latency_target_ends_at_fios_depth() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    require_io_uring!();
+    let Some(emu) = queueing_drive() else { return };
+    let disk = emu.disk();
+    let dir = disk_tempdir();
+    let job = dir.path().join("lt.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[lt]\nfilename={}\nrw=randread\nbs=4k\ndirect=1\nioengine=io_uring\niodepth=32\n\
+             latency_target=37ms\nlatency_window=1s\nlatency_percentile=90\nruntime=40\n\
+             time_based\n",
+            disk.display()
+        ),
+    )
+    .expect("job file");
+    let fio_out = dir.path().join("ours-fio.json");
+    for attempt in 1..=3 {
+        let (out, r) = run_with_report(&[
+            job.to_str().expect("utf8"),
+            "--output-format",
+            "fio-json",
+            "--output",
+            fio_out.to_str().expect("utf8"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(r.status, shared::RunStatus::Completed);
+        let q = r.analysis.qd_search.first().expect("the search's result");
+        assert_eq!(q.rule.target_us, 37_000);
+        let depth = q.depths[0];
+        let fw = q.final_window.as_ref().expect("the final window ran");
+        let secs = fw.summary.duration_ns as f64 / 1e9;
+        assert!((0.9..5.0).contains(&secs), "final window {secs} s");
+        assert!(
+            r.summary.duration_ns < 39_000_000_000,
+            "the search ended the job before its 40 s: {} ns",
+            r.summary.duration_ns
+        );
+        // fio's JSON: its keys, and the final window's figures as stored.
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&fio_out).expect("fio json")).expect("json");
+        let j = &v["jobs"][0];
+        assert_eq!(j["latency_depth"], json!(depth));
+        assert_eq!(j["latency_target"], json!(37_000_000));
+        assert_eq!(j["latency_window"], json!(1_000_000));
+        assert_eq!(j["latency_percentile"], json!(90.0));
+        assert_eq!(j["read"]["total_ios"], json!(fw.summary.read.ios));
+        assert_eq!(j["job_runtime"], json!(fw.summary.duration_ns / 1_000_000));
+        let theirs = have("fio").then(|| {
+            let f = fio_json(std::process::Command::new("fio").arg(&job));
+            f["jobs"][0]["latency_depth"].as_u64().expect("fio's depth")
+        });
+        eprintln!("latency_target, attempt {attempt}: diskscope QD{depth}, fio {theirs:?}");
+        if depth == 4 && theirs.is_none_or(|d| d == 4) {
+            return;
+        }
+    }
+    panic!("diskscope or fio ended off QD4 in three runs on the queueing drive");
+}
+
+/// A latency target that cannot run is refused naming the value; a job file's without
+/// its window names the option's need.
+#[test]
+fn a_latency_target_that_cannot_run_is_refused() {
+    let dir = disk_tempdir();
+    let t = dir.path().join("t.bin");
+    let t = t.to_str().expect("utf8");
+    for (extra, why) in [
+        (
+            vec!["--latency-window", "0ms"],
+            "latency_target = 300us: window_ms = 0: must be 1 ms..1 h",
+        ),
+        (
+            vec!["--latency-window", "1s", "--latency-percentile", "0"],
+            "percentile = 0: must be above 0",
+        ),
+        (
+            vec!["--latency-window", "1s", "--backend", "sync"],
+            "latency_target = 300us: not with backend sync",
+        ),
+    ] {
+        let mut args = vec![
+            "run",
+            "-q",
+            "--target",
+            t,
+            "--size",
+            "1M",
+            "--rw",
+            "randread",
+            "--iodepth",
+            "8",
+            "--latency-target",
+            "300us",
+        ];
+        args.extend(extra);
+        let out = diskscope(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{}", stderr(&out));
+    }
+    let job = dir.path().join("nowindow.fio");
+    std::fs::write(
+        &job,
+        format!("[j]\nfilename={t}\nsize=1m\nrw=randread\nlatency_target=2ms\n"),
+    )
+    .expect("job");
+    let out = diskscope(&["run", job.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("latency_target needs latency_window"),
+        "{}",
+        stderr(&out)
+    );
+}
