@@ -851,6 +851,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let mut reaped = 0u64;
         // A latency search's target, what was over it, and its final window's tally.
         let (target, mut over) = (self.search.as_ref().map_or(u64::MAX, |s| s.target_ns), 0);
+        let searching = self.search.is_some();
         let mut tally = self.search.as_mut().and_then(|s| s.tally.as_mut());
         let before = self.inflight;
         let verifying = self.verifier.is_some();
@@ -921,9 +922,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                     at_ns: now.saturating_sub(ramp),
                 });
                 reaped += 1;
-                over += u64::from(lat_ns > target);
-                if let Some(t) = tally.as_mut() {
-                    t.record(dir, len, lat_ns, s.offset);
+                if searching {
+                    over += u64::from(lat_ns > target);
+                    if let Some(t) = tally.as_mut() {
+                        t.record(dir, len, lat_ns, s.offset);
+                    }
                 }
             }
         });
