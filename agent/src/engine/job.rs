@@ -6,10 +6,13 @@
 //! reap every ready completion (or the batch's maximum). The sources: the generator
 //! (offsets, sizes, directions, rate cap and think time, flushes; budget permitting), the
 //! verifier's read-back (it takes the free slots while it checks), and a trace
-//! ([`super::replay`], with its due times and barriers). Timestamps are per round: the reap time of one round is the
-//! submit time of the next, so a round costs one clock read however many I/Os it moves. Per-interval statistics are handed to the runner
-//! over a channel as owned values; the loop never blocks on the runner. It stops issuing on
-//! cancellation, deadline, budget or error, and always drains what is in flight.
+//! ([`super::replay`], with its due times and barriers); a latency search
+//! ([`super::qd_search`]) caps the depth it fills to. Timestamps are per round: the reap
+//! time of one round is the submit time of the next, so a round costs one clock read
+//! however many I/Os it moves. Per-interval statistics are handed to the runner over a
+//! channel as owned values; the loop never blocks on the runner. It stops issuing on
+//! cancellation, deadline, budget, a search's end or error, and always drains what is in
+//! flight.
 
 use super::buf::BufferPool;
 use super::null::NullBackend;
