@@ -243,6 +243,7 @@ fn step(name: impl Into<String>, spec: WorkloadSpec) -> Step {
         until_steady: None,
         pass: None,
         p99_target_us: None,
+        with_previous: false,
     }
 }
 

@@ -272,6 +272,11 @@ pub struct TargetPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<crate::sample::HistogramDump>,
     pub status: Option<RunStatus>,
+    /// The step of the run this part belongs to, when its jobs ran at once in one of
+    /// several steps (a job file's stonewall group). (Not read by the dashboard.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub step: Option<u32>,
     /// This target's read-back (`verify` runs); its bad offsets are this target's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::analysis::verify::Verify>,

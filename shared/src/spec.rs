@@ -612,14 +612,16 @@ impl WorkloadSpec {
                 format!("must be 1..{MAX_IODEPTH}"),
             );
         }
-        if !(1..=self.iodepth.max(1)).contains(&self.iodepth_batch) {
+        // The batch sizes are judged against a valid depth only.
+        let depth_ok = (1..=MAX_IODEPTH).contains(&self.iodepth);
+        if depth_ok && !(1..=self.iodepth).contains(&self.iodepth_batch) {
             bad(
                 "iodepth_batch",
                 &self.iodepth_batch,
                 format!("must be 1..iodepth ({})", self.iodepth),
             );
         }
-        if self.iodepth_batch_complete_min > self.iodepth {
+        if depth_ok && self.iodepth_batch_complete_min > self.iodepth {
             bad(
                 "iodepth_batch_complete_min",
                 &self.iodepth_batch_complete_min,
@@ -627,7 +629,7 @@ impl WorkloadSpec {
             );
         }
         let max = self.iodepth_batch_complete_max;
-        if max > self.iodepth || (max > 0 && max < self.iodepth_batch_complete_min) {
+        if depth_ok && (max > self.iodepth || (max > 0 && max < self.iodepth_batch_complete_min)) {
             bad(
                 "iodepth_batch_complete_max",
                 &max,

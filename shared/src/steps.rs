@@ -27,6 +27,29 @@ pub struct Step {
     /// step of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_target_us: Option<u64>,
+    /// Runs at the same time as the step before it (a job of the same fio stonewall group
+    /// as the one before): such steps make one step of the run, a part each. (Not read by
+    /// the dashboard.)
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub with_previous: bool,
+}
+
+/// The names of a run's steps as it runs them: steps that run `with_previous` join the
+/// step before them (`reader + writer`).
+pub fn run_step_names(steps: &[Step]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in steps {
+        let label = step_label(&s.name, s.pass);
+        match out.last_mut() {
+            Some(last) if s.with_previous => {
+                last.push_str(" + ");
+                last.push_str(&label);
+            }
+            _ => out.push(label),
+        }
+    }
+    out
 }
 
 /// A step's name with its pass, as the CLI and the dashboard list it.

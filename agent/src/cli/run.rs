@@ -26,14 +26,14 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
         }
         return super::remote::run(args, agent, cancel);
     }
+    if let Some(m) = args.max_memory {
+        crate::budget::set_max(m);
+    }
     if !args.job_files.is_empty() {
         return job_files(args, cancel);
     }
     if args.token.is_some() || args.confirm.is_some() {
         anyhow::bail!("--token and --confirm go with --agent URL (a local run needs neither)");
-    }
-    if let Some(m) = args.max_memory {
-        crate::budget::set_max(m);
     }
     // The command line replays the user's own files (the service only its library).
     crate::trace::library::allow_paths();
@@ -255,9 +255,6 @@ fn jobs_together(
             p.display()
         );
     }
-    if let Some(m) = args.max_memory {
-        crate::budget::set_max(m);
-    }
     // The jobs hold their memory together (each was checked alone when it was read).
     let need = together
         .iter()
@@ -315,6 +312,7 @@ fn repeated(
         until_steady: None,
         pass: None,
         p99_target_us: None,
+        with_previous: false,
     };
     let steps =
         shared::steps::repeat_steps(vec![step], args.repeat.unwrap_or(1), args.idle.unwrap_or(0));
@@ -333,10 +331,7 @@ fn run_sequence(
     term: &mut Option<Terminal>,
 ) -> anyhow::Result<shared::RunReport> {
     let plans = measure::plan_steps(steps, at)?;
-    let names = steps
-        .iter()
-        .map(|s| shared::steps::step_label(&s.name, s.pass))
-        .collect();
+    let names = shared::steps::run_step_names(steps);
     let term = term.insert(Terminal::for_steps(names, args.quiet));
     let mut out = Outputs::for_args(term, args)?;
     let report = measure::run_steps(plans, opts, cancel, &mut out)?;

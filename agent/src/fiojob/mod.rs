@@ -537,67 +537,62 @@ impl JobFile {
         group
             .iter()
             .map(|&job| {
-                if job.logs.any() {
-                    return Err(JobFileError::Syntax {
-                        at: job.at.clone(),
-                        message: format!(
-                            "job '{}': write_*_log beside other jobs: the logs of jobs that run together are not written yet (the run's samples hold each job's MB/s and IOPS per interval; put the job after a stonewall for its logs)",
-                            job.name
-                        ),
-                    });
-                }
-                if job.startdelay_ms > 0 {
-                    return Err(JobFileError::Syntax {
-                        at: job.at.clone(),
-                        message: format!(
-                            "job '{}': startdelay beside other jobs: diskscope starts jobs that run together at once (put the job after a stonewall)",
-                            job.name
-                        ),
-                    });
-                }
-                let path = target.map(Path::to_path_buf).or_else(|| job.path()).ok_or_else(|| {
-                    JobFileError::Syntax {
+                beside_others(job)?;
+                let path = target
+                    .map(Path::to_path_buf)
+                    .or_else(|| job.path())
+                    .ok_or_else(|| JobFileError::Syntax {
                         at: job.at.clone(),
                         message: format!(
                             "job '{}' names no filename: give --target FILE",
                             job.name
                         ),
-                    }
-                })?;
+                    })?;
                 Ok((job, path))
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some)
     }
 
-    /// The run's steps: each stonewall group is a step. A group of several job sections
-    /// beside other groups (jobs at once, then more phases) is refused naming them; a file
-    /// that is one such group runs as [`JobFile::together`].
+    /// The run's steps: a step per job, in stonewall groups: the jobs of a group after its
+    /// first run at the same time as it (`with_previous`), making one step of the run with
+    /// a part each (a file that is one such group runs as [`JobFile::together`]).
     pub fn steps(&self) -> Result<Vec<Step>, JobFileError> {
-        self.groups()
-            .into_iter()
-            .map(|g| {
-                if let [a, b, ..] = g.as_slice() {
-                    return Err(JobFileError::Syntax {
-                        at: b.at.clone(),
-                        message: format!(
-                            "jobs '{}' and '{}' would run at the same time with their own workloads, in one of several stonewall phases: diskscope runs jobs together only when the whole file is one group (numjobs clones run together; separate these jobs with stonewall, or run them in a file of their own)",
-                            a.name, b.name
-                        ),
-                    });
+        let mut steps = Vec::new();
+        for g in self.groups() {
+            for (k, &job) in g.iter().enumerate() {
+                if g.len() > 1 {
+                    beside_others(job)?;
                 }
-                let job = g[0];
-                Ok(Step {
+                steps.push(Step {
                     name: job.name.clone(),
                     spec: job.spec.clone(),
                     pause_before_ms: job.startdelay_ms,
                     until_steady: None,
                     pass: None,
                     p99_target_us: None,
-                })
-            })
-            .collect()
+                    with_previous: k > 0,
+                });
+            }
+        }
+        Ok(steps)
     }
+}
+
+/// What a job that runs at the same time as others cannot have: its own logs (not
+/// written yet for jobs at once) or a start delay (they start together).
+fn beside_others(job: &Job) -> Result<(), JobFileError> {
+    let why = if job.logs.any() {
+        "write_*_log beside other jobs: the logs of jobs that run together are not written yet (the run's samples hold each job's MB/s and IOPS per interval; put the job after a stonewall for its logs)"
+    } else if job.startdelay_ms > 0 {
+        "startdelay beside other jobs: diskscope starts jobs that run together at once (put the job after a stonewall)"
+    } else {
+        return Ok(());
+    };
+    Err(JobFileError::Syntax {
+        at: job.at.clone(),
+        message: format!("job '{}': {why}", job.name),
+    })
 }
 
 impl parse::Files {

@@ -8,7 +8,12 @@ mod multi;
 mod steps;
 
 pub use multi::{run_multi, Part, MAX_PARTS};
-pub use steps::{plan_steps, run_steps, StepPlan};
+pub use steps::{plan_steps, planned_steps, run_steps, StepPlan};
+
+/// The buffer memory each step of a run holds (the steps that run at once together).
+pub fn steps_memory(plans: &[StepPlan]) -> impl Iterator<Item = u64> + '_ {
+    steps::phase_needs(plans).map(|(_, need)| need)
+}
 
 use crate::io_target::{Locator, TargetError};
 use crate::presets::AnalysisOptions;

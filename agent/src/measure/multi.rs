@@ -6,6 +6,7 @@ use crate::presets::AnalysisOptions;
 use crate::runner::{self, Observer};
 use crate::stats::{TargetMerger, Totals};
 use crate::workload::Plan;
+use shared::analysis::Timeline;
 use shared::{RunReport, RunStatus, Sample};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -38,6 +39,49 @@ pub fn run_multi(
     cancel: Arc<AtomicBool>,
     observer: &mut dyn Observer,
 ) -> Result<RunReport, MeasureError> {
+    run_parts(parts, cancel, observer).map(|(r, _)| r)
+}
+
+/// [`run_multi`], with the parts' 10 ms timelines added up bucket by bucket (a step of
+/// jobs at once among other steps: the run's timeline goes on through it). `None` when the
+/// parts' buckets differ in width.
+pub fn run_multi_timeline(
+    parts: Vec<Part>,
+    cancel: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+) -> Result<(RunReport, Option<Timeline>), MeasureError> {
+    run_parts(parts, cancel, observer)
+}
+
+/// The parts' timelines added up: bytes and completion gaps bucket by bucket, slow I/Os
+/// together (each part's own job threads, started within milliseconds of each other).
+fn sum_timelines<'a>(mut ts: impl Iterator<Item = &'a Timeline>) -> Option<Timeline> {
+    let mut sum = ts.next()?.clone();
+    for t in ts {
+        if t.bucket_ms != sum.bucket_ms {
+            return None;
+        }
+        for (acc, v) in [
+            (&mut sum.bytes, &t.bytes),
+            (&mut sum.gaps_log2_us, &t.gaps_log2_us),
+        ] {
+            if acc.len() < v.len() {
+                acc.resize(v.len(), 0);
+            }
+            acc.iter_mut().zip(v).for_each(|(a, b)| *a += b);
+        }
+        let room = crate::stats::fine::SLOW_KEEP_RUN.saturating_sub(sum.slow_ios.len());
+        sum.slow_ios.extend(t.slow_ios.iter().take(room).cloned());
+        sum.slow_ios_total += t.slow_ios_total;
+    }
+    Some(sum)
+}
+
+fn run_parts(
+    parts: Vec<Part>,
+    cancel: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+) -> Result<(RunReport, Option<Timeline>), MeasureError> {
     let n = parts.len();
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
     let mut handles = Vec::new();
@@ -88,6 +132,7 @@ pub fn run_multi(
     }
     totals.apply(&mut report, dur, merger.count(), None);
     report.samples = merger.into_samples();
+    let timeline = sum_timelines(reports.iter().filter_map(|(r, _)| r.timeline.as_ref()));
     report.timeline = None;
     report.status = reports
         .iter()
@@ -113,6 +158,7 @@ pub fn run_multi(
             histogram: Some(r.histogram.clone()),
             status: Some(r.status),
             verify: r.analysis.verify.clone(),
+            step: None,
         })
         .collect();
     // Each target's read-back stays in its part; the run's adds them up.
@@ -131,7 +177,7 @@ pub fn run_multi(
         .collect();
     let opts = AnalysisOptions::for_spec(&report.spec);
     crate::analyze::finish(&mut report, &opts, None);
-    Ok(report)
+    Ok((report, timeline))
 }
 
 /// What a target's thread tells the merging one: a sample, or its end with its report and

@@ -39,6 +39,25 @@ impl StepPlan {
     }
 }
 
+/// The steps as the live view's progress counts them: a step whose jobs run at once is one
+/// (named for its jobs, as long as the longest of them, moving what they move together).
+pub fn planned_steps(plans: &[StepPlan]) -> Vec<shared::preset::PlannedStep> {
+    let mut out: Vec<shared::preset::PlannedStep> = Vec::new();
+    for p in plans {
+        let next = p.planned();
+        match out.last_mut() {
+            Some(last) if p.step.with_previous => {
+                last.name = format!("{} + {}", last.name, next.name);
+                last.runtime_ms = last.runtime_ms.max(next.runtime_ms);
+                last.bytes = last.bytes.zip(next.bytes).map(|(a, b)| a + b);
+                last.span_bytes = last.span_bytes.max(next.span_bytes);
+            }
+            _ => out.push(next),
+        }
+    }
+    out
+}
+
 /// Plans every step against the target before anything runs: a bad step fails the whole
 /// sequence up front, naming the step.
 pub fn plan_steps(steps: &[Step], target: &Locator) -> Result<Vec<StepPlan>, MeasureError> {
@@ -79,7 +98,47 @@ pub fn plan_steps(steps: &[Step], target: &Locator) -> Result<Vec<StepPlan>, Mea
             plan,
         });
     }
+    // Steps that run at once hold their buffers together (each was checked alone).
+    if let Some((names, need)) = phase_needs(&out).find(|(_, need)| *need > crate::budget::max()) {
+        return Err(MeasureError::Spec(vec![shared::SpecError::new(
+            "jobs",
+            &names,
+            format!(
+                "the jobs at once need {} MiB of buffers: more than the memory budget of {} MiB",
+                need >> 20,
+                crate::budget::max() >> 20
+            ),
+        )]));
+    }
     Ok(out)
+}
+
+/// Each step of the run (a step and those that run `with_previous` it): its jobs' names
+/// and the buffer memory they hold together.
+pub fn phase_needs(plans: &[StepPlan]) -> impl Iterator<Item = (String, u64)> + '_ {
+    let starts = plans
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.step.with_previous)
+        .map(|(i, _)| i);
+    starts.map(move |i| {
+        let n = plans[i + 1..]
+            .iter()
+            .take_while(|p| p.step.with_previous)
+            .count()
+            + 1;
+        let phase = &plans[i..i + n];
+        let names = phase
+            .iter()
+            .map(|p| p.step.name.as_str())
+            .collect::<Vec<_>>()
+            .join(" + ");
+        let need = phase
+            .iter()
+            .map(|p| crate::budget::needed(p.plan.spec()))
+            .fold(0u64, u64::saturating_add);
+        (names, need)
+    })
 }
 
 /// The plan of a latency search's next round: the same workload at queue depth `qd` and
@@ -108,9 +167,28 @@ pub fn run_steps(
         .map(|s| crate::devices::Snapshot::take(s.plan.target()));
     let mut seq = Sequence::default();
     let mut first: Option<RunReport> = None;
-    for (index, sp) in steps.into_iter().enumerate() {
+    for (index, mut phase) in phases(steps).into_iter().enumerate() {
         let index = index as u32;
-        let StepPlan { step, plan } = sp;
+        if phase.len() > 1 {
+            let (pause, interval) = (
+                phase[0].step.pause_before_ms,
+                phase[0].plan.spec().interval_ms,
+            );
+            if pause > 0 && !seq.idle(pause, interval, index, &cancel, observer) {
+                break;
+            }
+            let go_on = run_phase(phase, index, &mut seq, &cancel, observer, &mut first)?;
+            if !go_on {
+                return Ok(seq.finish(first, opts, observer, snapshot));
+            }
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            continue;
+        }
+        let Some(StepPlan { step, plan }) = phase.pop() else {
+            continue;
+        };
         if step.pause_before_ms > 0
             && !seq.idle(
                 step.pause_before_ms,
@@ -135,6 +213,7 @@ pub fn run_steps(
                 &mut Shifted {
                     seq: &seq,
                     step: index,
+                    part_base: 0,
                     inner: observer,
                 },
             )?;
@@ -178,10 +257,78 @@ pub fn run_steps(
     Ok(seq.finish(first, opts, observer, snapshot))
 }
 
-/// Passes a step's samples on with the run's `seq`, time and byte counts.
+/// The steps in phases: a step and those after it that run `with_previous`.
+fn phases(steps: Vec<StepPlan>) -> Vec<Vec<StepPlan>> {
+    let mut out: Vec<Vec<StepPlan>> = Vec::new();
+    for sp in steps {
+        match out.last_mut() {
+            Some(phase) if sp.step.with_previous => phase.push(sp),
+            _ => out.push(vec![sp]),
+        }
+    }
+    out
+}
+
+/// Runs a phase's steps at once (a fio stonewall group of several jobs) as one step of the
+/// run, named for its jobs, a part each: the parts' summaries and histograms go to the
+/// run's `targets` with the step's index, their samples' parts are numbered among them.
+/// Returns whether the run goes on.
+fn run_phase(
+    phase: Vec<StepPlan>,
+    index: u32,
+    seq: &mut Sequence,
+    cancel: &Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+    first: &mut Option<RunReport>,
+) -> Result<bool, MeasureError> {
+    let mut step = phase[0].step.clone();
+    step.name = phase
+        .iter()
+        .map(|s| s.step.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let parts = phase
+        .into_iter()
+        .map(|s| super::Part {
+            job: Some(s.step.name),
+            plan: s.plan,
+        })
+        .collect();
+    let mut shifted = Shifted {
+        seq,
+        step: index,
+        part_base: seq.parts.len() as u32,
+        inner: observer,
+    };
+    let (mut report, timeline) =
+        super::multi::run_multi_timeline(parts, Arc::clone(cancel), &mut shifted)?;
+    let go_on = report.status == RunStatus::Completed;
+    report.timeline = timeline;
+    let at = seq.steps.len() as u32;
+    let part_base = seq.parts.len() as u32;
+    seq.parts.extend(
+        std::mem::take(&mut report.targets)
+            .into_iter()
+            .map(|mut p| {
+                p.step = Some(at);
+                p
+            }),
+    );
+    for s in &mut report.samples {
+        for p in &mut s.parts {
+            p.target += part_base;
+        }
+    }
+    seq.add_step(&step, None, index, report, None, first);
+    Ok(go_on)
+}
+
+/// Passes a step's samples on with the run's `seq`, time and byte counts (and, in a step
+/// of jobs at once, its parts numbered among the run's).
 struct Shifted<'a> {
     seq: &'a Sequence,
     step: u32,
+    part_base: u32,
     inner: &'a mut dyn Observer,
 }
 
@@ -190,8 +337,11 @@ impl Observer for Shifted<'_> {
         self.inner.layout(bytes);
     }
     fn sample(&mut self, sample: &Sample) {
-        self.inner
-            .sample(&self.seq.shift(sample.clone(), self.step));
+        let mut s = self.seq.shift(sample.clone(), self.step);
+        for p in &mut s.parts {
+            p.target += self.part_base;
+        }
+        self.inner.sample(&s);
     }
 }
 
@@ -224,6 +374,8 @@ struct Sequence {
     replay: Vec<shared::analysis::replay::Replay>,
     /// Latency searches, by step.
     qd_search: Vec<shared::qd_search::QdSearch>,
+    /// The parts of the steps whose jobs ran at once, each naming its step.
+    parts: Vec<shared::TargetPart>,
 }
 
 impl Default for Sequence {
@@ -247,6 +399,7 @@ impl Default for Sequence {
             scan: Vec::new(),
             replay: Vec::new(),
             qd_search: Vec::new(),
+            parts: Vec::new(),
         }
     }
 }
@@ -499,6 +652,7 @@ impl Sequence {
         report.analysis.scan = self.scan;
         report.analysis.replay = self.replay;
         report.analysis.qd_search = self.qd_search;
+        report.targets = self.parts;
         // The device before and after, and the link the analyses hold the figures against.
         if let Some(snap) = snapshot {
             snap.finish(&mut report.environment, report.summary.write.bytes);
@@ -536,6 +690,7 @@ mod tests {
             until_steady: None,
             pass: None,
             p99_target_us: None,
+            with_previous: false,
         };
         let steps = shared::steps::repeat_steps(vec![step], 50, 0);
         let plans = plan_steps(&steps, &Locator::path(&f)).expect("plans");
@@ -597,6 +752,7 @@ mod tests {
                 until_steady: None,
                 pass: None,
                 p99_target_us: None,
+                with_previous: false,
             };
             seq.add_step(&step, None, index, r, None, &mut first);
         }

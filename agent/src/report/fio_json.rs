@@ -160,26 +160,7 @@ pub fn document<S: Borrow<Sample>>(
     if report.steps.is_empty() && report.targets.iter().any(|t| t.job.is_some()) {
         // A job file's jobs that ran together: a fio job each, from its part.
         for (i, part) in report.targets.iter().enumerate() {
-            let name = part.job.as_deref().unwrap_or(&part.path);
-            let options = jobs
-                .and_then(|f| f.jobs.iter().find(|j| j.name == name))
-                .map(|j| {
-                    j.options
-                        .iter()
-                        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let part_samples = by_part.get(&(i as u32)).copied().unwrap_or_default();
-            out.push(job(
-                name,
-                0,
-                options,
-                &part.summary,
-                &part.histogram.clone().unwrap_or_default(),
-                part_samples,
-                form,
-            ));
+            out.push(part_job(jobs, part, 0, by_part.get(&(i as u32)), form));
         }
     } else if report.steps.is_empty() {
         let spec_opts = spec_options(&report.spec);
@@ -190,6 +171,21 @@ pub fn document<S: Borrow<Sample>>(
         out.push(job("diskscope", 0, spec_opts, summary, hist, samples, form));
     } else {
         for s in &report.steps {
+            // A step whose jobs ran at once: a fio job each, in the step's group.
+            let parts = report.targets.iter().enumerate();
+            let mut at_once = parts.filter(|(_, t)| t.step == Some(s.index)).peekable();
+            if at_once.peek().is_some() {
+                for (i, part) in at_once {
+                    out.push(part_job(
+                        jobs,
+                        part,
+                        s.index,
+                        by_part.get(&(i as u32)),
+                        form,
+                    ));
+                }
+                continue;
+            }
             let from_file = jobs.and_then(|f| f.jobs.iter().find(|j| j.name == s.name));
             let options = match from_file {
                 Some(j) => j
@@ -235,6 +231,36 @@ pub fn document<S: Borrow<Sample>>(
         }
     }
     doc
+}
+
+/// The fio job of a part (a job that ran at the same time as others), in group `groupid`,
+/// with its options from the job file and its own samples' spread.
+fn part_job(
+    jobs: Option<&JobFile>,
+    part: &shared::TargetPart,
+    groupid: u32,
+    samples: Option<&StepSamples>,
+    form: Form,
+) -> Value {
+    let name = part.job.as_deref().unwrap_or(&part.path);
+    let options = jobs
+        .and_then(|f| f.jobs.iter().find(|j| j.name == name))
+        .map(|j| {
+            j.options
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect()
+        })
+        .unwrap_or_default();
+    job(
+        name,
+        groupid,
+        options,
+        &part.summary,
+        &part.histogram.clone().unwrap_or_default(),
+        samples.copied().unwrap_or_default(),
+        form,
+    )
 }
 
 /// Each latency search's final window, by step: where it starts in the run's time (the

@@ -285,7 +285,7 @@ impl Manager {
         let plan: Vec<_> = if together {
             Vec::new()
         } else {
-            plans.iter().map(measure::StepPlan::planned).collect()
+            measure::planned_steps(&plans)
         };
         let id = self.store.create_run(&NewRun {
             name: req.name.as_deref().or(job_names.as_deref()),
@@ -603,10 +603,12 @@ fn check_free(
 /// The memory a run holds: a job file's jobs at once hold theirs together; otherwise the
 /// largest step's, on every target.
 fn memory_of(plans: &[StepPlan], together: bool, also: usize) -> u64 {
-    let needs = plans.iter().map(|p| crate::budget::needed(p.plan.spec()));
     if together {
+        let needs = plans.iter().map(|p| crate::budget::needed(p.plan.spec()));
         needs.fold(0u64, u64::saturating_add)
     } else {
+        // A step whose jobs run at once holds their memory together.
+        let needs = measure::steps_memory(plans);
         needs.max().unwrap_or(0).saturating_mul(1 + also as u64)
     }
 }
@@ -670,6 +672,7 @@ fn steps_of(
                 until_steady: None,
                 pass: None,
                 p99_target_us: None,
+                with_previous: false,
             };
             Ok((vec![step], AnalysisOptions::for_spec(spec), false, false))
         }
@@ -744,6 +747,7 @@ fn job_steps(text: &str, target: &str) -> Result<shared::api::FioJobSteps, Servi
                 until_steady: None,
                 pass: None,
                 p99_target_us: None,
+                with_previous: false,
             })
             .collect(),
         None => jobs.steps()?,

@@ -910,3 +910,141 @@ fn the_api_exports_a_stored_run_as_fios_json() {
         "{v}"
     );
 }
+
+/// A job file whose second stonewall group is two jobs with their own workloads (a reader
+/// beside a rate-capped writer, after a sequential fill): diskscope runs the group as one
+/// step of the run with a part per job, as fio runs it; fio's JSON has a job per section in
+/// fio's groups, each with its part's own figures; the writer holds its rate in both tools.
+/// The jobs of a group hold their memory together, and a start delay beside others is
+/// refused naming the job.
+#[test]
+fn jobs_at_once_inside_stonewall_groups_run_as_fios_do() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let file = dir.path().join("phases.bin");
+    let text = |extra: &str| {
+        format!(
+            "[global]\nfilename={}\nsize=32m\ndirect=1\nioengine=io_uring\n\n\
+             [pre]\nrw=write\nbs=1m\n\n\
+             [reader]\nstonewall\nrw=randread\nbs=4k\niodepth=8\nruntime=2\ntime_based\n{extra}\n\
+             [writer]\nrw=randwrite\nbs=64k\niodepth=2\nrate=20m\nruntime=2\ntime_based\n",
+            file.display()
+        )
+    };
+    let job = dir.path().join("phases.fio");
+    std::fs::write(&job, text("")).expect("job file");
+    let fio_out = dir.path().join("ours-fio.json");
+    let (out, r) = run_with_report(&[
+        job.to_str().expect("utf8"),
+        "--output-format",
+        "fio-json",
+        "--output",
+        fio_out.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["pre", "reader + writer"]);
+    let parts: Vec<(Option<&str>, Option<u32>)> = r
+        .targets
+        .iter()
+        .map(|t| (t.job.as_deref(), t.step))
+        .collect();
+    assert_eq!(
+        parts,
+        [(Some("reader"), Some(1)), (Some("writer"), Some(1))]
+    );
+    let (reader, writer) = (&r.targets[0].summary, &r.targets[1].summary);
+    assert!(reader.read.ios > 0 && reader.write.ios == 0, "{reader:?}");
+    assert!(writer.write.ios > 0 && writer.read.ios == 0, "{writer:?}");
+    // The step is its parts together; its samples carry both parts.
+    let step = &r.steps[1].summary;
+    assert_eq!(step.read.bytes, reader.read.bytes);
+    assert_eq!(step.write.bytes, writer.write.bytes);
+    assert!(r.samples.iter().filter(|s| s.step == 1).all(|s| s
+        .parts
+        .iter()
+        .map(|p| p.target)
+        .collect::<Vec<_>>()
+        == [0, 1]));
+    let ours_mib_s = writer.write.mib_s;
+    assert!(
+        (ours_mib_s - 20.0).abs() < 3.0,
+        "the writer's rate cap of 20 MiB/s: {ours_mib_s}"
+    );
+    // fio's JSON: a job per section, in fio's groups, each with its part's figures.
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&fio_out).expect("fio json")).expect("json");
+    let jobs: Vec<(String, u64)> = v["jobs"]
+        .as_array()
+        .expect("jobs")
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap_or("").to_string(),
+                j["groupid"].as_u64().unwrap_or(9),
+            )
+        })
+        .collect();
+    let want = [("pre", 0), ("reader", 1), ("writer", 1)].map(|(n, g)| (n.to_string(), g));
+    assert_eq!(jobs, want);
+    assert_eq!(
+        v["jobs"][1]["read"]["io_bytes"],
+        serde_json::json!(reader.read.bytes)
+    );
+    assert_eq!(
+        v["jobs"][2]["write"]["io_bytes"],
+        serde_json::json!(writer.write.bytes)
+    );
+    if have("fio") {
+        let f = fio_json(std::process::Command::new("fio").arg(&job));
+        let theirs: Vec<(String, u64)> = f["jobs"]
+            .as_array()
+            .expect("jobs")
+            .iter()
+            .map(|j| {
+                (
+                    j["jobname"].as_str().unwrap_or("").to_string(),
+                    j["groupid"].as_u64().unwrap_or(9),
+                )
+            })
+            .collect();
+        assert_eq!(theirs, want, "fio's jobs and groups");
+        let fio_mib_s = f["jobs"][2]["write"]["bw_bytes"].as_f64().unwrap_or(0.0) / 1048576.0;
+        println!("writer at rate=20m: diskscope {ours_mib_s:.2} MiB/s, fio {fio_mib_s:.2}");
+        assert!(
+            (ours_mib_s / fio_mib_s - 1.0).abs() < 0.15,
+            "{ours_mib_s} vs {fio_mib_s}"
+        );
+    }
+
+    // Together the group's buffers must fit the memory budget (each alone fits).
+    let big = dir.path().join("big.fio");
+    std::fs::write(
+        &big,
+        text("iodepth=32\nbs=2m\n").replace("iodepth=2\nrate=20m", "iodepth=32\nbs=2m"),
+    )
+    .expect("job");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--max-memory",
+        "100M",
+        big.to_str().expect("utf8"),
+    ]);
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reader + writer") && stderr(&out).contains("memory budget"),
+        "{}",
+        stderr(&out)
+    );
+    // A start delay beside other jobs is refused naming the job.
+    let delayed = dir.path().join("delayed.fio");
+    std::fs::write(&delayed, text("startdelay=1\n")).expect("job");
+    let out = diskscope(&["run", "-q", delayed.to_str().expect("utf8")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("job 'reader': startdelay beside other jobs"),
+        "{}",
+        stderr(&out)
+    );
+}
