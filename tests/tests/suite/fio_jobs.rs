@@ -431,10 +431,31 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
         "[a]\nrw=read\ngtod_reduce=1\n".into(),
         "request.fio:3: option 'gtod_reduce=1'",
     );
-    refused(
-        "[a]\nrw=read\n[b]\nrw=write\n[c]\nrw=read\nstonewall\n".into(),
-        "would run at the same time",
-    );
+    // A group of two jobs before another group: one step of parts, as the CLI runs it.
+    let id = server.start_run(&json!({
+        "target": target.display().to_string(),
+        "fio_job": "[global]\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n[c]\nrw=read\nstonewall\n",
+    }));
+    let run = server.wait_status(id, "completed");
+    let steps: Vec<&str> = run["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(steps, ["a + b", "c"], "{run}");
+    let jobs: Vec<(&str, u64)> = run["targets"]
+        .as_array()
+        .expect("targets")
+        .iter()
+        .map(|t| {
+            (
+                t["job"].as_str().unwrap_or(""),
+                t["step"].as_u64().unwrap_or(9),
+            )
+        })
+        .collect();
+    assert_eq!(jobs, [("a", 0), ("b", 0)], "{run}");
     refused("[a]\nrw=read\niodepth=100000\n".into(), "iodepth");
     refused(
         "[a]\nrw=read\ninvalidate=0\n".into(),
@@ -475,8 +496,8 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
     let (_, list) = server.get("/api/v1/runs", VIEW);
     assert_eq!(
         list["runs"].as_array().map(Vec::len),
-        Some(2),
-        "a refused job started a run (the two are the steps and the jobs at once): {list}"
+        Some(3),
+        "a refused job started a run (the three are the steps, the jobs at once and the group among groups): {list}"
     );
 }
 
