@@ -685,8 +685,8 @@ mod tests {
             ("[j]\nioengine=rbd\n", "t.fio:2: option 'ioengine=rbd'"),
             ("[j]\ntime_based\n", "job 'j': time_based without runtime"),
             (
-                "[a]\nrw=read\n[b]\nrw=write\n[c]\nstonewall\n",
-                "t.fio:3: jobs 'a' and 'b' would run at the same time",
+                "[a]\nrw=read\n[b]\nrw=write\nstartdelay=1\n[c]\nstonewall\n",
+                "t.fio:3: job 'b': startdelay beside other jobs",
             ),
         ] {
             let e = load(text)
@@ -749,6 +749,22 @@ mod tests {
                 .to_string();
             assert!(e.contains(want), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_group_of_jobs_among_groups_runs_with_the_previous_step() {
+        let f = load("[a]\nrw=read\n[b]\nrw=write\n[c]\nstonewall\nrw=randread\n").expect("parses");
+        assert!(f.together(None).expect("checks").is_none(), "two groups");
+        let steps = f.steps().expect("steps");
+        let shape: Vec<(&str, bool)> = steps
+            .iter()
+            .map(|s| (s.name.as_str(), s.with_previous))
+            .collect();
+        assert_eq!(shape, [("a", false), ("b", true), ("c", false)]);
+        assert_eq!(
+            shared::steps::run_step_names(&steps),
+            ["a + b".to_string(), "c".to_string()]
+        );
     }
 
     #[test]
