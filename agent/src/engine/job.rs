@@ -7,7 +7,7 @@
 //! (offsets, sizes, directions, rate cap and think time, flushes; budget permitting), the
 //! verifier's read-back (it takes the free slots while it checks), and a trace
 //! ([`super::replay`], with its due times and barriers); a latency search
-//! ([`super::qd_search`]) caps the depth it fills to. Timestamps are per round: the reap
+//! (`qd_search.rs`) caps the depth it fills to. Timestamps are per round: the reap
 //! time of one round is the submit time of the next, so a round costs one clock read
 //! however many I/Os it moves. Per-interval statistics are handed to the runner over a
 //! channel as owned values; the loop never blocks on the runner. It stops issuing on
