@@ -124,6 +124,34 @@ pub struct PartSample {
     pub iops: f64,
     pub bytes: u64,
     pub p99_ns: u64,
+    /// Each direction's bytes, I/Os and mean latency (ns): what fio's per-job logs of jobs
+    /// that run at once hold. (Not read by the dashboard.)
+    #[serde(default)]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub dirs: [PartDir; 2],
+}
+
+/// One direction of a part's interval.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PartDir {
+    pub bytes: u64,
+    pub ios: u64,
+    pub lat_mean_ns: u64,
+}
+
+impl PartDir {
+    /// This window followed by `next`: amounts add up, the mean latency is I/O-weighted.
+    fn absorb(&mut self, next: &PartDir) {
+        let ios = self.ios + next.ios;
+        if ios > 0 {
+            let sum = u128::from(self.lat_mean_ns) * u128::from(self.ios)
+                + u128::from(next.lat_mean_ns) * u128::from(next.ios);
+            self.lat_mean_ns = (sum / u128::from(ios)) as u64;
+        }
+        self.ios = ios;
+        self.bytes += next.bytes;
+    }
 }
 
 impl Sample {
@@ -166,6 +194,10 @@ impl Sample {
             q.iops = join(q.iops, i);
             q.bytes += p.map_or(0, |p| p.bytes);
             q.p99_ns = q.p99_ns.max(p99);
+            if let Some(p) = p {
+                q.dirs[0].absorb(&p.dirs[0]);
+                q.dirs[1].absorb(&p.dirs[1]);
+            }
         }
         for p in &next.parts {
             if !self.parts.iter().any(|q| q.target == p.target) {

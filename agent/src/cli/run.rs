@@ -225,13 +225,23 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     let mut term = None;
     let report = run_sequence(args, &steps, &opts, &at, cancel, &mut term)?;
     emit(args, &report, Some(&jobs))?;
-    // fio's logs after the report: a log that cannot be written loses nothing measured.
-    let logs = crate::report::fio_log::write(&report, &jobs, std::path::Path::new("."))?;
+    write_logs(args, &report, &jobs)?;
+    Ok(exit_code(&report))
+}
+
+/// fio's logs the jobs ask for, after the report: a log that cannot be written loses
+/// nothing measured.
+fn write_logs(
+    args: &RunArgs,
+    report: &shared::RunReport,
+    jobs: &crate::fiojob::JobFile,
+) -> anyhow::Result<()> {
+    let logs = crate::report::fio_log::write(report, jobs, std::path::Path::new("."))?;
     if !logs.is_empty() && !args.quiet {
         let names: Vec<String> = logs.iter().map(|p| p.display().to_string()).collect();
         eprintln!("diskscope: fio logs: {}", names.join(" "));
     }
-    Ok(exit_code(&report))
+    Ok(())
 }
 
 /// The size a missing file is created at: the largest span the jobs on it give.
@@ -294,6 +304,7 @@ fn jobs_together(
     let report = measure::run_multi(parts, cancel, &mut out)?;
     out.finish(&report)?;
     emit(args, &report, Some(jobs))?;
+    write_logs(args, &report, jobs)?;
     Ok(exit_code(&report))
 }
 

@@ -6,7 +6,8 @@
 //! `PREFIX_lat.N.log` and `PREFIX_clat.N.log` (the same figure: diskscope's latency runs from
 //! submission to completion), and an empty `PREFIX_slat.N.log` as fio leaves it for an engine
 //! that does not measure submission latency; N is the job's number in the file (its first
-//! clone's with numjobs). The figures are the stored samples of the job's step.
+//! clone's with numjobs). The figures are the stored samples of the job's step, or, for a
+//! job that ran at the same time as others, its own part of each sample (`PartSample::dirs`).
 
 use crate::fiojob::JobFile;
 use shared::{DirSample, RunReport, Sample};
@@ -57,17 +58,22 @@ fn lines(samples: &[&Sample], kind: Kind, read: bool, write: bool) -> String {
 pub fn write(report: &RunReport, jobs: &JobFile, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let mut number = 1u32;
-    for (i, job) in jobs.jobs.iter().enumerate() {
+    for (job, (step, part)) in jobs.jobs.iter().zip(placements(report, jobs)) {
         let n = number;
         number += job.spec.jobs.max(1);
         if !job.logs.any() {
             continue;
         }
-        let samples: Vec<&Sample> = report
+        let own: Vec<Sample> = report
             .samples
             .iter()
-            .filter(|s| s.step as usize == i && !s.pause)
+            .filter(|s| s.step == step && !s.pause)
+            .map(|s| match part {
+                Some(i) => part_sample(s, i),
+                None => s.clone(),
+            })
             .collect();
+        let samples: Vec<&Sample> = own.iter().collect();
         let pct = job.spec.rw.read_pct(job.spec.read_pct);
         let (read, write) = (pct > 0, pct < 100);
         let mut files: Vec<(String, Option<Kind>)> = Vec::new();
@@ -91,6 +97,45 @@ pub fn write(report: &RunReport, jobs: &JobFile, dir: &Path) -> std::io::Result<
         }
     }
     Ok(written)
+}
+
+/// Where each job of the file ran: the run's step (its stonewall group), and its part when
+/// it ran at the same time as other jobs.
+fn placements(report: &RunReport, jobs: &JobFile) -> Vec<(u32, Option<u32>)> {
+    // A file that is one group ran its jobs as the run's parts, with no steps.
+    let together = report.steps.is_empty();
+    let mut out = Vec::new();
+    for (step, group) in jobs.groups().iter().enumerate() {
+        let step = step as u32;
+        for job in group {
+            let part = (group.len() > 1).then(|| {
+                report.targets.iter().position(|t| {
+                    t.job.as_deref() == Some(job.name.as_str())
+                        && (t.step == Some(step) || (together && t.step.is_none()))
+                })
+            });
+            out.push((step, part.flatten().map(|i| i as u32)));
+        }
+    }
+    out
+}
+
+/// Part `part`'s own figures in sample `s`, as a sample of their own.
+fn part_sample(s: &Sample, part: u32) -> Sample {
+    let mut own = Sample {
+        start_ns: s.start_ns,
+        end_ns: s.end_ns,
+        step: s.step,
+        ..Sample::default()
+    };
+    if let Some(p) = s.parts.iter().find(|p| p.target == part) {
+        for (d, pd) in [(&mut own.read, &p.dirs[0]), (&mut own.write, &p.dirs[1])] {
+            d.bytes = pd.bytes;
+            d.ios = pd.ios;
+            d.lat.mean_ns = pd.lat_mean_ns;
+        }
+    }
+    own
 }
 
 #[cfg(test)]

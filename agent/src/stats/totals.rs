@@ -117,6 +117,11 @@ pub fn sum_samples(seq: u64, row: &[Option<Sample>]) -> Sample {
             iops: s.total_iops(),
             bytes: s.total_bytes(),
             p99_ns: s.read.lat.p99_ns.max(s.write.lat.p99_ns),
+            dirs: [&s.read, &s.write].map(|d| shared::sample::PartDir {
+                bytes: d.bytes,
+                ios: d.ios,
+                lat_mean_ns: d.lat.mean_ns,
+            }),
         });
     }
     out

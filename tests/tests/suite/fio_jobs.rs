@@ -1069,3 +1069,109 @@ fn jobs_at_once_inside_stonewall_groups_run_as_fios_do() {
         stderr(&out)
     );
 }
+
+/// The logs of jobs that run at the same time (a reader and a writer in the group after a
+/// fill): each job's own file, named as fio names it (its number in the file), holding only
+/// its directions, one line per sample interval whose values are that job's stored figures.
+#[test]
+fn jobs_at_once_write_their_own_logs_as_fio_does() {
+    require_io_uring!();
+    if !have("fio") {
+        skip!(Missing::Tool, "fio is not installed (apt-get install fio)");
+    }
+    let dir = disk_tempdir();
+    let job = |target: &Path| {
+        format!(
+            "[global]\nfilename={}\nsize=8m\ndirect=1\nioengine=io_uring\nlog_avg_msec=250\n\n\
+             [pre]\nrw=write\nbs=1m\n\n\
+             [r]\nstonewall\nrw=randread\nbs=4k\nruntime=1\ntime_based\n\
+             write_bw_log=r\nwrite_iops_log=r\nwrite_lat_log=r\n\n\
+             [w]\nrw=randwrite\nbs=64k\nruntime=1\ntime_based\nwrite_bw_log=w\n",
+            target.display()
+        )
+    };
+    let (theirs, ours) = (dir.path().join("fio"), dir.path().join("ds"));
+    for d in [&theirs, &ours] {
+        std::fs::create_dir(d).expect("dir");
+        std::fs::write(d.join("job.fio"), job(&d.join("t.bin"))).expect("job");
+    }
+    let fio = Command::new("fio")
+        .current_dir(&theirs)
+        .args(["job.fio", "--output=/dev/null"])
+        .output()
+        .expect("fio");
+    assert!(
+        fio.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fio.stderr)
+    );
+    let out = Command::new(diskscope_bin())
+        .current_dir(&ours)
+        .args(["run", "-q", "job.fio", "--json", "report.json"])
+        .output()
+        .expect("diskscope");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let logs = |d: &Path| -> BTreeSet<String> {
+        std::fs::read_dir(d)
+            .expect("dir")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".log"))
+            .collect()
+    };
+    assert_eq!(logs(&ours), logs(&theirs), "the files fio writes");
+    let rows = |p: PathBuf| -> Vec<Vec<u64>> {
+        std::fs::read_to_string(&p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            .lines()
+            .map(|l| {
+                l.split(',')
+                    .map(|v| v.trim().parse().unwrap_or(0))
+                    .collect()
+            })
+            .collect()
+    };
+    let dirs = |r: &[Vec<u64>]| r.iter().map(|l| l[2]).collect::<BTreeSet<u64>>();
+    for (file, want) in [
+        ("r_bw.2.log", 0),
+        ("r_iops.2.log", 0),
+        ("r_lat.2.log", 0),
+        ("w_bw.3.log", 1),
+    ] {
+        let (o, t) = (rows(ours.join(file)), rows(theirs.join(file)));
+        assert!(!o.is_empty(), "{file}: empty");
+        assert_eq!(
+            dirs(&o),
+            BTreeSet::from([want]),
+            "{file}: diskscope's directions"
+        );
+        assert_eq!(dirs(&t), BTreeSet::from([want]), "{file}: fio's directions");
+    }
+    // The values are each job's stored figures, sample by sample.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ours.join("report.json")).expect("report"))
+            .expect("json");
+    let step1: Vec<&serde_json::Value> = report["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .filter(|s| s["step"] == serde_json::json!(1) && s.get("pause").is_none())
+        .collect();
+    let iops = rows(ours.join("r_iops.2.log"));
+    let w_bw = rows(ours.join("w_bw.3.log"));
+    assert_eq!(iops.len(), step1.len(), "a line per sample interval");
+    for ((s, i), b) in step1.iter().zip(&iops).zip(&w_bw) {
+        let secs =
+            (s["end_ns"].as_u64().unwrap_or(0) - s["start_ns"].as_u64().unwrap_or(0)) as f64 / 1e9;
+        let part = |n: u64| {
+            s["parts"]
+                .as_array()
+                .and_then(|p| p.iter().find(|p| p["target"] == serde_json::json!(n)))
+                .expect("the part")
+        };
+        let r_ios = part(0)["dirs"][0]["ios"].as_f64().unwrap_or(0.0);
+        let w_bytes = part(1)["dirs"][1]["bytes"].as_f64().unwrap_or(0.0);
+        assert_eq!(i[1], (r_ios / secs).round() as u64, "r iops {s}");
+        assert_eq!(b[1], (w_bytes / 1024.0 / secs).round() as u64, "w bw {s}");
+    }
+}
