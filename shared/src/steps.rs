@@ -38,18 +38,35 @@ pub struct Step {
 /// The names of a run's steps as it runs them: steps that run `with_previous` join the
 /// step before them (`reader + writer`).
 pub fn run_step_names(steps: &[Step]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for s in steps {
-        let label = step_label(&s.name, s.pass);
+    run_step_ranges(steps, |s| s.with_previous)
+        .into_iter()
+        .map(|r| joined_name(steps[r].iter().map(|s| step_label(&s.name, s.pass))))
+        .collect()
+}
+
+/// Where each step of a run lies in a list of its parts: a part and those after it that run
+/// `with_previous` (the one grouping the plans, the progress, the memory check and the
+/// names all use).
+pub fn run_step_ranges<T>(
+    items: &[T],
+    with_previous: impl Fn(&T) -> bool,
+) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
         match out.last_mut() {
-            Some(last) if s.with_previous => {
-                last.push_str(" + ");
-                last.push_str(&label);
-            }
-            _ => out.push(label),
+            Some(r) if with_previous(item) => r.end = i + 1,
+            _ => out.push(i..i + 1),
         }
     }
     out
+}
+
+/// The name of a step whose jobs ran at once: theirs, joined (`reader + writer`).
+pub fn joined_name<S: AsRef<str>>(names: impl Iterator<Item = S>) -> String {
+    names
+        .map(|n| n.as_ref().to_string())
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// A step's name with its pass, as the CLI and the dashboard list it.

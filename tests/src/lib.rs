@@ -177,6 +177,66 @@ pub fn have(cmd: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Whether fio is here for a test's comparison with it; when it is not, files a skip
+/// (a failure in strict mode) under `module` instead of leaving the comparison out silently.
+pub fn fio_or_skip(module: &str) -> bool {
+    if have("fio") {
+        return true;
+    }
+    skipped(
+        Missing::Tool,
+        module,
+        "fio is not installed (apt-get install fio): the comparison with it did not run",
+    );
+    false
+}
+
+/// `diskscope run JOB --output-format fio-json`: its output, its native report and the
+/// fio JSON it wrote (read as JSON).
+pub fn run_job_with_fio_json(job: &Path) -> (Output, shared::RunReport, serde_json::Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fio_out = dir.path().join("fio.json");
+    let (out, report) = run_with_report(&[
+        job.to_str().expect("utf8"),
+        "--output-format",
+        "fio-json",
+        "--output",
+        fio_out.to_str().expect("utf8"),
+    ]);
+    let doc = std::fs::read(&fio_out)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    (out, report, doc)
+}
+
+/// The `.log` files in `dir` (fio's per-interval logs a run wrote there).
+pub fn log_files(dir: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect()
+}
+
+/// The rows of a fio log (`msec, value, direction, 0, 0`), as numbers.
+pub fn log_rows(path: &Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            l.split(',')
+                .map(|f| {
+                    f.trim()
+                        .parse()
+                        .unwrap_or_else(|_| panic!("{}: '{l}'", path.display()))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

@@ -849,8 +849,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         let rel = now
             .saturating_sub(ramp)
             .saturating_sub(self.iv.cur.start_ns);
-        let counted = |c: &IntervalStats| (c.read.bytes, c.write.bytes);
-        let bytes_before = counted(&self.iv.cur);
+        // A replay's own byte counts follow from the interval's, once per round.
+        let bytes_before = self.replay.is_some().then(|| bytes_of(&self.iv.cur));
         let mut reaped = 0u64;
         // A latency search's target, what was over it, and its final window's tally.
         let (target, mut over) = (self.search.as_ref().map_or(u64::MAX, |s| s.target_ns), 0);
@@ -936,13 +936,28 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         if recording {
             self.search_round(reaped, over);
         }
+        self.after_reap(before - self.inflight, reaped, bytes_before);
+        true
+    }
+
+    /// What follows from a round's completions (`done` of them, `reaped` counted): the
+    /// think time's count, a replay's bytes (from the interval's, counted before the round
+    /// by `bytes_before`), the gap since the previous round, the read-backs' checks.
+    #[inline(always)]
+    fn after_reap(&mut self, done: u32, reaped: u64, bytes_before: Option<(u64, u64)>) {
+        let now = self.now;
         if let Some(think) = &mut self.think {
-            think.completed(u64::from(before - self.inflight));
+            think.completed(u64::from(done));
         }
-        if let Some(r) = &mut self.replay {
-            let (read, written) = counted(&self.iv.cur);
-            let (read, written) = (read - bytes_before.0, written - bytes_before.1);
-            r.reaped(now, reaped, read, written, self.inflight == 0);
+        if let (Some(r), Some(before)) = (&mut self.replay, bytes_before) {
+            let (read, written) = bytes_of(&self.iv.cur);
+            r.reaped(
+                now,
+                reaped,
+                read - before.0,
+                written - before.1,
+                self.inflight == 0,
+            );
         }
         if reaped > 0 {
             if let Some(prev) = self.last_done {
@@ -951,7 +966,6 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             self.last_done = Some(now);
         }
         self.check_read_backs();
-        true
     }
 
     /// Checks the round's read-back completions, now that the backend is free again.
@@ -1104,6 +1118,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             error: self.error,
         });
     }
+}
+
+/// An interval's bytes read and written so far.
+fn bytes_of(c: &IntervalStats) -> (u64, u64) {
+    (c.read.bytes, c.write.bytes)
 }
 
 /// Time the calling thread ran or waited to run (ns): the first two fields of

@@ -524,16 +524,7 @@ impl JobFile {
         if group.len() < 2 {
             return Ok(None);
         }
-        if let Some(job) = group.get(crate::measure::MAX_PARTS) {
-            return Err(JobFileError::Syntax {
-                at: job.at.clone(),
-                message: format!(
-                    "job '{}': more than {} jobs would run at once (each is its own threads and ring)",
-                    job.name,
-                    crate::measure::MAX_PARTS
-                ),
-            });
-        }
+        too_many_at_once(group)?;
         group
             .iter()
             .map(|&job| {
@@ -560,6 +551,7 @@ impl JobFile {
     pub fn steps(&self) -> Result<Vec<Step>, JobFileError> {
         let mut steps = Vec::new();
         for g in self.groups() {
+            too_many_at_once(&g)?;
             for (k, &job) in g.iter().enumerate() {
                 if g.len() > 1 {
                     beside_others(job)?;
@@ -577,6 +569,22 @@ impl JobFile {
         }
         Ok(steps)
     }
+}
+
+/// A group of more jobs than a run holds at once is refused, naming the first past the limit
+/// (each is its own threads and ring).
+fn too_many_at_once(group: &[&Job]) -> Result<(), JobFileError> {
+    let Some(job) = group.get(crate::measure::MAX_PARTS) else {
+        return Ok(());
+    };
+    Err(JobFileError::Syntax {
+        at: job.at.clone(),
+        message: format!(
+            "job '{}': more than {} jobs would run at once (each is its own threads and ring)",
+            job.name,
+            crate::measure::MAX_PARTS
+        ),
+    })
 }
 
 /// What a job that runs at the same time as others cannot have: a start delay (they start
@@ -759,6 +767,17 @@ mod tests {
         assert_eq!(
             shared::steps::run_step_names(&steps),
             ["a + b".to_string(), "c".to_string()]
+        );
+        // The largest group a run holds at once, also among other groups.
+        let many: String = (0..=crate::measure::MAX_PARTS)
+            .map(|i| format!("[j{i}]\nrw=read\n"))
+            .collect();
+        let e = load(&format!("{many}[last]\nstonewall\n"))
+            .and_then(|f| f.steps().map(|_| ()))
+            .expect_err("too many at once");
+        assert!(
+            e.to_string().contains("job 'j64': more than 64 jobs"),
+            "{e}"
         );
     }
 

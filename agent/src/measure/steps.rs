@@ -11,6 +11,7 @@ use crate::stats::fine::{FineSeries, Spill, BUCKET_NS};
 use crate::stats::{Decimated, SampleSeries, Totals};
 use crate::workload::Plan;
 use shared::analysis::Timeline;
+use shared::steps::{joined_name, run_step_ranges};
 use shared::{RunReport, RunStatus, RunSummary, Sample, Step, StepReport, WorkloadSpec};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -42,20 +43,20 @@ impl StepPlan {
 /// The steps as the live view's progress counts them: a step whose jobs run at once is one
 /// (named for its jobs, as long as the longest of them, moving what they move together).
 pub fn planned_steps(plans: &[StepPlan]) -> Vec<shared::preset::PlannedStep> {
-    let mut out: Vec<shared::preset::PlannedStep> = Vec::new();
-    for p in plans {
-        let next = p.planned();
-        match out.last_mut() {
-            Some(last) if p.step.with_previous => {
-                last.name = format!("{} + {}", last.name, next.name);
-                last.runtime_ms = last.runtime_ms.max(next.runtime_ms);
-                last.bytes = last.bytes.zip(next.bytes).map(|(a, b)| a + b);
-                last.span_bytes = last.span_bytes.max(next.span_bytes);
-            }
-            _ => out.push(next),
-        }
-    }
-    out
+    run_step_ranges(plans, |p| p.step.with_previous)
+        .into_iter()
+        .filter_map(|r| {
+            let mut all = plans[r].iter().map(StepPlan::planned);
+            let first = all.next()?;
+            Some(all.fold(first, |mut acc, next| {
+                acc.name = joined_name([&acc.name, &next.name].into_iter());
+                acc.runtime_ms = acc.runtime_ms.max(next.runtime_ms);
+                acc.bytes = acc.bytes.zip(next.bytes).map(|(a, b)| a + b);
+                acc.span_bytes = acc.span_bytes.max(next.span_bytes);
+                acc
+            }))
+        })
+        .collect()
 }
 
 /// Plans every step against the target before anything runs: a bad step fails the whole
@@ -116,29 +117,17 @@ pub fn plan_steps(steps: &[Step], target: &Locator) -> Result<Vec<StepPlan>, Mea
 /// Each step of the run (a step and those that run `with_previous` it): its jobs' names
 /// and the buffer memory they hold together.
 pub fn phase_needs(plans: &[StepPlan]) -> impl Iterator<Item = (String, u64)> + '_ {
-    let starts = plans
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| !p.step.with_previous)
-        .map(|(i, _)| i);
-    starts.map(move |i| {
-        let n = plans[i + 1..]
-            .iter()
-            .take_while(|p| p.step.with_previous)
-            .count()
-            + 1;
-        let phase = &plans[i..i + n];
-        let names = phase
-            .iter()
-            .map(|p| p.step.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" + ");
-        let need = phase
-            .iter()
-            .map(|p| crate::budget::needed(p.plan.spec()))
-            .fold(0u64, u64::saturating_add);
-        (names, need)
-    })
+    run_step_ranges(plans, |p| p.step.with_previous)
+        .into_iter()
+        .map(move |r| {
+            let phase = &plans[r];
+            let names = joined_name(phase.iter().map(|p| p.step.name.as_str()));
+            let need = phase
+                .iter()
+                .map(|p| crate::budget::needed(p.plan.spec()))
+                .fold(0u64, u64::saturating_add);
+            (names, need)
+        })
 }
 
 /// The plan of a latency search's next round: the same workload at queue depth `qd` and
@@ -259,14 +248,12 @@ pub fn run_steps(
 
 /// The steps in phases: a step and those after it that run `with_previous`.
 fn phases(steps: Vec<StepPlan>) -> Vec<Vec<StepPlan>> {
-    let mut out: Vec<Vec<StepPlan>> = Vec::new();
-    for sp in steps {
-        match out.last_mut() {
-            Some(phase) if sp.step.with_previous => phase.push(sp),
-            _ => out.push(vec![sp]),
-        }
-    }
-    out
+    let ranges = run_step_ranges(&steps, |p| p.step.with_previous);
+    let mut all = steps.into_iter();
+    ranges
+        .iter()
+        .map(|r| all.by_ref().take(r.len()).collect())
+        .collect()
 }
 
 /// Runs a phase's steps at once (a fio stonewall group of several jobs) as one step of the
@@ -282,11 +269,7 @@ fn run_phase(
     first: &mut Option<RunReport>,
 ) -> Result<bool, MeasureError> {
     let mut step = phase[0].step.clone();
-    step.name = phase
-        .iter()
-        .map(|s| s.step.name.as_str())
-        .collect::<Vec<_>>()
-        .join(" + ");
+    step.name = joined_name(phase.iter().map(|s| s.step.name.as_str()));
     let parts = phase
         .into_iter()
         .map(|s| super::Part {

@@ -103,7 +103,7 @@ fn writes_start_on_the_finer_grid_as_fios_do() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(off_grid("diskscope (CLI)", &cli) > 0);
 
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let theirs = dir.path().join("theirs.bin");
         zeroed(&theirs);
         let fjob = dir.path().join("theirs.fio");

@@ -96,7 +96,7 @@ fn a_batch_reaches_the_device_as_fios_does() {
             (low..high).contains(&mine),
             "diskscope, {extra:?}: {mine} requests per I/O ({f:?})"
         );
-        if have("fio") {
+        if fio_or_skip(module_path!()) {
             let before = device_reads(d);
             let v = fio_json(std::process::Command::new("fio").arg(&job));
             let ios = v["jobs"][0]["read"]["total_ios"].as_u64().expect("ios");

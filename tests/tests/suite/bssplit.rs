@@ -91,7 +91,7 @@ fn the_cli_and_a_job_file_issue_the_mix() {
         r.summary.read.bytes as f64,
         r.summary.read.ios as f64,
     );
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let doc = fio_json(std::process::Command::new("fio").arg(&job));
         let read = &doc["jobs"][0]["read"];
         let (bytes, ios) = (read["io_bytes"].as_f64(), read["total_ios"].as_f64());
@@ -247,7 +247,7 @@ fn a_size_range_draws_what_fios_bsrange_draws() {
         r.summary.read.bytes as f64,
         r.summary.read.ios as f64,
     );
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let doc = fio_json(std::process::Command::new("fio").arg(&job));
         let read = &doc["jobs"][0]["read"];
         mean_is(
@@ -376,7 +376,7 @@ fn each_direction_has_its_own_sizes_as_fios_do() {
     let (rd, wr) = (&r.summary.read, &r.summary.write);
     assert_eq!((rd.bytes / rd.ios, wr.bytes / wr.ios), (4096, 65536));
     on_grid("diskscope (CLI)", &cli);
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let theirs = zeroed("fio.bin");
         let v = fio_json(std::process::Command::new("fio").arg(job("fio", &theirs, "bs=4k,64k")));
         let j = &v["jobs"][0];
@@ -397,7 +397,7 @@ fn each_direction_has_its_own_sizes_as_fios_do() {
     let (rd, wr) = (&r.summary.read, &r.summary.write);
     mean_is("diskscope reads", &reads, rd.bytes as f64, rd.ios as f64);
     mean_is("diskscope writes", &writes, wr.bytes as f64, wr.ios as f64);
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let theirs = zeroed("fio-mix.bin");
         let v = fio_json(std::process::Command::new("fio").arg(job("fio-mix", &theirs, split)));
         let j = &v["jobs"][0];

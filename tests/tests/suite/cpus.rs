@@ -138,7 +138,7 @@ fn job_threads_run_on_the_cpus_asked_for() {
     let got = pinned(c.id(), "ds-job-", &want);
     stop(c);
     assert_eq!(got, want);
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let mut fio = Command::new("fio")
             .arg(&job)
             .stdout(Stdio::null())

@@ -551,37 +551,15 @@ fn fios_logs_are_written_in_fios_format_from_the_samples() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let logs = |d: &Path| -> BTreeSet<String> {
-        std::fs::read_dir(d)
-            .expect("dir")
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".log"))
-            .collect()
-    };
-    assert_eq!(logs(&ours), logs(&theirs), "the files fio writes");
-    assert!(logs(&ours).contains("mix_bw.1.log"));
+    assert_eq!(log_files(&ours), log_files(&theirs), "the files fio writes");
+    assert!(log_files(&ours).contains("mix_bw.1.log"));
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ours.join("report.json")).expect("report"))
             .expect("json");
     let samples = report["samples"].as_array().expect("samples");
-    let rows = |p: PathBuf| -> Vec<Vec<u64>> {
-        std::fs::read_to_string(&p)
-            .expect("log")
-            .lines()
-            .map(|l| {
-                l.split(", ")
-                    .map(|f| {
-                        f.parse()
-                            .unwrap_or_else(|_| panic!("{}: '{l}'", p.display()))
-                    })
-                    .collect()
-            })
-            .collect()
-    };
     for name in ["bw", "iops", "lat", "clat"] {
         let file = format!("mix_{name}.1.log");
-        let (ours_rows, their_rows) = (rows(ours.join(&file)), rows(theirs.join(&file)));
+        let (ours_rows, their_rows) = (log_rows(&ours.join(&file)), log_rows(&theirs.join(&file)));
         assert!(
             ours_rows
                 .iter()
@@ -954,14 +932,7 @@ fn jobs_at_once_inside_stonewall_groups_run_as_fios_do() {
     };
     let job = dir.path().join("phases.fio");
     std::fs::write(&job, text("")).expect("job file");
-    let fio_out = dir.path().join("ours-fio.json");
-    let (out, r) = run_with_report(&[
-        job.to_str().expect("utf8"),
-        "--output-format",
-        "fio-json",
-        "--output",
-        fio_out.to_str().expect("utf8"),
-    ]);
+    let (out, r, v) = run_job_with_fio_json(&job);
     assert!(out.status.success(), "{}", stderr(&out));
     let names: Vec<&str> = r.steps.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["pre", "reader + writer"]);
@@ -993,8 +964,6 @@ fn jobs_at_once_inside_stonewall_groups_run_as_fios_do() {
         "the writer's rate cap of 20 MiB/s: {ours_mib_s}"
     );
     // fio's JSON: a job per section, in fio's groups, each with its part's figures.
-    let v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&fio_out).expect("fio json")).expect("json");
     let jobs: Vec<(String, u64)> = v["jobs"]
         .as_array()
         .expect("jobs")
@@ -1016,7 +985,7 @@ fn jobs_at_once_inside_stonewall_groups_run_as_fios_do() {
         v["jobs"][2]["write"]["io_bytes"],
         serde_json::json!(writer.write.bytes)
     );
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let f = fio_json(std::process::Command::new("fio").arg(&job));
         let theirs: Vec<(String, u64)> = f["jobs"]
             .as_array()
@@ -1111,26 +1080,7 @@ fn jobs_at_once_write_their_own_logs_as_fio_does() {
         .output()
         .expect("diskscope");
     assert!(out.status.success(), "{}", stderr(&out));
-    let logs = |d: &Path| -> BTreeSet<String> {
-        std::fs::read_dir(d)
-            .expect("dir")
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".log"))
-            .collect()
-    };
-    assert_eq!(logs(&ours), logs(&theirs), "the files fio writes");
-    let rows = |p: PathBuf| -> Vec<Vec<u64>> {
-        std::fs::read_to_string(&p)
-            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-            .lines()
-            .map(|l| {
-                l.split(',')
-                    .map(|v| v.trim().parse().unwrap_or(0))
-                    .collect()
-            })
-            .collect()
-    };
+    assert_eq!(log_files(&ours), log_files(&theirs), "the files fio writes");
     let dirs = |r: &[Vec<u64>]| r.iter().map(|l| l[2]).collect::<BTreeSet<u64>>();
     for (file, want) in [
         ("r_bw.2.log", 0),
@@ -1138,7 +1088,7 @@ fn jobs_at_once_write_their_own_logs_as_fio_does() {
         ("r_lat.2.log", 0),
         ("w_bw.3.log", 1),
     ] {
-        let (o, t) = (rows(ours.join(file)), rows(theirs.join(file)));
+        let (o, t) = (log_rows(&ours.join(file)), log_rows(&theirs.join(file)));
         assert!(!o.is_empty(), "{file}: empty");
         assert_eq!(
             dirs(&o),
@@ -1157,8 +1107,8 @@ fn jobs_at_once_write_their_own_logs_as_fio_does() {
         .iter()
         .filter(|s| s["step"] == serde_json::json!(1) && s.get("pause").is_none())
         .collect();
-    let iops = rows(ours.join("r_iops.2.log"));
-    let w_bw = rows(ours.join("w_bw.3.log"));
+    let iops = log_rows(&ours.join("r_iops.2.log"));
+    let w_bw = log_rows(&ours.join("w_bw.3.log"));
     assert_eq!(iops.len(), step1.len(), "a line per sample interval");
     for ((s, i), b) in step1.iter().zip(&iops).zip(&w_bw) {
         let secs =

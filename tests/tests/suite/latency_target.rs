@@ -204,15 +204,8 @@ fn a_job_files_latency_target_ends_at_fios_depth() {
         ),
     )
     .expect("job file");
-    let fio_out = dir.path().join("ours-fio.json");
     for attempt in 1..=3 {
-        let (out, r) = run_with_report(&[
-            job.to_str().expect("utf8"),
-            "--output-format",
-            "fio-json",
-            "--output",
-            fio_out.to_str().expect("utf8"),
-        ]);
+        let (out, r, v) = run_job_with_fio_json(&job);
         assert!(out.status.success(), "{}", stderr(&out));
         assert_eq!(r.status, shared::RunStatus::Completed);
         let q = r.analysis.qd_search.first().expect("the search's result");
@@ -227,8 +220,6 @@ fn a_job_files_latency_target_ends_at_fios_depth() {
             r.summary.duration_ns
         );
         // fio's JSON: its keys, and the final window's figures as stored.
-        let v: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&fio_out).expect("fio json")).expect("json");
         let j = &v["jobs"][0];
         assert_eq!(j["latency_depth"], json!(depth));
         assert_eq!(j["latency_target"], json!(37_000_000));
@@ -236,7 +227,7 @@ fn a_job_files_latency_target_ends_at_fios_depth() {
         assert_eq!(j["latency_percentile"], json!(90.0));
         assert_eq!(j["read"]["total_ios"], json!(fw.summary.read.ios));
         assert_eq!(j["job_runtime"], json!(fw.summary.duration_ns / 1_000_000));
-        let theirs = have("fio").then(|| {
+        let theirs = fio_or_skip(module_path!()).then(|| {
             let f = fio_json(std::process::Command::new("fio").arg(&job));
             f["jobs"][0]["latency_depth"].as_u64().expect("fio's depth")
         });

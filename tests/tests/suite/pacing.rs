@@ -116,7 +116,7 @@ fn think_time_holds_the_job_to_its_blocks_per_think() {
     assert!(ios <= 4 * (1000 / 20 + 1), "{ios} I/Os in 1 s");
     // Not stalled either: each 4 I/Os and their think well within 3 × 20 ms.
     assert!(ios >= 4 * 1000 / 60, "{ios} I/Os in 1 s");
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let limit = std::time::Duration::from_secs(20);
         match fio_json_within(std::process::Command::new("fio").arg(&job), limit) {
             Some(doc) => {

@@ -60,7 +60,7 @@ fn each_job_writes_its_own_region_as_fios_do() {
         wrong[0] * BLOCK / 1024
     );
 
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let theirs = dir.path().join("theirs.bin");
         zeroed(&theirs);
         let fjob = dir.path().join("theirs.fio");

@@ -54,7 +54,7 @@ fn a_run_below_its_floor_fails_there_as_fios_does() {
     assert_eq!(ours["jobs"][0]["error"], 5);
     assert_eq!(ours["jobs"][0]["job options"]["rate_min"], "1m");
 
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let o = std::process::Command::new("fio")
             .args(["--output-format=json", j])
             .output()
@@ -225,7 +225,7 @@ fn a_steady_run_ends_once_steady_as_fios_does() {
         "{ss:?}"
     );
 
-    if have("fio") {
+    if fio_or_skip(module_path!()) {
         let o = std::process::Command::new("fio")
             .args(["--output-format=json", j])
             .output()
