@@ -111,6 +111,8 @@ try {
     // in 6 s alone, over 30 s beside other tests).
     await page.fill('#f-size', '64M');
     await page.fill('#run-name', 'e2e custom');
+    // Start waits for the agent's verdict on the spec the fields make (specs/check).
+    await page.locator('#start:enabled').waitFor(T).catch(() => {});
     check(!(await page.locator('#start').isDisabled()), 'start stays disabled on a valid form');
     await page.click('#start');
     await page.locator('.state', { hasText: /running|completed/ }).waitFor(T);
@@ -509,6 +511,8 @@ try {
     await page.fill('#f-size', '256M');
     await page.fill('#f-runtime', '');
     await page.fill('#run-name', 'e2e replay');
+    // Start waits for the agent's verdict on the spec the fields make (specs/check).
+    await page.locator('#start:enabled').waitFor(T).catch(() => {});
     check(!(await page.locator('#start').isDisabled()), 'start is disabled for a replay from the form');
     const prev5 = await newestRun();
     await page.click('#start');
