@@ -7,6 +7,7 @@ use shared::{LatencyStats, Rate, Sample, WorkloadSpec};
 
 pub const READ: (u8, u8, u8) = (52, 120, 246);
 pub const WRITE: (u8, u8, u8) = (230, 80, 60);
+pub const TRIM: (u8, u8, u8) = (150, 110, 40);
 pub const PALETTE: [(u8, u8, u8); 6] = [
     (52, 120, 246),
     (230, 80, 60),
@@ -99,7 +100,8 @@ fn timed(title: &str, y_desc: &str, axis: YAxis, y_fmt: Fmt) -> ChartData {
 fn directions(samples: &[Sample], f: fn(&shared::DirSample) -> f64) -> Vec<Series> {
     let mut out = Vec::new();
     let (reads, writes) = (active_steps(samples, true), active_steps(samples, false));
-    if !reads.is_empty() || writes.is_empty() {
+    let trims = samples.iter().any(|s| s.trim.ios > 0);
+    if !reads.is_empty() || (writes.is_empty() && !trims) {
         out.push(Series {
             name: "read".into(),
             color: READ,
@@ -113,6 +115,13 @@ fn directions(samples: &[Sample], f: fn(&shared::DirSample) -> f64) -> Vec<Serie
             name: "write".into(),
             color: WRITE,
             points: over_time(samples, |x| writes.contains(&x.step).then(|| f(&x.write))),
+        });
+    }
+    if trims {
+        out.push(Series {
+            name: "trim".into(),
+            color: TRIM,
+            points: over_time(samples, |x| Some(f(&x.trim))),
         });
     }
     out
@@ -251,14 +260,15 @@ pub fn iops(samples: &[Sample], spec: Option<&WorkloadSpec>) -> ChartData {
 /// p50, p99 and max of whichever directions ran, on a log scale.
 pub fn latency(samples: &[Sample]) -> ChartData {
     let mut c = timed("Latency (log scale)", "latency", YAxis::Log, Fmt::Micros);
-    let us =
-        |x: &Sample, f: fn(&LatencyStats) -> u64| f(&x.read.lat).max(f(&x.write.lat)) as f64 / 1e3;
+    let us = |x: &Sample, f: fn(&LatencyStats) -> u64| {
+        f(&x.read.lat).max(f(&x.write.lat)).max(f(&x.trim.lat)) as f64 / 1e3
+    };
     // An interval without I/O has no latency: a gap, not a 0 on the log axis' floor.
     let line = |name: &str, color, f: fn(&LatencyStats) -> u64| Series {
         name: name.into(),
         color,
         points: over_time(samples, |x| {
-            (x.read.ios + x.write.ios > 0).then(|| us(x, f))
+            (x.read.ios + x.write.ios + x.trim.ios > 0).then(|| us(x, f))
         }),
     };
     c.series = vec![

@@ -21,7 +21,7 @@ pub struct LatencyStats {
     pub max_ns: u64,
 }
 
-/// One direction (read or write) over a window.
+/// One direction (read, write or trim) over a window.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DirSample {
@@ -38,6 +38,12 @@ pub struct DirSample {
 }
 
 impl DirSample {
+    /// Nothing happened in this direction, ever (how a run without trims leaves `trim`:
+    /// left out of the JSON).
+    pub fn is_idle(&self) -> bool {
+        self.ios == 0 && self.cum_bytes == 0
+    }
+
     /// Adds the window that follows (see [`Sample::absorb`]); `window_ns` is the joined length.
     fn absorb(&mut self, next: &DirSample, window_ns: u64) {
         let ios = self.ios + next.ios;
@@ -88,6 +94,9 @@ pub struct Sample {
     pub end_ns: u64,
     pub read: DirSample,
     pub write: DirSample,
+    /// Trims (discards), for the trim workloads.
+    #[serde(default, skip_serializing_if = "DirSample::is_idle")]
+    pub trim: DirSample,
     /// Lowest offset touched in the window (bytes), for speed-against-position plots.
     pub offset_lo: Option<u64>,
     /// One past the highest byte touched in the window.
@@ -129,6 +138,10 @@ pub struct PartSample {
     #[serde(default)]
     #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub dirs: [PartDir; 2],
+    /// The trims', as `dirs` holds the reads' and writes'.
+    #[serde(default, skip_serializing_if = "PartDir::is_idle")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub trim: PartDir,
 }
 
 /// One direction of a part's interval.
@@ -141,6 +154,10 @@ pub struct PartDir {
 }
 
 impl PartDir {
+    pub fn is_idle(&self) -> bool {
+        self.ios == 0
+    }
+
     /// This window followed by `next`: amounts add up, the mean latency is I/O-weighted.
     fn absorb(&mut self, next: &PartDir) {
         let ios = self.ios + next.ios;
@@ -166,6 +183,7 @@ impl Sample {
         let window = self.end_ns.saturating_sub(self.start_ns);
         self.read.absorb(&next.read, window);
         self.write.absorb(&next.write, window);
+        self.trim.absorb(&next.trim, window);
         self.offset_lo = match (self.offset_lo, next.offset_lo) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -197,6 +215,7 @@ impl Sample {
             if let Some(p) = p {
                 q.dirs[0].absorb(&p.dirs[0]);
                 q.dirs[1].absorb(&p.dirs[1]);
+                q.trim.absorb(&p.trim);
             }
         }
         for p in &next.parts {
@@ -238,16 +257,22 @@ impl Sample {
         samples
     }
 
+    /// Bytes read, written and trimmed.
     pub fn total_bytes(&self) -> u64 {
-        self.read.bytes + self.write.bytes
+        self.read.bytes + self.write.bytes + self.trim.bytes
+    }
+
+    /// I/Os read, written and trimmed.
+    pub fn total_ios(&self) -> u64 {
+        self.read.ios + self.write.ios + self.trim.ios
     }
 
     pub fn total_mb_s(&self) -> f64 {
-        self.read.mb_s + self.write.mb_s
+        self.read.mb_s + self.write.mb_s + self.trim.mb_s
     }
 
     pub fn total_iops(&self) -> f64 {
-        self.read.iops + self.write.iops
+        self.read.iops + self.write.iops + self.trim.iops
     }
 }
 
@@ -259,6 +284,9 @@ pub struct RunSummary {
     pub duration_ns: u64,
     pub read: DirSample,
     pub write: DirSample,
+    /// Trims (discards), for the trim workloads.
+    #[serde(default, skip_serializing_if = "DirSample::is_idle")]
+    pub trim: DirSample,
     pub samples: u64,
     /// Time spent in the final fsync (included in `duration_ns`), when `end_fsync` was set.
     pub fsync_ns: Option<u64>,
@@ -278,6 +306,9 @@ pub struct HistogramDump {
     pub max_relative_error: f64,
     pub read: Vec<HistBucket>,
     pub write: Vec<HistBucket>,
+    /// The trims' latencies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trim: Vec<HistBucket>,
     /// The flushes' latencies (`RunSummary::flush`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flush: Vec<HistBucket>,

@@ -46,16 +46,28 @@ pub enum RwMode {
     RandRw,
     /// Sequential mix of reads and writes (`read_pct` % reads).
     Rw,
+    /// Sequential trims (discards): `BLKDISCARD` on a block device, a punched hole in a
+    /// file. Destructive, as writes are.
+    Trim,
+    RandTrim,
+    /// Each block trimmed, then written (fio's `trimwrite`), sequentially.
+    TrimWrite,
+    /// Each block trimmed, then written, at random offsets (fio's `randtrimwrite`).
+    RandTrimWrite,
 }
 
 impl RwMode {
-    pub const ALL: [RwMode; 6] = [
+    pub const ALL: [RwMode; 10] = [
         RwMode::Read,
         RwMode::Write,
         RwMode::RandRead,
         RwMode::RandWrite,
         RwMode::RandRw,
         RwMode::Rw,
+        RwMode::Trim,
+        RwMode::RandTrim,
+        RwMode::TrimWrite,
+        RwMode::RandTrimWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -66,22 +78,49 @@ impl RwMode {
             RwMode::RandWrite => "randwrite",
             RwMode::RandRw => "randrw",
             RwMode::Rw => "rw",
+            RwMode::Trim => "trim",
+            RwMode::RandTrim => "randtrim",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
         }
     }
 
     pub fn is_random(self) -> bool {
-        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+        matches!(
+            self,
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandRw
+                | RwMode::RandTrim
+                | RwMode::RandTrimWrite
+        )
+    }
+
+    /// Whether the workload trims; with [`RwMode::then_writes`] each trim is followed by a
+    /// write of the same block.
+    pub fn trims(self) -> bool {
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
+    }
+
+    /// A trim-then-write workload (`trimwrite`, `randtrimwrite`).
+    pub fn then_writes(self) -> bool {
+        matches!(self, RwMode::TrimWrite | RwMode::RandTrimWrite)
     }
 
     pub fn is_mixed(self) -> bool {
         matches!(self, RwMode::RandRw | RwMode::Rw)
     }
 
-    /// Share of reads in percent, given the spec's mix setting.
+    /// Share of reads in percent, given the spec's mix setting (0 for trims: they change
+    /// the target as writes do, and take the same care).
     pub fn read_pct(self, mix_read_pct: u8) -> u8 {
         match self {
             RwMode::Read | RwMode::RandRead => 100,
             RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => 0,
             RwMode::RandRw | RwMode::Rw => mix_read_pct,
         }
     }
@@ -100,7 +139,10 @@ impl FromStr for RwMode {
             .into_iter()
             .find(|m| m.as_str() == s)
             .ok_or_else(|| {
-                format!("invalid rw '{s}': expected read, write, randread, randwrite, randrw or rw")
+                format!(
+                    "invalid rw '{s}': expected read, write, randread, randwrite, randrw, rw, \
+                     trim, randtrim, trimwrite or randtrimwrite"
+                )
             })
     }
 }
@@ -577,6 +619,7 @@ impl WorkloadSpec {
         self.check_access(&mut bad);
         self.check_replay(&mut bad);
         self.check_durability(&mut bad);
+        self.check_trims(&mut bad);
         if let Some(rule) = &self.latency_target {
             self.check_latency_target(rule, &mut bad);
         }
@@ -1083,6 +1126,43 @@ impl WorkloadSpec {
         }
         if self.write_sync != crate::durability::WriteSync::None {
             bad("write_sync", &self.write_sync, why());
+        }
+    }
+
+    /// Trims are made one at a time, synchronously, as fio's engines make them: what checks
+    /// or paces data, or searches a depth, has nothing to act on.
+    fn check_trims(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        if !self.rw.trims() {
+            return;
+        }
+        let why = format!("does not apply to {} (trims carry no data)", self.rw);
+        if self.verify {
+            bad("verify", &true, why.clone());
+        }
+        if self.scan {
+            bad("scan", &true, why.clone());
+        }
+        if self.replay.is_some() {
+            bad(
+                "replay",
+                &"a trace",
+                "a replay takes its trims from the trace".into(),
+            );
+        }
+        if self.latency_target.is_some() {
+            bad(
+                "latency_target",
+                &self.rw,
+                "trims are made one at a time: there is no depth to search".into(),
+            );
+        }
+        if !self.rw.then_writes() {
+            if let Some(f) = self.flush {
+                bad("flush", &f, why.clone());
+            }
+            if self.write_sync != crate::durability::WriteSync::None {
+                bad("write_sync", &self.write_sync, why);
+            }
         }
     }
 

@@ -192,7 +192,7 @@ impl SteadyWatch {
         if s.pause || secs <= 0.0 || s.start_ns < self.rule.ramp_ms * 1_000_000 {
             return false;
         }
-        let (ios, bytes) = (s.read.ios + s.write.ios, s.read.bytes + s.write.bytes);
+        let (ios, bytes) = (s.total_ios(), s.total_bytes());
         let v = match self.rule.measure {
             SteadyMeasure::Iops => ios as f64 / secs,
             SteadyMeasure::Bw => bytes as f64 / secs,

@@ -92,7 +92,12 @@ fn traffic(
     );
     let dirs: Vec<(&String, &str, &DirTotals)> = totals
         .iter()
-        .flat_map(|(p, v)| [(p, "read", &v.read), (p, "write", &v.write)])
+        .flat_map(|(p, v)| {
+            let trims = (v.trim.ios > 0).then_some((p, "trim", &v.trim));
+            [(p, "read", &v.read), (p, "write", &v.write)]
+                .into_iter()
+                .chain(trims)
+        })
         .collect();
     x.each(
         (

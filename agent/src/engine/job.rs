@@ -25,19 +25,20 @@ use super::{Dir, IoBackend};
 use crate::stats::interval::Completed;
 use crate::stats::IntervalStats;
 use crate::workload::offsets::OffsetGen;
-use crate::workload::sizes::Sizes;
-
-/// The random stream of job j's I/O sizes is this + j (offsets, mix and data take 3j..3j+2,
-/// a rate cap's arrivals 2^32 + j).
-const SIZE_STREAM: u64 = 1 << 33;
 use crate::workload::pattern::Filler;
+use crate::workload::plan::Trims;
 use crate::workload::rate::{Gate, RateCap, Think};
 use crate::workload::rng::Rng;
+use crate::workload::sizes::Sizes;
 use crate::workload::{JobPlan, Plan};
 use shared::analysis::scan::ScanMap;
 use shared::analysis::verify::Verify;
 use shared::{Backend, RunError};
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The random stream of job j's I/O sizes is this + j (offsets, mix and data take 3j..3j+2,
+/// a rate cap's arrivals 2^32 + j).
+const SIZE_STREAM: u64 = 1 << 33;
 use std::sync::mpsc::Sender;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -465,6 +466,11 @@ pub(super) struct JobLoop<'a, B: IoBackend> {
     pass_bytes: Option<u64>,
     next_pass: u64,
     issued_bytes: u64,
+    /// A trim-then-write workload's block just trimmed, whose write comes next.
+    trimmed: Option<(u64, u64)>,
+    /// The round made its I/O synchronously (a trim): nothing in flight, yet no reason to
+    /// sleep before the next round.
+    sync_done: bool,
 }
 
 impl<'a, B: IoBackend> JobLoop<'a, B> {
@@ -531,6 +537,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             pass_bytes: jp.cold_passes.then(|| jp.span.blocks * jp.span.bs),
             next_pass: jp.span.blocks * jp.span.bs,
             issued_bytes: 0,
+            trimmed: None,
+            sync_done: false,
         }
     }
 
@@ -589,6 +597,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             if self.inflight == 0 {
                 if self.stopping || self.remaining == Some(0) {
                     break;
+                }
+                if std::mem::take(&mut self.sync_done) {
+                    continue;
                 }
                 let nap = wake.saturating_sub(self.now).max(1_000);
                 std::thread::sleep(Duration::from_nanos(nap));
@@ -673,6 +684,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                     return wake.min(due);
                 }
             }
+            if let Some(t) = self.jp.trims {
+                if !self.trim_step(slot, t) {
+                    break;
+                }
+                if self.sync_done {
+                    // One trim a round: the round's checks (time, stop, interval) run
+                    // between trims as they run between completions.
+                    return wake;
+                }
+                continue;
+            }
             let is_write =
                 self.read_pct == 0 || (self.read_pct < 100 && self.mix.below(100) >= self.read_pct);
             let index = self.issued;
@@ -689,38 +711,110 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             } else {
                 (Dir::Read, slot)
             };
-            if !self.issue(slot, dir, buf, offset, index, len) {
+            if !self.issue(slot, dir, buf, offset, index, len) || !self.issued_one(dir, offset, len)
+            {
                 break;
-            }
-            if let Some(think) = &mut self.think {
-                think.issued();
-            }
-            self.issued += 1;
-            if is_write && self.flush_every != 0 {
-                self.writes_issued += 1;
-                self.flush_due = self.writes_issued.is_multiple_of(self.flush_every);
-            }
-            if let Some(r) = &mut self.remaining {
-                *r = r.saturating_sub(len);
-            }
-            if let Some(pass) = self.pass_bytes {
-                self.issued_bytes += len;
-                if self.issued_bytes >= self.next_pass {
-                    self.next_pass += pass;
-                    if let Err(e) = self.b.drop_cache() {
-                        self.error = Some(io_error(
-                            dir,
-                            offset,
-                            &format!("dropping the page cache for a new pass: {e}"),
-                            e.raw_os_error(),
-                        ));
-                        self.stopping = true;
-                        break;
-                    }
-                }
             }
         }
         wake
+    }
+
+    /// The bookkeeping after an I/O was issued: think time, the count, flushes due, the
+    /// budget and a new pass's cache drop. False (the job stopping) when the drop failed.
+    #[inline(always)]
+    fn issued_one(&mut self, dir: Dir, offset: u64, len: u64) -> bool {
+        if let Some(think) = &mut self.think {
+            think.issued();
+        }
+        self.issued += 1;
+        if dir == Dir::Write && self.flush_every != 0 {
+            self.writes_issued += 1;
+            self.flush_due = self.writes_issued.is_multiple_of(self.flush_every);
+        }
+        if let Some(r) = &mut self.remaining {
+            *r = r.saturating_sub(len);
+        }
+        if let Some(pass) = self.pass_bytes {
+            self.issued_bytes += len;
+            if self.issued_bytes >= self.next_pass {
+                self.next_pass += pass;
+                if let Err(e) = self.b.drop_cache() {
+                    self.error = Some(io_error(
+                        dir,
+                        offset,
+                        &format!("dropping the page cache for a new pass: {e}"),
+                        e.raw_os_error(),
+                    ));
+                    self.stopping = true;
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// A trim workload's next step: the write of the block just trimmed (trim-then-write),
+    /// or a trim of the next block, made synchronously as fio's engines make trims, its
+    /// latency the call's (`sync_done` set: the round ends). False when the job stops.
+    fn trim_step(&mut self, slot: u32, t: Trims) -> bool {
+        if let Some((offset, len)) = self.trimmed.take() {
+            let buf = self.refreshed_write_buffer(slot, len as u32);
+            let index = self.issued;
+            return self.issue(slot, Dir::Write, buf, offset, index, len)
+                && self.issued_one(Dir::Write, offset, len);
+        }
+        let (offset, len) = self.next_offset_len(true);
+        let t0 = self.clock();
+        let res = self.b.trim(offset, len);
+        self.now = self.clock();
+        let failed = match res {
+            Ok(true) => None,
+            Ok(false) => Some(io_error(
+                Dir::Trim,
+                offset,
+                "the target does not support trims (no discard on this device, no hole \
+                 punching on this filesystem)",
+                Some(libc::EOPNOTSUPP),
+            )),
+            Err(e) => Some(io_error(
+                Dir::Trim,
+                offset,
+                &e.to_string(),
+                e.raw_os_error(),
+            )),
+        };
+        if let Some(e) = failed {
+            self.error = Some(e);
+            self.stopping = true;
+            return false;
+        }
+        self.roll_live();
+        if self.recording {
+            let ramp = self.shared.ramp_ns;
+            let at_ns = self.now.saturating_sub(ramp);
+            self.iv.cur.completed(Completed {
+                dir: Dir::Trim,
+                bytes: len,
+                lat_ns: self.now - t0,
+                offset,
+                rel_ns: at_ns.saturating_sub(self.iv.cur.start_ns),
+                at_ns,
+            });
+            if let Some(prev) = self.last_done {
+                self.iv.cur.fine.gap(self.now - prev, 0);
+            }
+            self.last_done = Some(self.now);
+        }
+        match t {
+            Trims::ThenWrite => {
+                self.trimmed = Some((offset, len));
+                true
+            }
+            Trims::Only => {
+                self.sync_done = true;
+                self.issued_one(Dir::Trim, offset, len)
+            }
+        }
     }
 
     /// `slot`'s write buffer with new content (only the `len` bytes written: a size mix's

@@ -23,6 +23,8 @@ use std::io;
 pub enum Dir {
     Read,
     Write,
+    /// A trim (discard): made synchronously through [`IoBackend::trim`], never queued.
+    Trim,
 }
 
 impl Dir {
@@ -30,6 +32,7 @@ impl Dir {
         match self {
             Dir::Read => "read",
             Dir::Write => "write",
+            Dir::Trim => "trim",
         }
     }
 }
@@ -104,6 +107,14 @@ pub(crate) fn trim_file(file: &std::fs::File, offset: u64, len: u64) -> io::Resu
         Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) | Some(libc::ENOSYS) => Ok(false),
         _ => Err(e),
     }
+}
+
+/// A trim handed to `prep`: the job loop makes trims through [`IoBackend::trim`].
+fn trim_not_queued() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "a trim is made with trim(), not queued",
+    )
 }
 
 /// `posix_fadvise(DONTNEED)` over the whole file.

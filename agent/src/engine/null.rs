@@ -62,4 +62,8 @@ impl IoBackend for NullBackend {
     fn fsync(&mut self) -> io::Result<()> {
         Ok(())
     }
+
+    fn trim(&mut self, _offset: u64, _len: u64) -> io::Result<bool> {
+        Ok(true)
+    }
 }

@@ -76,6 +76,7 @@ impl IoBackend for SyncBackend {
                 let r = match dir {
                     Dir::Read => self.file.read_at(data, offset),
                     Dir::Write => self.file.write_at(data, offset),
+                    Dir::Trim => Err(super::trim_not_queued()),
                 };
                 (slot, r)
             }

@@ -138,6 +138,7 @@ impl IoBackend for UringBackend<'_> {
         let ptr = self.bufs.ptr(buf as usize);
         let fb = self.fixed_bufs;
         let entry: squeue::Entry = match (dir, self.fixed_file) {
+            (Dir::Trim, _) => return Err(super::trim_not_queued()),
             (Dir::Read, true) => rw_entry!(Fixed(0), fb, ReadFixed, Read, ptr, len, buf, offset),
             (Dir::Read, false) => {
                 rw_entry!(

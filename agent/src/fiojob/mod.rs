@@ -95,6 +95,8 @@ pub struct Job {
     /// The writes' own sizes where they differ from the reads': from `bs=R,W` and from
     /// `bssplit=READS,WRITES` (which wins, as fio's bssplit does over bs).
     pub write_sizes: (Option<BsSplit>, Option<BsSplit>),
+    /// The trims' own size (`bs=R,W,T`), where given.
+    pub trim_bs: Option<u64>,
     /// fio's `latency_target` (µs), `latency_window` (ms) and `latency_percentile`.
     pub latency: (Option<u64>, Option<u64>, f64),
 }
@@ -123,6 +125,7 @@ impl Job {
             options: Vec::new(),
             steady: (None, None, 0),
             write_sizes: (None, None),
+            trim_bs: None,
             latency: (None, None, 100.0),
             notes: Vec::new(),
             engine: None,
@@ -168,10 +171,27 @@ impl Job {
     /// The writes' own sizes as the job's mode uses them: a write-only job's sizes are
     /// the writes', a read-only job ignores them, a random mix keeps both (a sequential
     /// mix is refused by the validator: fio keeps a position per direction).
-    fn sizes_by_direction(&mut self) {
+    fn sizes_by_direction(&mut self) -> Result<(), String> {
         let (from_bs, from_split) = std::mem::take(&mut self.write_sizes);
-        let Some(w) = from_split.or(from_bs) else {
-            return;
+        let trims = self.trim_bs.filter(|_| self.spec.rw.trims());
+        let from_bs = match trims {
+            // Trims alone: their own size is the job's.
+            Some(t) if !self.spec.rw.then_writes() => Some(BsSplit(vec![(t, 100)])),
+            _ => from_bs,
+        };
+        let w = from_split.or(from_bs);
+        if let (Some(t), true) = (trims, self.spec.rw.then_writes()) {
+            let writes = w.as_ref().map_or(self.spec.bs, BsSplit::min);
+            if t != writes || w.as_ref().is_some_and(|w| w.0.len() > 1) {
+                return Err(format!(
+                    "bs: trims of {t} B beside writes of other sizes: in {} each block is \
+                     trimmed and written whole, one size for both",
+                    self.spec.rw
+                ));
+            }
+        }
+        let Some(w) = w else {
+            return Ok(());
         };
         let s = &mut self.spec;
         match s.rw.read_pct(s.read_pct) {
@@ -183,6 +203,7 @@ impl Job {
             }
             _ => s.write_bssplit = Some(w),
         }
+        Ok(())
     }
 
     /// fio's batch sizes against the job's depth: a submit batch of 0 or above the depth is
@@ -257,12 +278,13 @@ impl Job {
     fn finish(&mut self) -> Result<(), JobFileError> {
         self.engine_note();
         self.batch_to_depth();
-        self.sizes_by_direction();
+        let sized = self.sizes_by_direction();
         self.offsets_and_sizes();
         let bad = |message: String| JobFileError::Syntax {
             at: self.at.clone(),
             message: format!("job '{}': {message}", self.name),
         };
+        sized.map_err(bad)?;
         let s = &mut self.spec;
         s.verify = s.verify && self.do_verify;
         s.latency_target = match self.latency {

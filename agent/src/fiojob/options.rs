@@ -237,10 +237,17 @@ fn rw_mode(v: &str) -> Result<RwMode, String> {
         "randwrite" => RwMode::RandWrite,
         "rw" | "readwrite" => RwMode::Rw,
         "randrw" => RwMode::RandRw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err("trims are not supported".into())
+        "trim" => RwMode::Trim,
+        "randtrim" => RwMode::RandTrim,
+        "trimwrite" => RwMode::TrimWrite,
+        "randtrimwrite" => RwMode::RandTrimWrite,
+        _ => {
+            return Err(
+                "expected read, write, randread, randwrite, rw, randrw, trim, \
+                        randtrim, trimwrite or randtrimwrite"
+                    .into(),
+            )
         }
-        _ => return Err("expected read, write, randread, randwrite, rw or randrw".into()),
     })
 }
 
@@ -256,12 +263,13 @@ fn span_option(job: &mut Job, key: &str, bytes: u64) {
     }
 }
 
-/// `bs=SIZE` or `bs=READ,WRITE[,TRIM]` (an empty READ keeps the reads' size; the trims'
-/// is unused: diskscope issues none) (the last of bs and bsrange wins, as in fio), or
-/// `bsrange=MIN-MAX`.
+/// `bs=SIZE` or `bs=READ,WRITE[,TRIM]` (an empty READ keeps the reads' size; trims take
+/// the writes' unless TRIM is given, as in fio) (the last of bs and bsrange wins, as in
+/// fio), or `bsrange=MIN-MAX`.
 fn sizes_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
     let (lo, hi) = if matches!(key, "bsrange" | "blocksize_range") {
         job.write_sizes.0 = None;
+        job.trim_bs = None;
         bs_range(v)?
     } else {
         let mut parts = v.split(',').map(str::trim);
@@ -270,6 +278,11 @@ fn sizes_option(job: &mut Job, key: &str, v: &str) -> Result<(), String> {
             None => job.spec.bs,
         };
         let write = parts
+            .next()
+            .filter(|p| !p.is_empty())
+            .map(size)
+            .transpose()?;
+        job.trim_bs = parts
             .next()
             .filter(|p| !p.is_empty())
             .map(size)

@@ -39,6 +39,13 @@ pub struct Files;
 impl Source for Files {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         let meta = std::fs::metadata(path)?;
+        if !meta.is_file() {
+            // A device would be read whole (its size is not the file's length).
+            return Err(std::io::Error::other(
+                "not a regular file, so not a fio job file: a device or file to measure \
+                 is named with --target",
+            ));
+        }
         if meta.len() > MAX_JOB_FILE_BYTES as u64 {
             return Err(std::io::Error::other(format!(
                 "{} bytes: larger than a job file ({MAX_JOB_FILE_BYTES} bytes at most)",

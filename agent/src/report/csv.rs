@@ -47,6 +47,8 @@ fn header() -> Vec<String> {
         h.extend(DIR_COLUMNS.iter().map(|c| format!("{dir}_{c}")));
     }
     h.extend(["offset_lo".into(), "offset_hi".into()]);
+    // The trims' after the rest: the columns before keep their places.
+    h.extend(DIR_COLUMNS.iter().map(|c| format!("trim_{c}")));
     h
 }
 
@@ -60,6 +62,7 @@ fn record(s: &Sample) -> Vec<String> {
     r.extend(dir_values(&s.read));
     r.extend(dir_values(&s.write));
     r.extend([opt(s.offset_lo), opt(s.offset_hi)]);
+    r.extend(dir_values(&s.trim));
     r
 }
 

@@ -73,8 +73,8 @@ impl Spread {
 /// direction over the intervals that did I/O that way, and the engine CPU.
 #[derive(Default, Clone, Copy)]
 struct StepSamples {
-    bw: [Spread; 2],
-    iops: [Spread; 2],
+    bw: [Spread; 3],
+    iops: [Spread; 3],
     cpu: Spread,
 }
 
@@ -82,7 +82,7 @@ impl StepSamples {
     fn add(&mut self, s: &Sample) {
         if s.end_ns > s.start_ns {
             let w = (s.end_ns - s.start_ns) as f64 / 1e9;
-            for (i, d) in [&s.read, &s.write].into_iter().enumerate() {
+            for (i, d) in [&s.read, &s.write, &s.trim].into_iter().enumerate() {
                 if d.ios > 0 {
                     self.bw[i].add(d.bytes as f64 / w / 1024.0);
                     self.iops[i].add(d.ios as f64 / w);
@@ -95,18 +95,25 @@ impl StepSamples {
     }
 
     /// Part `part`'s share of sample `s` (a job of a file whose jobs ran together). A part
-    /// keeps MB/s per direction and IOPS in all: the IOPS split by bytes (exact when both
-    /// directions use one block size, as fio's jobs here do unless `bs=` sets two).
+    /// keeps MB/s per direction and IOPS in all: the reads' and writes' IOPS split by bytes
+    /// (exact when both directions use one block size, as fio's jobs here do unless `bs=`
+    /// sets two); the trims' are their own.
     fn add_part(&mut self, s: &Sample, part: u32) {
         let Some(p) = s.parts.iter().find(|p| p.target == part) else {
             return;
         };
+        let w = s.end_ns.saturating_sub(s.start_ns) as f64 / 1e9;
+        let trim_iops = if w > 0.0 { p.trim.ios as f64 / w } else { 0.0 };
         let mb = p.read_mb_s + p.write_mb_s;
         for (i, d) in [p.read_mb_s, p.write_mb_s].into_iter().enumerate() {
             if d > 0.0 {
                 self.bw[i].add(d * 1e6 / 1024.0);
-                self.iops[i].add(p.iops * d / mb);
+                self.iops[i].add((p.iops - trim_iops) * d / mb);
             }
+        }
+        if p.trim.ios > 0 && w > 0.0 {
+            self.bw[2].add(p.trim.bytes as f64 / w / 1024.0);
+            self.iops[2].add(trim_iops);
         }
     }
 }
@@ -488,7 +495,21 @@ fn job(
         1,
         form,
     );
-    let all: Vec<HistBucket> = hist.read.iter().chain(&hist.write).copied().collect();
+    let trim = dir(
+        &summary.trim,
+        &hist.trim,
+        summary.duration_ns,
+        &samples,
+        2,
+        form,
+    );
+    let all: Vec<HistBucket> = hist
+        .read
+        .iter()
+        .chain(&hist.write)
+        .chain(&hist.trim)
+        .copied()
+        .collect();
     let cpu_pct = samples.cpu.get().2;
     json!({
         "jobname": name,
@@ -499,7 +520,7 @@ fn job(
         "job options": options,
         "read": read,
         "write": write,
-        "trim": dir(&DirSample::default(), &[], 0, &StepSamples::default(), 0, form),
+        "trim": trim,
         "sync": sync(summary.flush.as_ref(), &hist.flush, form),
         "job_runtime": runtime_ms,
         // The engine threads' CPU (user and system together, as /proc gives it per thread
@@ -553,7 +574,7 @@ fn sync(flush: Option<&DirSample>, hist: &[HistBucket], form: Form) -> Value {
     json!({ "total_ios": f.ios, "lat_ns": with_percentiles(lat, hist, form) })
 }
 
-/// One direction (`which`: 0 read, 1 write): fio's `read`/`write`/`trim` object.
+/// One direction (`which`: 0 read, 1 write, 2 trim): fio's `read`/`write`/`trim` object.
 fn dir(
     d: &DirSample,
     hist: &[HistBucket],

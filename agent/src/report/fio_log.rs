@@ -1,7 +1,7 @@
 //! fio's per-interval logs (`write_bw_log`, `write_iops_log`, `write_lat_log` in a job file),
 //! in fio 3.33's averaged format (`log_avg_msec`): one line per direction per window,
 //! `msec, value, direction, 0, 0`, where msec is the window's end since the job started,
-//! direction 0 is read and 1 write, bandwidth is KiB/s, IOPS per second and latency the
+//! direction 0 is read, 1 write and 2 trim, bandwidth is KiB/s, IOPS per second and latency the
 //! window's mean in ns. Files are fio's names: `PREFIX_bw.N.log`, `PREFIX_iops.N.log`,
 //! `PREFIX_lat.N.log` and `PREFIX_clat.N.log` (the same figure: diskscope's latency runs from
 //! submission to completion), and an empty `PREFIX_slat.N.log` as fio leaves it for an engine
@@ -34,8 +34,9 @@ impl Kind {
     }
 }
 
-/// The lines of one log over a step's `samples` (in order), for the directions the job does.
-fn lines(samples: &[&Sample], kind: Kind, read: bool, write: bool) -> String {
+/// The lines of one log over a step's `samples` (in order), for the directions the job does
+/// (`on`: read, write, trim).
+fn lines(samples: &[&Sample], kind: Kind, on: [bool; 3]) -> String {
     let mut out = String::new();
     let Some(first) = samples.first() else {
         return out;
@@ -43,8 +44,8 @@ fn lines(samples: &[&Sample], kind: Kind, read: bool, write: bool) -> String {
     for s in samples {
         let msec = s.end_ns.saturating_sub(first.start_ns) / 1_000_000;
         let window = s.end_ns.saturating_sub(s.start_ns);
-        for (on, dir, d) in [(read, 0, &s.read), (write, 1, &s.write)] {
-            if on {
+        for (dir, d) in [&s.read, &s.write, &s.trim].into_iter().enumerate() {
+            if on[dir] {
                 let _ = writeln!(out, "{msec}, {}, {dir}, 0, 0", kind.value(d, window));
             }
         }
@@ -74,8 +75,12 @@ pub fn write(report: &RunReport, jobs: &JobFile, dir: &Path) -> std::io::Result<
             })
             .collect();
         let samples: Vec<&Sample> = own.iter().collect();
-        let pct = job.spec.rw.read_pct(job.spec.read_pct);
-        let (read, write) = (pct > 0, pct < 100);
+        let (rw, pct) = (job.spec.rw, job.spec.rw.read_pct(job.spec.read_pct));
+        let on = [
+            pct > 0,
+            pct < 100 && (!rw.trims() || rw.then_writes()),
+            rw.trims(),
+        ];
         let mut files: Vec<(String, Option<Kind>)> = Vec::new();
         if let Some(p) = &job.logs.bw {
             files.push((format!("{p}_bw.{n}.log"), Some(Kind::Bw)));
@@ -90,7 +95,7 @@ pub fn write(report: &RunReport, jobs: &JobFile, dir: &Path) -> std::io::Result<
         }
         for (name, kind) in files {
             let path = dir.join(name);
-            let text = kind.map_or_else(String::new, |k| lines(&samples, k, read, write));
+            let text = kind.map_or_else(String::new, |k| lines(&samples, k, on));
             std::fs::write(&path, text)
                 .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
             written.push(path);
@@ -134,6 +139,9 @@ fn part_sample(s: &Sample, part: u32) -> Sample {
             d.ios = pd.ios;
             d.lat.mean_ns = pd.lat_mean_ns;
         }
+        own.trim.bytes = p.trim.bytes;
+        own.trim.ios = p.trim.ios;
+        own.trim.lat.mean_ns = p.trim.lat_mean_ns;
     }
     own
 }
@@ -164,17 +172,17 @@ mod tests {
         let v = [&a, &b];
         // 750 I/Os of 4 KiB in 250 ms: 3000 IOPS, 12000 KiB/s.
         assert_eq!(
-            lines(&v, Kind::Bw, true, true),
+            lines(&v, Kind::Bw, [true, true, false]),
             "250, 12000, 0, 0, 0\n250, 4000, 1, 0, 0\n500, 8000, 0, 0, 0\n500, 0, 1, 0, 0\n"
         );
         assert_eq!(
-            lines(&v, Kind::Iops, true, false),
+            lines(&v, Kind::Iops, [true, false, false]),
             "250, 3000, 0, 0, 0\n500, 2000, 0, 0, 0\n"
         );
         assert_eq!(
-            lines(&v[..1], Kind::Lat, false, true),
+            lines(&v[..1], Kind::Lat, [false, true, false]),
             "250, 90000, 1, 0, 0\n"
         );
-        assert_eq!(lines(&[], Kind::Lat, true, true), "");
+        assert_eq!(lines(&[], Kind::Lat, [true, true, false]), "");
     }
 }

@@ -88,17 +88,25 @@ pub fn summary(r: &RunReport) -> String {
         "", "MB/s", "MiB/s", "IOPS", "lat mean", "p50", "p99", "p99.9", "max", "bytes"
     );
     // A run of parts shows the directions they ran; one workload those its spec names.
-    let (reads, writes) = if r.targets.is_empty() {
+    let (reads, writes, trims) = if r.targets.is_empty() {
         let pct = spec.rw.read_pct(spec.read_pct);
-        (pct > 0, pct < 100)
+        let trims = spec.rw.trims();
+        (
+            pct > 0,
+            pct < 100 && (!trims || spec.rw.then_writes()),
+            trims,
+        )
     } else {
-        (false, false)
+        (false, false, false)
     };
     if s.read.ios > 0 || reads {
         out.push_str(&dir_line("read", &s.read));
     }
     if s.write.ios > 0 || writes {
         out.push_str(&dir_line("write", &s.write));
+    }
+    if s.trim.ios > 0 || trims {
+        out.push_str(&dir_line("trim", &s.trim));
     }
     // The flushes: IOPS is flushes per second, the bytes column 0.
     if let Some(f) = &s.flush {
@@ -119,7 +127,7 @@ pub fn summary(r: &RunReport) -> String {
 /// One line per interval: time, and per active direction MB/s, IOPS and p99.
 pub fn interval_line(s: &Sample) -> String {
     let mut line = format!("{:>8.1}s", s.end_ns as f64 / 1e9);
-    for (name, d) in [("read", &s.read), ("write", &s.write)] {
+    for (name, d) in [("read", &s.read), ("write", &s.write), ("trim", &s.trim)] {
         if d.ios > 0 {
             let _ = write!(
                 line,
@@ -130,7 +138,7 @@ pub fn interval_line(s: &Sample) -> String {
             );
         }
     }
-    if s.read.ios == 0 && s.write.ios == 0 {
+    if s.total_ios() == 0 {
         line.push_str("  no I/O completed");
     }
     line

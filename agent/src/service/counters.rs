@@ -48,6 +48,7 @@ impl DirTotals {
 pub struct TargetTotals {
     pub read: DirTotals,
     pub write: DirTotals,
+    pub trim: DirTotals,
     /// The newest sustain verdict on the target (`true`: it kept the rate), and how many
     /// sustain runs failed.
     pub sustain_pass: Option<bool>,
@@ -73,6 +74,8 @@ impl Counters {
             t.read.ios += s.read.ios;
             t.write.bytes += s.write.bytes;
             t.write.ios += s.write.ios;
+            t.trim.bytes += s.trim.bytes;
+            t.trim.ios += s.trim.ios;
         });
     }
 
@@ -81,6 +84,7 @@ impl Counters {
         self.with(target, |t| {
             t.read.add_histogram(&h.read);
             t.write.add_histogram(&h.write);
+            t.trim.add_histogram(&h.trim);
         });
     }
 

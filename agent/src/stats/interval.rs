@@ -45,6 +45,7 @@ pub struct IntervalStats {
     pub end_ns: u64,
     pub read: DirCounters,
     pub write: DirCounters,
+    pub trim: DirCounters,
     /// Flushes (fsync/fdatasync every N writes): count and latency, no bytes.
     pub flush: DirCounters,
     /// Lowest offset touched, and one past the highest byte touched (`u64::MAX`/0 if none).
@@ -64,6 +65,7 @@ impl IntervalStats {
             end_ns,
             read: DirCounters::default(),
             write: DirCounters::default(),
+            trim: DirCounters::default(),
             flush: DirCounters::default(),
             offset_lo: u64::MAX,
             offset_hi: 0,
@@ -100,6 +102,7 @@ impl IntervalStats {
         let d = match dir {
             Dir::Read => &mut self.read,
             Dir::Write => &mut self.write,
+            Dir::Trim => &mut self.trim,
         };
         d.ios += 1;
         d.bytes += bytes;

@@ -46,6 +46,7 @@ pub fn window_figures(w: &IntervalStats) -> (RunSummary, HistogramDump) {
         duration_ns: ns,
         read: dir_sample(&w.read, ns, w.read.bytes),
         write: dir_sample(&w.write, ns, w.write.bytes),
+        trim: dir_sample(&w.trim, ns, w.trim.bytes),
         samples: 1,
         fsync_ns: None,
         flush: None,
@@ -55,6 +56,7 @@ pub fn window_figures(w: &IntervalStats) -> (RunSummary, HistogramDump) {
         max_relative_error: histogram::MAX_RELATIVE_ERROR,
         read: dump(&w.read.hist),
         write: dump(&w.write.hist),
+        trim: dump(&w.trim.hist),
         flush: Vec::new(),
     };
     (summary, histogram)
@@ -86,6 +88,7 @@ pub struct Merger {
     next_seq: u64,
     read_total: DirCounters,
     write_total: DirCounters,
+    trim_total: DirCounters,
     flush_total: DirCounters,
     end_ns: u64,
     timeline: TimelineBuilder,
@@ -105,6 +108,7 @@ impl Merger {
             next_seq: 0,
             read_total: DirCounters::default(),
             write_total: DirCounters::default(),
+            trim_total: DirCounters::default(),
             flush_total: DirCounters::default(),
             end_ns: 0,
             timeline: TimelineBuilder::spilling(),
@@ -119,6 +123,7 @@ impl Merger {
             Some(acc) => {
                 acc.read.merge(&stats.read);
                 acc.write.merge(&stats.write);
+                acc.trim.merge(&stats.trim);
                 acc.flush.merge(&stats.flush);
                 acc.offset_lo = acc.offset_lo.min(stats.offset_lo);
                 acc.offset_hi = acc.offset_hi.max(stats.offset_hi);
@@ -165,6 +170,7 @@ impl Merger {
     fn sample(&mut self, s: IntervalStats) -> Sample {
         self.read_total.merge(&s.read);
         self.write_total.merge(&s.write);
+        self.trim_total.merge(&s.trim);
         self.flush_total.merge(&s.flush);
         let window = s.end_ns.saturating_sub(s.start_ns);
         self.timeline.push(&s.fine, window);
@@ -175,6 +181,7 @@ impl Merger {
             end_ns: s.end_ns,
             read: dir_sample(&s.read, window, self.read_total.bytes),
             write: dir_sample(&s.write, window, self.write_total.bytes),
+            trim: dir_sample(&s.trim, window, self.trim_total.bytes),
             offset_lo: touched.then_some(s.offset_lo),
             offset_hi: touched.then_some(s.offset_hi),
             temp_c: None,
@@ -196,6 +203,7 @@ impl Merger {
             duration_ns: self.end_ns,
             read: dir_sample(&self.read_total, self.end_ns, self.read_total.bytes),
             write: dir_sample(&self.write_total, self.end_ns, self.write_total.bytes),
+            trim: dir_sample(&self.trim_total, self.end_ns, self.trim_total.bytes),
             samples: self.next_seq,
             fsync_ns,
             flush: (self.flush_total.ios > 0)
@@ -220,6 +228,7 @@ impl Merger {
             max_relative_error: histogram::MAX_RELATIVE_ERROR,
             read: dump(&self.read_total.hist),
             write: dump(&self.write_total.hist),
+            trim: dump(&self.trim_total.hist),
             flush: dump(&self.flush_total.hist),
         }
     }

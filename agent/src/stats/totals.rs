@@ -10,9 +10,11 @@ use shared::{RunReport, RunSummary, Sample};
 pub struct Totals {
     read: Histogram,
     write: Histogram,
+    trim: Histogram,
     flush: Histogram,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    pub trim_bytes: u64,
 }
 
 impl Totals {
@@ -25,11 +27,13 @@ impl Totals {
         self.read.merge(&hist(&r.histogram.read, &r.summary.read));
         self.write
             .merge(&hist(&r.histogram.write, &r.summary.write));
+        self.trim.merge(&hist(&r.histogram.trim, &r.summary.trim));
         if let Some(f) = &r.summary.flush {
             self.flush.merge(&hist(&r.histogram.flush, f));
         }
         self.read_bytes += r.summary.read.bytes;
         self.write_bytes += r.summary.write.bytes;
+        self.trim_bytes += r.summary.trim.bytes;
     }
 
     /// Sets `report`'s summary and histogram to these totals over `duration_ns`.
@@ -54,13 +58,23 @@ impl Totals {
             duration_ns,
             read: dir(&self.read, self.read_bytes),
             write: dir(&self.write, self.write_bytes),
+            trim: dir(&self.trim, self.trim_bytes),
             samples,
             fsync_ns,
             flush: (self.flush.count() > 0).then(|| dir(&self.flush, 0)),
         };
         report.histogram.read = super::merge::dump(&self.read);
         report.histogram.write = super::merge::dump(&self.write);
+        report.histogram.trim = super::merge::dump(&self.trim);
         report.histogram.flush = super::merge::dump(&self.flush);
+    }
+}
+
+fn part_dir(d: &shared::DirSample) -> shared::sample::PartDir {
+    shared::sample::PartDir {
+        bytes: d.bytes,
+        ios: d.ios,
+        lat_mean_ns: d.lat.mean_ns,
     }
 }
 
@@ -106,6 +120,7 @@ pub fn sum_samples(seq: u64, row: &[Option<Sample>]) -> Sample {
         let Some(s) = s else { continue };
         add(&mut out.read, &s.read);
         add(&mut out.write, &s.write);
+        add(&mut out.trim, &s.trim);
         out.temp_c = match (out.temp_c, s.temp_c) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
@@ -117,11 +132,8 @@ pub fn sum_samples(seq: u64, row: &[Option<Sample>]) -> Sample {
             iops: s.total_iops(),
             bytes: s.total_bytes(),
             p99_ns: s.read.lat.p99_ns.max(s.write.lat.p99_ns),
-            dirs: [&s.read, &s.write].map(|d| shared::sample::PartDir {
-                bytes: d.bytes,
-                ios: d.ios,
-                lat_mean_ns: d.lat.mean_ns,
-            }),
+            dirs: [&s.read, &s.write].map(part_dir),
+            trim: part_dir(&s.trim),
         });
     }
     out

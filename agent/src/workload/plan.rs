@@ -71,8 +71,19 @@ pub struct JobPlan {
     pub scan: Option<(shared::analysis::scan::Layout, u64)>,
     /// Random modes: the share of I/Os (percent) that continue after the previous block.
     pub seq_pct: u8,
+    /// A trim workload: trims only, or each block trimmed then written.
+    pub trims: Option<Trims>,
     /// Keeps the type constructible only here.
     _validated: (),
+}
+
+/// What a trim workload does with each block it visits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trims {
+    /// Trims it (`trim`, `randtrim`).
+    Only,
+    /// Trims it, then writes it (`trimwrite`, `randtrimwrite`).
+    ThenWrite,
 }
 
 /// A validated run: the spec, the probed target and the jobs.
@@ -195,6 +206,11 @@ impl Plan {
                     verify_every: spec.verify_every,
                     scan,
                     seq_pct: spec.seq_pct,
+                    trims: match (spec.rw.trims(), spec.rw.then_writes()) {
+                        (false, _) => None,
+                        (true, false) => Some(Trims::Only),
+                        (true, true) => Some(Trims::ThenWrite),
+                    },
                     _validated: (),
                 }
             })

@@ -15,7 +15,7 @@ pub fn summary_rows(info: &RunInfo) -> Vec<(&'static str, DirSample)> {
     let Some(s) = &info.summary else {
         return Vec::new();
     };
-    [("read", s.read), ("write", s.write)]
+    [("read", s.read), ("write", s.write), ("trim", s.trim)]
         .into_iter()
         .chain(s.flush.map(|f| ("flush", f)))
         .filter(|(_, d)| d.ios > 0)

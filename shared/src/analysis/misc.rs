@@ -29,7 +29,7 @@ pub fn first_last(samples: &[Sample], window_s: f64) -> FirstLast {
             .iter()
             .filter(|s| s.start_ns >= lo && s.end_ns <= hi)
         {
-            ios += s.read.ios + s.write.ios;
+            ios += s.total_ios();
             bytes += s.total_bytes();
             ns += s.end_ns - s.start_ns;
         }

@@ -155,7 +155,7 @@ pub fn plausibility(
     }
     let busy: Vec<f64> = samples
         .iter()
-        .filter(|s| s.read.ios + s.write.ios > 0)
+        .filter(|s| s.total_ios() > 0)
         .filter_map(|s| s.job_cpu_pct)
         .collect();
     let cpu = (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64);

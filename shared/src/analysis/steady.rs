@@ -87,7 +87,7 @@ pub fn steady_state_windows(samples: &[Sample], window_s: f64) -> SteadyState {
     for s in samples {
         let st = *start.get_or_insert(s.start_ns);
         if s.end_ns > st {
-            ios += s.read.ios + s.write.ios;
+            ios += s.total_ios();
         }
         if s.end_ns - st >= window_ns {
             rounds.push(ios as f64 / ((s.end_ns - st) as f64 / 1e9));

@@ -38,5 +38,6 @@ mod repeat;
 mod replay;
 mod service;
 mod stop_rules;
+mod trim;
 mod verify;
 mod views;
