@@ -109,12 +109,25 @@ pub async fn check_fio_job(
     post_json("/api/v1/fio-jobs/check", token, body).await
 }
 
-/// The agent validator's problems with a workload (none: it runs as it is).
-pub async fn check_spec(
+/// The workload options the New-test form shows (the agent's one table of them).
+pub async fn options(token: &str) -> Result<Vec<shared::api::OptionView>, String> {
+    get(token, "/api/v1/options").await
+}
+
+/// What the form's fields make: the spec and its problems by field.
+pub async fn read_spec(
+    token: &str,
+    fields: &shared::api::SpecFields,
+) -> Result<shared::api::SpecRead, String> {
+    post_json("/api/v1/specs/read", token, fields).await
+}
+
+/// A spec as the form's fields.
+pub async fn spec_fields(
     token: &str,
     spec: &shared::WorkloadSpec,
-) -> Result<shared::api::SpecCheck, String> {
-    post_json("/api/v1/specs/check", token, spec).await
+) -> Result<shared::api::SpecFields, String> {
+    post_json("/api/v1/specs/fields", token, spec).await
 }
 
 pub async fn presets(token: &str) -> Result<Vec<Preset>, String> {

@@ -91,6 +91,51 @@ pub struct SpecCheck {
     pub problems: Vec<crate::spec::SpecError>,
 }
 
+/// One workload option as `GET /api/v1/options` lists it (the one table,
+/// `shared::options::OPTIONS`): the dashboard's New-test form is drawn from this list.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct OptionView {
+    /// The option's name: the form field (`f-KEY`), the key of `POST /api/v1/specs/read`.
+    pub key: String,
+    /// The spec's field it lives in (`POST /api/v1/runs`'s `spec`), as the validator names it.
+    pub api: String,
+    /// The CLI flags (the first, then aliases).
+    pub cli: Vec<String>,
+    /// fio's names for it (none: fio has none).
+    pub fio: Vec<String>,
+    pub label: String,
+    pub help: String,
+    /// text, size, count, time, micros, select, check or trace.
+    pub kind: String,
+    /// What an empty text field means.
+    pub hint: String,
+    /// A select's values.
+    pub values: Vec<String>,
+    /// Its text in the default spec (empty: unset).
+    pub default: String,
+}
+
+/// A workload as the New-test form's fields hold it: option key → text as typed
+/// (`POST /api/v1/specs/read`), or a spec written back as such texts
+/// (`POST /api/v1/specs/fields`).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SpecFields {
+    pub fields: std::collections::BTreeMap<String, String>,
+}
+
+/// What a form's fields make (`POST /api/v1/specs/read`): the spec, and every problem with
+/// it keyed by option (`field` is the option's key): a text that does not read, then what
+/// the validator and the memory budget refuse. No problems: it runs as it is.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SpecRead {
+    pub spec: crate::WorkloadSpec,
+    pub problems: Vec<crate::spec::SpecError>,
+}
+
 /// A fio job file as it would run: the run's name, its steps (stonewall groups) with their
 /// workloads, and the differences it would run with (`note:`s).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]

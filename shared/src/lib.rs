@@ -15,6 +15,7 @@ pub mod devices;
 pub mod durability;
 pub mod headline;
 pub mod lenient;
+pub mod options;
 pub mod origin;
 pub mod pacing;
 pub mod preset;

@@ -370,8 +370,7 @@ pub struct WorkloadSpec {
     pub steady: Option<crate::steady::SteadyRule>,
     /// Each job searches for the deepest queue (up to `iodepth`) whose I/Os meet a latency
     /// target (fio's `latency_target`, `latency_window`, `latency_percentile`); the job
-    /// ends after its final window. (The dashboard neither reads nor sends it.)
-    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    /// ends after its final window.
     pub latency_target: Option<crate::qd_search::LatencyRule>,
     pub pattern: DataPattern,
     /// Random offsets visit every block of the span exactly once before repeating

@@ -162,6 +162,8 @@ pub fn table() -> Vec<Route> {
             .json::<Vec<shared::devices::DeviceInfo>>(200),
         route(Get, "/api/v1/presets", Viewer, "The named workloads, their steps and the options they take", targets::presets)
             .json::<Vec<Preset>>(200),
+        route(Get, "/api/v1/options", Viewer, "Every workload option once: its CLI flag, spec field, fio names, form label and help, kind and default", targets::options)
+            .json::<Vec<shared::api::OptionView>>(200),
         route(Get, "/api/v1/traces", Viewer, "The traces a replay can name", targets::traces)
             .json::<Vec<TraceInfo>>(200),
         route(Get, "/api/v1/runs", Viewer, "The run history, newest first, filtered and paged", runs::list)
@@ -176,6 +178,12 @@ pub fn table() -> Vec<Route> {
         route(Post, "/api/v1/specs/check", Operator, "A workload as the agent's validator reads it (the dashboard's form asks as it is typed): its problems, each naming its field and value; nothing starts", runs::check_spec)
             .body::<shared::WorkloadSpec>()
             .json::<shared::api::SpecCheck>(200),
+        route(Post, "/api/v1/specs/read", Operator, "A workload as the New-test form's fields hold it (option key → text): the spec they make and every problem keyed by option (a text that does not read, then the validator's and the memory budget's); nothing starts", runs::read_spec)
+            .body::<shared::api::SpecFields>()
+            .json::<shared::api::SpecRead>(200),
+        route(Post, "/api/v1/specs/fields", Operator, "A spec written back as the form's fields (option key → text)", runs::spec_fields)
+            .body::<shared::WorkloadSpec>()
+            .json::<shared::api::SpecFields>(200),
         route(Get, "/api/v1/runs/{id}", Viewer, "One run: spec, environment, summary, steps and analyses", runs::get)
             .json::<RunInfo>(200),
         route(Delete, "/api/v1/runs/{id}", Operator, "Delete an ended run and its samples", runs::delete)

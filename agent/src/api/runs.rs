@@ -39,6 +39,23 @@ pub async fn check_spec(
     Json(crate::service::manager::check_spec(&spec))
 }
 
+pub async fn read_spec(
+    ApiJson(f): ApiJson<shared::api::SpecFields>,
+) -> Json<shared::api::SpecRead> {
+    Json(crate::service::manager::read_spec(&f))
+}
+
+pub async fn spec_fields(
+    ApiJson(spec): ApiJson<shared::WorkloadSpec>,
+) -> Json<shared::api::SpecFields> {
+    Json(shared::api::SpecFields {
+        fields: shared::options::OPTIONS
+            .iter()
+            .map(|o| (o.key.to_string(), (o.get)(&spec)))
+            .collect(),
+    })
+}
+
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {

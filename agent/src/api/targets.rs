@@ -1,4 +1,4 @@
-//! `/api/v1/targets`, `/api/v1/presets`, `/api/v1/health`.
+//! `/api/v1/targets`, `/api/v1/presets`, `/api/v1/options`, `/api/v1/health`.
 
 use super::error::ApiError;
 use super::extract::blocking;
@@ -19,6 +19,42 @@ pub async fn health() -> Json<Health> {
 
 pub async fn presets() -> Json<Vec<Preset>> {
     Json(crate::presets::all())
+}
+
+/// Every workload option: CLI flag, API field, fio names, form label and default.
+pub async fn options() -> Json<Vec<shared::api::OptionView>> {
+    use shared::options::Kind;
+    let d = shared::WorkloadSpec::default();
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    Json(
+        shared::options::OPTIONS
+            .iter()
+            .map(|o| {
+                let (kind, hint, values) = match o.kind {
+                    Kind::Text(h) => ("text", h, &[][..]),
+                    Kind::Size(h) => ("size", h, &[][..]),
+                    Kind::Count(h) => ("count", h, &[][..]),
+                    Kind::Time(h) => ("time", h, &[][..]),
+                    Kind::Micros(h) => ("micros", h, &[][..]),
+                    Kind::Select(v) => ("select", "", v),
+                    Kind::Check => ("check", "", &[][..]),
+                    Kind::Trace => ("trace", "", &[][..]),
+                };
+                shared::api::OptionView {
+                    key: o.key.into(),
+                    api: o.api.into(),
+                    cli: o.cli.iter().map(|c| format!("--{c}")).collect(),
+                    fio: strings(o.fio),
+                    label: o.label.into(),
+                    help: o.help.into(),
+                    kind: kind.into(),
+                    hint: hint.into(),
+                    values: strings(values),
+                    default: (o.get)(&d),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// The traces a replay can name: built-in, then the trace directory's files.

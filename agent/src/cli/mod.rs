@@ -13,6 +13,7 @@ mod remote;
 mod run;
 mod serve;
 mod terminal;
+mod workload_flags;
 
 pub use args::{Cli, Command, ServeArgs};
 

@@ -186,7 +186,7 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
         ("idle", o.idle_ms.is_some()),
         ("buffer-ms", o.buffer_ms.is_some()),
         ("bs", o.bs.is_some()),
-        ("verify", args.verify),
+        ("verify", args.workload.has("verify")),
         ("p99", o.p99_us.is_some()),
         ("preset", args.preset.is_some()),
         ("repeat", args.repeat.is_some()),
@@ -209,7 +209,7 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     }
     let target = jobs.target(args.target.first().map(|p| p.as_path()))?;
     let mut steps = jobs.steps()?;
-    if let Some(ms) = args.interval_ms {
+    if let Some(ms) = args.interval_ms() {
         for s in &mut steps {
             s.spec.interval_ms = ms;
         }
@@ -284,7 +284,7 @@ fn jobs_together(
     let mut parts = Vec::with_capacity(together.len());
     for (job, path) in together {
         let mut spec = job.spec.clone();
-        if let Some(ms) = args.interval_ms {
+        if let Some(ms) = args.interval_ms() {
             spec.interval_ms = ms;
         }
         if !path.exists() {

@@ -646,6 +646,46 @@ mod tests {
         )
     }
 
+    /// Every fio name of the one table of workload options is an option the parser takes
+    /// (a bad value is named as such, never "not supported"), and the plain ones set what
+    /// the table's reader sets from the same text.
+    #[test]
+    fn every_fio_name_of_the_table_is_read() {
+        for o in shared::options::OPTIONS {
+            for name in o.fio {
+                let e = load(&format!("[j]\n{name}=1\n"))
+                    .err()
+                    .map(|e| e.to_string());
+                assert!(
+                    !e.as_deref()
+                        .unwrap_or("")
+                        .contains("not supported by diskscope"),
+                    "fio's {name} ({}): {e:?}",
+                    o.key
+                );
+            }
+        }
+        let f = load("[j]\nrw=randread\niodepth=16\nnumjobs=2\nramp_time=2\nrandseed=7\nblockalign=8k\nrate_process=poisson\nrate=1m\n").unwrap();
+        let s = &f.jobs[0].spec;
+        let (want, errs) = shared::options::spec_from([
+            ("rw", "randread"),
+            ("iodepth", "16"),
+            ("jobs", "2"),
+            ("ramp", "2s"),
+            ("seed", "7"),
+            ("blockalign", "8K"),
+            ("rate_process", "poisson"),
+            // fio's default is buffered I/O.
+            ("direct", "false"),
+            // fio's rate is per job; the spec's is the jobs' together.
+            ("rate", "2MiB"),
+        ]);
+        assert!(errs.is_empty(), "{errs:?}");
+        for o in shared::options::OPTIONS {
+            assert_eq!((o.get)(s), (o.get)(&want), "{}", o.key);
+        }
+    }
+
     #[test]
     fn ssd_test_shape_becomes_four_steps_with_fio_defaults() {
         let f = load(

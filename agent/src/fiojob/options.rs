@@ -32,13 +32,10 @@ pub(super) fn apply(
         "size" | "offset" | "offset_increment" | "io_size" | "io_limit" => {
             span_option(job, key, size(val()?).map_err(bad)?)
         }
-        "loops" => job.spec.loops = number(val()?).map_err(bad)?,
         "runtime" | "timeout" => job.runtime_ms = Some(time_ms(val()?).map_err(bad)?),
         "time_based" => job.time_based = flag(value).map_err(bad)?,
-        "ramp_time" => job.spec.ramp_ms = time_ms(val()?).map_err(bad)?,
         "startdelay" => job.startdelay_ms = time_ms(val()?).map_err(bad)?,
         "rw" | "readwrite" => job.spec.rw = rw_mode(val()?).map_err(bad)?,
-        "rwmixread" => job.spec.read_pct = percent(val()?).map_err(bad)?,
         "rwmixwrite" => job.spec.read_pct = 100 - percent(val()?).map_err(bad)?,
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
@@ -53,20 +50,15 @@ pub(super) fn apply(
             let list: crate::cpus::CpuList = val()?.parse().map_err(bad)?;
             job.spec.cpus_allowed = Some(list.to_string());
         }
-        "cpus_allowed_policy" => job.spec.cpus_allowed_policy = val()?.parse().map_err(bad)?,
-        "blockalign" | "ba" => job.spec.block_align = Some(one_size(val()?).map_err(bad)?),
-        "iodepth" => job.spec.iodepth = number(val()?).map_err(bad)?,
         "iodepth_batch"
         | "iodepth_batch_submit"
         | "iodepth_batch_complete_min"
         | "iodepth_batch_complete"
         | "iodepth_batch_complete_max" => batch_option(job, key, val()?).map_err(bad)?,
-        "numjobs" => job.spec.jobs = number(val()?).map_err(bad)?,
         "stonewall" | "wait_for_previous" => job.stonewall = flag(value).map_err(bad)?,
         // Reporting: diskscope reports each step's jobs together (and fio's JSON output
         // merges them as group_reporting does).
         "group_reporting" | "new_group" => job.group_reporting = flag(value).map_err(bad)?,
-        "direct" => job.spec.direct = flag(value).map_err(bad)?,
         "buffered" => job.spec.direct = !flag(value).map_err(bad)?,
         // diskscope always drops the target's page cache before buffered I/O, as fio's
         // default does; measuring a warm cache is not something it offers.
@@ -78,9 +70,7 @@ pub(super) fn apply(
                 ));
             }
         }
-        "end_fsync" => job.spec.end_fsync = flag(value).map_err(bad)?,
         "fsync" | "fdatasync" => job.spec.flush = flush(key, val()?).map_err(bad)?,
-        "sync" => job.spec.write_sync = val()?.parse().map_err(bad)?,
         "ioengine" => {
             let v = val()?;
             job.spec.backend = engine(v).map_err(bad)?;
@@ -102,13 +92,11 @@ pub(super) fn apply(
             job.notes.push(format!("{at}: {note}"));
         }
         "percentage_random" => job.spec.seq_pct = 100 - percent(val()?).map_err(bad)?,
-        "randseed" => job.spec.seed = number(val()?).map_err(bad)?,
         "norandommap" => job.norandommap = flag(value).map_err(bad)?,
         "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => {
             rate_option(job, key, val()?).map_err(bad)?
         }
         "bssplit" => split_option(job, val()?).map_err(bad)?,
-        "rate_process" => job.spec.rate_process = val()?.parse().map_err(bad)?,
         "thinktime" | "thinktime_spin" | "thinktime_blocks" | "thinktime_blocks_type" => {
             think_option(job, key, val()?).map_err(bad)?
         }
@@ -124,9 +112,33 @@ pub(super) fn apply(
         "write_bw_log" | "write_iops_log" | "write_lat_log" | "log_avg_msec" | "per_job_logs" => {
             log_option(job, key, value).map_err(bad)?
         }
-        _ => return Err(bad("not supported by diskscope".into())),
+        _ => match shared::options::by_fio(key) {
+            Some(o) => from_table(job, o, value).map_err(bad)?,
+            None => return Err(bad("not supported by diskscope".into())),
+        },
     }
     Ok(())
+}
+
+/// An option of the one table of workload options (`shared::options`) that fio spells as
+/// diskscope does: fio's value read in fio's units first (sizes, seconds by default, µs for
+/// short times), then the option's own reader.
+fn from_table(
+    job: &mut Job,
+    o: &shared::options::WorkloadOption,
+    value: Option<&str>,
+) -> Result<(), String> {
+    use shared::options::Kind;
+    let v = || value.ok_or_else(|| "needs a value".to_string());
+    let text = match o.kind {
+        Kind::Check => flag(value)?.to_string(),
+        Kind::Size(_) => one_size(v()?)?.to_string(),
+        Kind::Count(_) => one_number(v()?)?.to_string(),
+        Kind::Time(_) => format!("{}ms", time_ms(v()?)?),
+        Kind::Micros(_) => format!("{}us", time_us(v()?)?),
+        Kind::Text(_) | Kind::Select(_) | Kind::Trace => v()?.trim().to_string(),
+    };
+    (o.set)(&mut job.spec, &text)
 }
 
 /// The data written: compressible to a share (`buffer_compress_percentage`) or zeros.

@@ -363,22 +363,73 @@ fn steadystate(w: &SteadyWatch) -> Value {
     })
 }
 
-/// A workload's options in fio's names, for runs not started from a job file.
+/// A workload's options in fio's names, for runs not started from a job file: each option
+/// of the one table (`shared::options`) that fio has and the spec sets, plus what fio always
+/// shows of a job (rw, bs, iodepth, numjobs, direct, ioengine; rwmixread of a mix).
 fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
-    let rw = match spec.rw {
-        shared::RwMode::Rw => "rw".to_string(),
-        other => other.to_string(),
-    };
     let mut m = Map::new();
-    let mut put = |k: &str, v: String| {
-        m.insert(k.to_string(), Value::String(v));
-    };
-    put("rw", rw);
-    // The writes' own sizes as fio's second value.
+    for o in shared::options::OPTIONS
+        .iter()
+        .filter(|o| !o.fio.is_empty())
+    {
+        let always = ["rw", "bs", "iodepth", "jobs", "direct", "backend"].contains(&o.key)
+            || (o.key == "read_pct" && spec.rw.is_mixed());
+        if always || o.is_set(spec) {
+            for (k, v) in fio_values(o, spec) {
+                m.insert(k.to_string(), Value::String(v));
+            }
+        }
+    }
+    m
+}
+
+/// One option's fio name(s) and value(s) (fio's units: sizes in bytes).
+fn fio_values(
+    o: &shared::options::WorkloadOption,
+    spec: &shared::WorkloadSpec,
+) -> Vec<(&'static str, String)> {
+    use shared::options::Kind;
+    use shared::{DataPattern, Rate};
+    let text = (o.get)(spec);
+    // fio's floor is per job; the spec's is the jobs'.
+    let per_job = u64::from(spec.jobs.max(1));
+    match (o.key, o.kind) {
+        ("bs", _) => vec![fio_sizes(spec)],
+        // Said by bs's (fio's bs, bssplit or bsrange, with the writes' own).
+        ("bssplit" | "bsrange", _) => vec![],
+        ("rate", _) => match spec.rate {
+            Some(Rate::Iops(n)) => vec![("rate_iops", n.to_string())],
+            Some(Rate::BytesPerSec(b)) => vec![("rate", b.to_string())],
+            None => vec![],
+        },
+        ("rate_min", _) => match spec.rate_min {
+            Some(Rate::Iops(n)) => vec![("rate_iops_min", (n / per_job).to_string())],
+            Some(Rate::BytesPerSec(b)) => vec![("rate_min", (b / per_job).to_string())],
+            None => vec![],
+        },
+        ("backend", _) => vec![("ioengine", text.replace("uring", "io_uring"))],
+        ("pattern", _) => match spec.pattern {
+            DataPattern::Compress(n) => vec![("buffer_compress_percentage", n.to_string())],
+            DataPattern::Zeros => vec![("zero_buffers", "1".into())],
+            DataPattern::Random => vec![],
+        },
+        ("verify", _) => vec![("verify", "crc32c".into())],
+        (_, Kind::Check) => vec![(o.fio[0], if text == "true" { "1" } else { "0" }.into())],
+        (_, Kind::Size(_)) => vec![(
+            o.fio[0],
+            shared::units::parse_size(&text).map_or(text, |b| b.to_string()),
+        )],
+        _ => vec![(o.fio[0], text)],
+    }
+}
+
+/// fio's size option for the spec: bs, bssplit or bsrange, with the writes' own sizes as
+/// fio's second value.
+fn fio_sizes(spec: &shared::WorkloadSpec) -> (&'static str, String) {
     let w = spec.write_bssplit.as_ref();
     let one = w.filter(|w| w.0.len() == 1).map(|w| w.min());
     match (&spec.bssplit, spec.bs_max) {
-        (None, None) if w.is_some() && one.is_none() => put(
+        (None, None) if w.is_some() && one.is_none() => (
             "bssplit",
             format!(
                 "{}/100,{}",
@@ -386,15 +437,15 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
                 w.map(|w| w.to_string()).unwrap_or_default()
             ),
         ),
-        (Some(split), _) => put(
+        (Some(split), _) => (
             "bssplit",
             match w {
                 Some(w) => format!("{split},{w}"),
                 None => split.to_string(),
             },
         ),
-        (None, Some(max)) => put("bsrange", format!("{}-{max}", spec.bs)),
-        (None, None) => put(
+        (None, Some(max)) => ("bsrange", format!("{}-{max}", spec.bs)),
+        (None, None) => (
             "bs",
             match one {
                 Some(w) => format!("{},{w}", spec.bs),
@@ -402,71 +453,6 @@ fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
             },
         ),
     }
-    put("iodepth", spec.iodepth.to_string());
-    if spec.iodepth_batch != 1 {
-        put("iodepth_batch_submit", spec.iodepth_batch.to_string());
-    }
-    if spec.iodepth_batch_complete_max != 0 {
-        put(
-            "iodepth_batch_complete_max",
-            spec.iodepth_batch_complete_max.to_string(),
-        );
-    }
-    if spec.iodepth_batch_complete_min != 1 {
-        put(
-            "iodepth_batch_complete_min",
-            spec.iodepth_batch_complete_min.to_string(),
-        );
-    }
-    put("numjobs", spec.jobs.to_string());
-    put("direct", u8::from(spec.direct).to_string());
-    put(
-        "ioengine",
-        spec.backend.as_str().replace("uring", "io_uring"),
-    );
-    if spec.rw.is_mixed() {
-        put("rwmixread", spec.read_pct.to_string());
-    }
-    if let Some(s) = spec.size {
-        put("size", s.to_string());
-    }
-    if let Some(r) = &spec.steady {
-        put("steadystate", r.to_string());
-        put("ss_dur", format!("{}ms", r.window_ms));
-        put("ss_ramp", format!("{}ms", r.ramp_ms));
-    }
-    // fio's floor is per job; the spec's is the jobs'.
-    let per_job = u64::from(spec.jobs.max(1));
-    match spec.rate_min {
-        Some(shared::Rate::BytesPerSec(b)) => put("rate_min", (b / per_job).to_string()),
-        Some(shared::Rate::Iops(n)) => put("rate_iops_min", (n / per_job).to_string()),
-        None => {}
-    }
-    if let Some(l) = &spec.latency_target {
-        put("latency_target", format!("{}us", l.target_us));
-        put("latency_window", format!("{}ms", l.window_ms));
-        put("latency_percentile", l.percentile.to_string());
-    }
-    if let Some(c) = &spec.cpus_allowed {
-        put("cpus_allowed", c.clone());
-        put("cpus_allowed_policy", spec.cpus_allowed_policy.to_string());
-    }
-    if let Some(a) = spec.block_align {
-        put("blockalign", a.to_string());
-    }
-    if let Some(i) = spec.offset_increment {
-        put("offset_increment", i.to_string());
-    }
-    if let Some(ms) = spec.runtime_ms {
-        put("runtime", format!("{ms}ms"));
-    }
-    if let Some(f) = spec.flush {
-        put(f.call(), f.every.to_string());
-    }
-    if spec.write_sync != shared::durability::WriteSync::None {
-        put("sync", spec.write_sync.to_string());
-    }
-    m
 }
 
 fn job(

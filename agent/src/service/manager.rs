@@ -712,6 +712,36 @@ pub fn check_spec(spec: &shared::WorkloadSpec) -> shared::api::SpecCheck {
     shared::api::SpecCheck { problems }
 }
 
+/// A workload as the form's fields hold it: the spec they make and the problems, keyed by
+/// option (an unknown key is one, named). The validator's and the budget's problems are
+/// judged only once every text reads, and filed under the first option of their field.
+pub fn read_spec(f: &shared::api::SpecFields) -> shared::api::SpecRead {
+    use shared::options::{self, OPTIONS};
+    let mut problems: Vec<shared::SpecError> = f
+        .fields
+        .iter()
+        .filter(|(k, _)| options::by_key(k).is_none())
+        .map(|(k, v)| shared::SpecError::new(k, format!("'{v}'"), "no such workload option"))
+        .collect();
+    let (spec, errs) = options::spec_from(f.fields.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    for (key, message) in errs {
+        let text = f.fields.get(key).map_or("", String::as_str);
+        problems.push(shared::SpecError::new(key, format!("'{text}'"), message));
+    }
+    if problems.is_empty() {
+        for mut p in check_spec(&spec).problems {
+            if let Some(o) = OPTIONS
+                .iter()
+                .find(|o| o.api == p.field || o.key == p.field)
+            {
+                p.field = o.key.to_string();
+            }
+            problems.push(p);
+        }
+    }
+    shared::api::SpecRead { spec, problems }
+}
+
 /// A request's fio job file as steps (stonewall groups), each step's workload held to the
 /// same validation and memory budget as a `spec` (a job file is input like any other). The
 /// jobs run on the request's `target`: a job that names another `filename` is refused, so that

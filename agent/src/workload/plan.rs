@@ -86,6 +86,38 @@ pub enum Trims {
     ThenWrite,
 }
 
+/// How a job's random or sequential offsets are drawn.
+fn order_of(spec: &WorkloadSpec, cover_once: bool) -> Order {
+    match (spec.rw.is_random(), cover_once, &spec.random_distribution) {
+        (false, _, _) => Order::Sequential,
+        (true, true, _) => Order::CoverOnce,
+        (true, false, shared::access::Distribution::Uniform) => Order::Uniform,
+        (true, false, d) => Order::Skewed(d.clone()),
+    }
+}
+
+/// Each job's share of the rate cap, in I/Os per second.
+fn per_job_ios(spec: &WorkloadSpec) -> Option<f64> {
+    spec.rate.map(|r| {
+        let ios = match r {
+            Rate::BytesPerSec(b) => b as f64 / spec.mean_bs(),
+            Rate::Iops(i) => i as f64,
+        };
+        ios / f64::from(spec.jobs)
+    })
+}
+
+impl Trims {
+    /// What `rw` does with trims, if it trims.
+    fn of(rw: shared::RwMode) -> Option<Trims> {
+        match (rw.trims(), rw.then_writes()) {
+            (false, _) => None,
+            (true, false) => Some(Trims::Only),
+            (true, true) => Some(Trims::ThenWrite),
+        }
+    }
+}
+
 /// A validated run: the spec, the probed target and the jobs.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -120,12 +152,7 @@ impl Plan {
                 ),
             )]);
         }
-        let order = match (spec.rw.is_random(), cover_once, &spec.random_distribution) {
-            (false, _, _) => Order::Sequential,
-            (true, true, _) => Order::CoverOnce,
-            (true, false, shared::access::Distribution::Uniform) => Order::Uniform,
-            (true, false, d) => Order::Skewed(d.clone()),
-        };
+        let order = order_of(spec, cover_once);
         let n = u64::from(spec.jobs);
         // The budget in whole blocks of `bs` (a size mix: in bytes), split over the jobs.
         let unit = if spec.sizes_vary() { 1 } else { spec.bs };
@@ -147,13 +174,7 @@ impl Plan {
                 reads,
             )
         });
-        let per_job_rate = spec.rate.map(|r| {
-            let ios = match r {
-                Rate::BytesPerSec(b) => b as f64 / spec.mean_bs(),
-                Rate::Iops(i) => i as f64,
-            };
-            ios / n as f64
-        });
+        let per_job_rate = per_job_ios(spec);
         let scan = spec.scan.then(|| {
             let slow = spec
                 .scan_slow_ms
@@ -206,11 +227,7 @@ impl Plan {
                     verify_every: spec.verify_every,
                     scan,
                     seq_pct: spec.seq_pct,
-                    trims: match (spec.rw.trims(), spec.rw.then_writes()) {
-                        (false, _) => None,
-                        (true, false) => Some(Trims::Only),
-                        (true, true) => Some(Trims::ThenWrite),
-                    },
+                    trims: Trims::of(spec.rw),
                     _validated: (),
                 }
             })

@@ -188,8 +188,8 @@ pub fn ConfirmButton(
 pub fn Field(
     /// The control's DOM id (the label points at it).
     id: String,
-    label: &'static str,
-    help: &'static str,
+    #[prop(into)] label: String,
+    #[prop(into)] help: String,
     #[prop(into)] error: Signal<Option<String>>,
     children: Children,
 ) -> impl IntoView {

@@ -1,17 +1,19 @@
-//! New test: a preset, a custom spec with every field (each checked as typed by the agent's
-//! own validator, `POST /api/v1/specs/check`) or a fio job file (checked by the agent, its jobs shown before
+//! New test: a preset, a custom spec with a field per workload option the agent lists
+//! (`GET /api/v1/options`; each read and checked as typed by the agent,
+//! `POST /api/v1/specs/read`) or a fio job file (checked by the agent, its jobs shown before
 //! they start); writes to a block device need the device path typed to confirm.
 
 use super::{ctx, Field, Tab};
-use crate::form::{Kind, SpecForm, FIELDS};
+use crate::form::{FieldErrors, Kind, SpecForm};
 use leptos::prelude::*;
-use shared::api::{CreateRun, Preset};
+use shared::api::{CreateRun, OptionView, Preset};
 use shared::WorkloadSpec;
 
 #[component]
 pub fn NewTest() -> impl IntoView {
     let c = ctx();
-    let form = RwSignal::new(SpecForm::from_spec(&WorkloadSpec::default()));
+    let form = RwSignal::new(SpecForm::default());
+    let opts = workload_options(c, form);
     let preset = RwSignal::new(None::<String>);
     // A fio job file instead of a preset or the fields: its text and the agent's reading.
     let fio = RwSignal::new(false);
@@ -107,7 +109,7 @@ pub fn NewTest() -> impl IntoView {
                     <super::fio_job::FioJobFields text=fio_text target checked=fio_checked/>
                 </Show>
                 <Show when=move || sequence().is_none() && !fio.get()>
-                    <SpecFields form preset checked traces/>
+                    <SpecFields form preset checked traces opts/>
                 </Show>
                 <Show when=needs_confirm>
                     <ConfirmDevice target confirm/>
@@ -121,6 +123,26 @@ pub fn NewTest() -> impl IntoView {
             </form>
         </section>
     }
+}
+
+/// The agent's workload options: the fields, in its order; `form` gets their defaults once
+/// they are in, if nothing was typed.
+fn workload_options(c: super::Ctx, form: RwSignal<SpecForm>) -> LocalResource<Vec<OptionView>> {
+    let opts = LocalResource::new(move || {
+        let t = c.token.get_value();
+        async move { c.report(crate::api::options(&t).await).unwrap_or_default() }
+    });
+    Effect::new(move |_| {
+        if let Some(list) = opts.get() {
+            if form.with_untracked(|f| f.fields.is_empty()) {
+                let fields = list.iter().map(|o| (o.key.clone(), o.default.clone()));
+                form.set(SpecForm {
+                    fields: fields.collect(),
+                });
+            }
+        }
+    });
+    opts
 }
 
 /// Sets `target` to the scratch file once the target list is in, if nothing was typed.
@@ -142,7 +164,7 @@ fn used_options(
     preset: RwSignal<Option<String>>,
     presets: LocalResource<Vec<Preset>>,
     opt_fields: RwSignal<std::collections::BTreeMap<&'static str, String>>,
-) -> Memo<Result<shared::PresetOptions, FieldErrors>> {
+) -> Memo<Result<shared::PresetOptions, PresetErrors>> {
     Memo::new(move |_| {
         let takes: Vec<String> = preset
             .get()
@@ -178,7 +200,7 @@ fn send(c: super::Ctx, req: CreateRun, sending: RwSignal<bool>, confirm: RwSigna
 #[component]
 fn PresetSteps(
     p: Preset,
-    options: Memo<Result<shared::PresetOptions, FieldErrors>>,
+    options: Memo<Result<shared::PresetOptions, PresetErrors>>,
     opt_fields: RwSignal<std::collections::BTreeMap<&'static str, String>>,
 ) -> impl IntoView {
     let opt_field = move |f: &'static crate::form::Field| {
@@ -191,8 +213,7 @@ fn PresetSteps(
                     prop:checked=move || opt_fields.with(|m| m.get(key).is_some_and(|v| v == "true"))
                     on:change=move |ev| opt_fields.update(|m| { m.insert(key, event_target_checked(&ev).to_string()); })/>
             }.into_any(),
-            Kind::Text(_) | Kind::Select(_) | Kind::Trace => {
-                let hint = if let Kind::Text(h) = f.kind { h } else { "" };
+            Kind::Text(hint) => {
                 view! {
                     <input id=id.clone() type="text" placeholder=hint autocomplete="off"
                         prop:value=move || opt_fields.with(|m| m.get(key).cloned().unwrap_or_default())
@@ -213,37 +234,31 @@ fn PresetSteps(
     }
 }
 
-/// The fields as typed, then the agent's validator on what they make (asked as they
-/// change; an answer counts only for the spec it was given): the spec, or the errors by
-/// field (none while the answer is awaited).
+/// The fields as typed and the agent's reading of them (asked as they change; an answer
+/// counts only for the fields it was given): the spec, or the problems by field (none while
+/// the answer is awaited).
 fn checked_spec(
     c: super::Ctx,
     form: RwSignal<SpecForm>,
 ) -> Memo<Result<WorkloadSpec, FieldErrors>> {
-    let verdict = RwSignal::new(None::<(WorkloadSpec, Vec<shared::SpecError>)>);
+    let verdict = RwSignal::new(None::<(SpecForm, shared::api::SpecRead)>);
     Effect::new(move |_| {
-        let spec = form.with(SpecForm::parse).0;
+        let asked = form.get();
         let t = c.token.get_value();
         leptos::task::spawn_local(async move {
-            // An agent that cannot be asked finds nothing: Start's request meets any refusal.
-            let problems = crate::api::check_spec(&t, &spec)
-                .await
-                .map(|r| r.problems)
-                .unwrap_or_default();
-            verdict.set(Some((spec, problems)));
+            let body = shared::api::SpecFields {
+                fields: asked.fields.clone(),
+            };
+            if let Some(read) = c.report(crate::api::read_spec(&t, &body).await) {
+                verdict.set(Some((asked, read)));
+            }
         });
     });
-    Memo::new(move |_| {
-        let (spec, errs) = form.with(SpecForm::parse);
-        verdict.with(|v| {
-            let problems = v.as_ref().filter(|(s, _)| *s == spec).map(|(_, p)| &p[..]);
-            crate::form::judged(spec, errs, problems)
-        })
-    })
+    Memo::new(move |_| form.with(|f| verdict.with(|v| crate::form::judged(f, v.as_ref()))))
 }
 
-/// Form errors by field key.
-type FieldErrors = std::collections::BTreeMap<&'static str, String>;
+/// A preset's option errors by field key.
+type PresetErrors = std::collections::BTreeMap<&'static str, String>;
 
 /// Every field of a custom workload, checked as typed by the agent's validator; editing one
 /// leaves the preset picked before.
@@ -253,36 +268,33 @@ fn SpecFields(
     preset: RwSignal<Option<String>>,
     checked: Memo<Result<WorkloadSpec, FieldErrors>>,
     traces: LocalResource<Vec<shared::api::TraceInfo>>,
+    opts: LocalResource<Vec<OptionView>>,
 ) -> impl IntoView {
-    let field = move |f: &'static crate::form::Field| {
-        let key = f.key;
-        let err = move || checked.with(|r| r.as_ref().err().and_then(|e| e.get(key).cloned()));
+    let field = move |f: OptionView| {
+        let key = f.key.clone();
+        let k = key.clone();
+        let err = move || checked.with(|r| r.as_ref().err().and_then(|e| e.get(&k).cloned()));
         let id = format!("f-{key}");
+        let k = key.clone();
         let edit = move |v: String| {
-            form.update(|s| s.set(key, v));
+            form.update(|s| s.set(&k, v));
             preset.set(None);
         };
-        let input = match f.kind {
-            Kind::Text(hint) => view! {
-                <input id=id.clone() type="text" placeholder=hint autocomplete="off"
-                    prop:value=move || form.with(|s| s.get(key).to_string())
-                    on:input=move |ev| edit(event_target_value(&ev))
-                    aria-invalid=move || err().is_some().to_string()/>
-            }.into_any(),
-            Kind::Select(options) => view! {
-                <select id=id.clone() on:change=move |ev| edit(event_target_value(&ev))
-                    prop:value=move || form.with(|s| s.get(key).to_string())>
-                    {options.iter().map(|o| view! { <option value=*o>{*o}</option> }).collect_view()}
+        let k = key.clone();
+        let value = move || form.with(|s| s.get(&k).to_string());
+        let input = match f.kind.as_str() {
+            "select" => view! {
+                <select id=id.clone() on:change=move |ev| edit(event_target_value(&ev)) prop:value=value>
+                    {f.values.iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
                 </select>
             }.into_any(),
-            Kind::Check => view! {
+            "check" => view! {
                 <input id=id.clone() type="checkbox"
-                    prop:checked=move || form.with(|s| s.get(key) == "true")
+                    prop:checked=move || value() == "true"
                     on:change=move |ev| edit(event_target_checked(&ev).to_string())/>
             }.into_any(),
-            Kind::Trace => view! {
-                <select id=id.clone() on:change=move |ev| edit(event_target_value(&ev))
-                    prop:value=move || form.with(|s| s.get(key).to_string())>
+            "trace" => view! {
+                <select id=id.clone() on:change=move |ev| edit(event_target_value(&ev)) prop:value=value>
                     <option value="">"(none: generate the pattern above)"</option>
                     {move || traces.get().unwrap_or_default().into_iter().map(|t| {
                         let label = format!("{} — {}", t.name, t.description);
@@ -290,10 +302,19 @@ fn SpecFields(
                     }).collect_view()}
                 </select>
             }.into_any(),
+            _ => view! {
+                <input id=id.clone() type="text" placeholder=f.hint.clone() autocomplete="off"
+                    prop:value=value
+                    on:input=move |ev| edit(event_target_value(&ev))
+                    aria-invalid={
+                        let err = err.clone();
+                        move || err().is_some().to_string()
+                    }/>
+            }.into_any(),
         };
         view! { <Field id label=f.label help=f.help error=Signal::derive(err)>{input}</Field> }
     };
-    view! { <div class="fields">{FIELDS.iter().map(field).collect_view()}</div> }
+    view! { <div class="fields">{move || opts.get().unwrap_or_default().into_iter().map(field).collect_view()}</div> }
 }
 
 /// Where the test runs (the agent's targets offered) and an optional name for the run.
@@ -391,6 +412,7 @@ fn PresetPicker(
     form: RwSignal<SpecForm>,
     fio: RwSignal<bool>,
 ) -> impl IntoView {
+    let c = ctx();
     let find = move |n: &str| find_preset(presets, n);
     let pick_preset = move |ev: leptos::ev::Event| {
         let v = event_target_value(&ev);
@@ -398,7 +420,13 @@ fn PresetPicker(
         let found = find(&v);
         match found {
             Some(p) => {
-                form.set(SpecForm::from_spec(&p.spec));
+                let t = c.token.get_value();
+                let spec = p.spec.clone();
+                leptos::task::spawn_local(async move {
+                    if let Some(f) = c.report(crate::api::spec_fields(&t, &spec).await) {
+                        form.set(SpecForm { fields: f.fields });
+                    }
+                });
                 preset.set(Some(p.name));
             }
             None => preset.set(None),

@@ -127,7 +127,7 @@ fn the_cli_and_a_job_file_issue_the_mix() {
         ),
         (
             vec!["--rw", "randread", "--bs", "64k"],
-            "with bssplit, bs is its smallest size (4096 B)",
+            "invalid value '64k' for '--bs': '64k': give one of bs, bsrange and bssplit",
         ),
     ] {
         let mut all = vec!["run", "--target", &f, "--size", "64M", "--bssplit", MIX];
@@ -270,7 +270,7 @@ fn a_size_range_draws_what_fios_bsrange_draws() {
         ),
         (
             vec!["--bsrange", "4k-64k", "--bs", "8k"],
-            "cannot be used with",
+            "give one of bs, bsrange and bssplit",
         ),
         (
             vec!["--bsrange", "4k-6000", "--rw", "read"],

@@ -117,6 +117,27 @@ fn the_openapi_document_matches_the_routes() {
                     );
                     (path.clone(), OP, Some(body))
                 }
+                ("post", "/api/v1/specs/read") => {
+                    // The form's fields with a problem: the answer names it by field.
+                    let body = json!({"fields": {"rw": "randread", "iodepth": "0", "bs": "4K"}});
+                    check(
+                        &doc,
+                        &op["requestBody"]["content"]["application/json"]["schema"],
+                        &body,
+                        "POST /api/v1/specs/read request",
+                    );
+                    (path.clone(), OP, Some(body))
+                }
+                ("post", "/api/v1/specs/fields") => {
+                    let body = json!({"rw": "randread", "bs": "64k", "iodepth": 8});
+                    check(
+                        &doc,
+                        &op["requestBody"]["content"]["application/json"]["schema"],
+                        &body,
+                        "POST /api/v1/specs/fields request",
+                    );
+                    (path.clone(), OP, Some(body))
+                }
                 ("post", "/api/v1/runs/{id}/stop") | ("delete", "/api/v1/runs/{id}") => {
                     // A run of its own: stopped while running, deleted once ended.
                     let other = server.start_run(&long);

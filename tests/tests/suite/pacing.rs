@@ -137,7 +137,7 @@ fn think_time_holds_the_job_to_its_blocks_per_think() {
         "3",
     ]);
     assert!(
-        stderr(&out).contains("think = 0 µs every 3 blocks: a think time must be 1 µs..60 s"),
+        stderr(&out).contains("invalid value '3' for '--thinktime-blocks': needs thinktime"),
         "{}",
         stderr(&out)
     );

@@ -633,3 +633,112 @@ fn the_validator_answers_the_form_over_http() {
     let (s, _, _) = check(json!({"rw": "randread"}), VIEW);
     assert_eq!(s, 403, "a viewer cannot start runs, nor ask about one");
 }
+
+/// The one table of workload options, through the agent: `GET /api/v1/options` lists each
+/// option once with its CLI flag (which `diskscope run --help` shows), spec field, fio names,
+/// label and default; `POST /api/v1/specs/read` reads the form's texts with the CLI's readers
+/// and judges them with the validator, every problem filed under its option;
+/// `POST /api/v1/specs/fields` writes a spec back as those texts.
+#[test]
+fn the_form_the_cli_and_the_api_share_one_table_of_options() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(data.path(), &[data.path()]);
+    let (s, _, list) = server.call("GET", "/api/v1/options", VIEW, None, &[]);
+    assert_eq!(s, 200, "{list}");
+    let list = list.as_array().expect("a list").clone();
+    assert!(list.len() >= 50, "{} options", list.len());
+    let help = diskscope(&["run", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout).to_string();
+    let mut keys = std::collections::HashSet::new();
+    for o in &list {
+        let key = o["key"].as_str().expect("key");
+        assert!(keys.insert(key.to_string()), "{key} twice");
+        assert!(
+            !o["label"].as_str().unwrap_or("").is_empty(),
+            "{key} has no label"
+        );
+        let flag = o["cli"][0].as_str().expect("a flag");
+        let shown = [" ", "\n"]
+            .iter()
+            .any(|end| help.contains(&format!("{flag}{end}")));
+        assert!(shown, "{flag} ({key}) is not in run --help");
+    }
+    let fio: Vec<&str> = list
+        .iter()
+        .flat_map(|o| o["fio"].as_array().into_iter().flatten())
+        .filter_map(|n| n.as_str())
+        .collect();
+    for name in [
+        "iodepth",
+        "numjobs",
+        "rw",
+        "bs",
+        "rate_process",
+        "thinktime",
+        "latency_target",
+        "steadystate",
+        "fdatasync",
+    ] {
+        assert!(fio.contains(&name), "fio's {name} is no option's");
+    }
+    let read = |fields: Value| {
+        let (s, _, r) = server.call(
+            "POST",
+            "/api/v1/specs/read",
+            OP,
+            Some(&json!({"fields": fields})),
+            &[],
+        );
+        assert_eq!(s, 200, "{r}");
+        r
+    };
+    // A text that does not read is named; the validator judges only what reads.
+    let r = read(json!({"bs": "4Q", "iodepth": "0"}));
+    assert_eq!(r["problems"].as_array().map(Vec::len), Some(1), "{r}");
+    assert_eq!(r["problems"][0]["field"], "bs", "{r}");
+    assert!(
+        r["problems"][0]["value"]
+            .as_str()
+            .is_some_and(|v| v.contains("4Q")),
+        "{r}"
+    );
+    let r = read(json!({"iodepth": "0"}));
+    assert_eq!(
+        r["problems"],
+        json!([{"field": "iodepth", "value": "0", "message": "must be 1..1024"}])
+    );
+    // The validator's field (runtime_ms, think) is filed under the form's option.
+    let r = read(json!({"runtime": "31d"}));
+    assert_eq!(r["problems"][0]["field"], "runtime", "{r}");
+    let r = read(json!({"ss_dur": "5s", "nope": "1"}));
+    let fields: Vec<&str> = r["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter_map(|p| p["field"].as_str())
+        .collect();
+    assert_eq!(fields, ["nope", "ss_dur"], "{r}");
+    assert!(r.to_string().contains("needs steadystate"), "{r}");
+    // Every option of a spec survives the round trip through the form's texts.
+    let spec = json!({"rw": "randrw", "read_pct": 70, "bs": 4096, "iodepth": 16, "iodepth_batch": 4,
+        "latency_target": {"target_us": 500, "window_ms": 2000, "percentile": 99.0},
+        "think": {"us": 1000, "spin_us": 0, "blocks": 4, "count_issued": false},
+        "flush": {"every": 8, "data_only": true}, "write_bssplit": [[65536, 100]], "runtime_ms": 30000});
+    let (s, _, f) = server.call("POST", "/api/v1/specs/fields", OP, Some(&spec), &[]);
+    assert_eq!(s, 200, "{f}");
+    assert_eq!(f["fields"]["latency_target"], "500us", "{f}");
+    assert_eq!(f["fields"]["fdatasync"], "8", "{f}");
+    let r = read(f["fields"].clone());
+    assert_eq!(r["problems"], json!([]), "{r}");
+    for (k, v) in spec.as_object().expect("object") {
+        assert_eq!(&r["spec"][k], v, "{k}");
+    }
+    let (s, _, _) = server.call(
+        "POST",
+        "/api/v1/specs/read",
+        VIEW,
+        Some(&json!({"fields": {}})),
+        &[],
+    );
+    assert_eq!(s, 403, "a viewer cannot ask about a run");
+}
