@@ -34,7 +34,8 @@ fn mem_total() -> Option<u64> {
 /// lays it out, and the job's state.
 pub fn needed(spec: &WorkloadSpec) -> u64 {
     let buffers = u64::from(spec.iodepth).saturating_mul(spec.buffer_sets());
-    BufferPool::footprint(spec.buffer_bs(), buffers)
+    let huge = spec.iomem == shared::spec::BufferMemory::Huge;
+    BufferPool::footprint(spec.buffer_bs(), buffers, huge)
         .saturating_add(JOB_OVERHEAD)
         .saturating_mul(u64::from(spec.jobs))
 }
@@ -92,13 +93,18 @@ mod tests {
     #[test]
     fn the_estimate_is_what_a_pool_faults_in() {
         for (len, count) in [(512usize, 1024usize), (4096, 1), (1 << 20, 3), (3 << 20, 2)] {
-            let pool = BufferPool::new(len, count).expect("pool");
-            let ours = BufferPool::footprint(len as u64, count as u64);
+            let pool = BufferPool::new(len, count, true).expect("pool");
+            let ours = BufferPool::footprint(len as u64, count as u64, true);
             assert_eq!(ours, pool.mapped_bytes(), "{len} × {count}");
             // The kernel's account (smaps) of the huge pages it faulted in, when THP is on.
             if pool.huge_bytes() > 0 {
                 assert_eq!(ours, pool.huge_bytes(), "{len} × {count}: smaps");
             }
+            // In 4 KiB pages (fio's iomem=malloc): whole pages, none of them huge.
+            let pages = BufferPool::new(len, count, false).expect("pool");
+            let ours = BufferPool::footprint(len as u64, count as u64, false);
+            assert_eq!(ours, pages.mapped_bytes(), "{len} × {count} in pages");
+            assert_eq!(pages.huge_bytes(), 0, "{len} × {count} in pages");
         }
     }
 }

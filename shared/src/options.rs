@@ -1025,6 +1025,22 @@ pub static OPTIONS: &[WorkloadOption] = &[
         get: |s| s.cpus_allowed_policy.to_string(),
     },
     WorkloadOption {
+        key: "iomem",
+        api: "iomem",
+        cli: &["iomem"],
+        fio: &["iomem", "mem"],
+        label: "Buffer memory",
+        help: "huge: 2 MiB huge pages where the kernel gives them (default); pages: 4 KiB pages, as fio's default iomem=malloc",
+        kind: Kind::Select(&["huge", "pages"]),
+        set: |s, t| {
+            if !t.is_empty() {
+                s.iomem = parsed(t)?;
+            }
+            Ok(())
+        },
+        get: |s| s.iomem.to_string(),
+    },
+    WorkloadOption {
         key: "interval",
         api: "interval_ms",
                 cli: &["interval-ms"],
@@ -1153,6 +1169,7 @@ mod tests {
             ("scan_slow", "300ms"),
             ("cpus_allowed", "0-1"),
             ("cpus_allowed_policy", "split"),
+            ("iomem", "pages"),
             ("interval", "500ms"),
             ("backend", "sync"),
             ("seed", "7"),

@@ -453,6 +453,46 @@ pub struct WorkloadSpec {
     pub cpus_allowed: Option<String>,
     /// All jobs on all of them, or each job on one in turn (fio's `cpus_allowed_policy`).
     pub cpus_allowed_policy: CpuPolicy,
+    /// What the I/O buffers are made of (fio's `iomem`): huge pages by default, 4 KiB pages
+    /// as fio's own default. A large I/O from 4 KiB pages is many segments, which a device
+    /// may have to split: the memory changes the result, so a comparison uses the same.
+    pub iomem: BufferMemory,
+}
+
+/// What the I/O buffers are made of (fio's `iomem`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum BufferMemory {
+    /// 2 MiB transparent huge pages where the kernel gives them (fio's `iomem=mmaphuge`).
+    #[default]
+    Huge,
+    /// 4 KiB pages (fio's default, `iomem=malloc`).
+    Pages,
+}
+
+impl fmt::Display for BufferMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BufferMemory::Huge => "huge",
+            BufferMemory::Pages => "pages",
+        })
+    }
+}
+
+impl FromStr for BufferMemory {
+    type Err = String;
+    /// `huge` or `pages`, or fio's names: `mmaphuge`/`shmhuge` (with or without `:FILE`)
+    /// are huge pages; `malloc`, `mmap`, `shm`, `mmapshared` are 4 KiB pages.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().split(':').next().unwrap_or("") {
+            "huge" | "mmaphuge" | "shmhuge" => Ok(BufferMemory::Huge),
+            "pages" | "malloc" | "mmap" | "shm" | "mmapshared" => Ok(BufferMemory::Pages),
+            _ => Err(format!(
+                "invalid buffer memory '{s}': expected huge or pages (fio's mmaphuge, shmhuge, malloc, mmap, shm)"
+            )),
+        }
+    }
 }
 
 /// Most milliseconds an error scan's slow threshold can be.
@@ -504,6 +544,7 @@ impl Default for WorkloadSpec {
             write_sync: crate::durability::WriteSync::None,
             cpus_allowed: None,
             cpus_allowed_policy: CpuPolicy::Shared,
+            iomem: BufferMemory::Huge,
         }
     }
 }

@@ -85,18 +85,19 @@ fn resident(len: usize, count: usize, huge: bool) -> Option<usize> {
 impl BufferPool {
     /// Bytes [`BufferPool::new`] would fault in for these buffers (the memory budget's
     /// measure), saturating.
-    pub fn footprint(len: u64, count: u64) -> u64 {
+    pub fn footprint(len: u64, count: u64, huge: bool) -> u64 {
         let (Ok(len), Ok(count)) = (usize::try_from(len), usize::try_from(count)) else {
             return u64::MAX;
         };
-        resident(len, count, thp_available()).map_or(u64::MAX, |b| b as u64)
+        resident(len, count, huge && thp_available()).map_or(u64::MAX, |b| b as u64)
     }
 
-    /// `count` zeroed buffers of `len` bytes each, faulted in.
-    pub fn new(len: usize, count: usize) -> io::Result<Self> {
+    /// `count` zeroed buffers of `len` bytes each, faulted in; in huge pages when `huge`
+    /// and the kernel has them (else 4 KiB pages, as fio's default `iomem=malloc`).
+    pub fn new(len: usize, count: usize, huge: bool) -> io::Result<Self> {
         let stride = len.div_ceil(ALIGN) * ALIGN;
         let too_large = || io::Error::new(io::ErrorKind::InvalidInput, "buffer pool too large");
-        let huge = thp_available();
+        let huge = huge && thp_available();
         let bytes = resident(len, count, huge).ok_or_else(too_large)?;
         // Over-map by one huge page so the buffers can start on a huge-page boundary.
         let map_len = if huge {
@@ -263,7 +264,7 @@ mod tests {
 
     #[test]
     fn buffers_are_aligned_and_disjoint() {
-        let mut p = BufferPool::new(5000, 3).expect("pool");
+        let mut p = BufferPool::new(5000, 3, true).expect("pool");
         for i in 0..3 {
             assert_eq!(p.ptr(i) as usize % ALIGN, 0);
             p.get_mut(i).fill(i as u8 + 1);
@@ -293,8 +294,8 @@ mod tests {
     fn small_and_large_pools_are_backed_alike() {
         // A seam a sweep would draw: a 4 KiB QD1 pool and a 1 MiB QD8 pool must get the same
         // backing (both huge where THP gives them).
-        let small = BufferPool::new(4096, 1).expect("pool");
-        let large = BufferPool::new(1 << 20, 8).expect("pool");
+        let small = BufferPool::new(4096, 1, true).expect("pool");
+        let large = BufferPool::new(1 << 20, 8, true).expect("pool");
         assert_eq!(small.huge_bytes() > 0, large.huge_bytes() > 0);
         if thp_available() && large.huge_bytes() > 0 {
             assert_eq!(small.huge_bytes(), small.mapped_bytes());
@@ -312,7 +313,7 @@ mod tests {
 
     #[test]
     fn large_pools_start_on_a_huge_page_and_are_zeroed() {
-        let mut p = BufferPool::new(1 << 20, 8).expect("pool");
+        let mut p = BufferPool::new(1 << 20, 8, true).expect("pool");
         assert_eq!(p.ptr(0) as usize % HUGE, 0);
         assert_eq!(p.ptr(7) as usize - p.ptr(0) as usize, 7 << 20);
         assert!(p.get_mut(7).iter().all(|&b| b == 0));

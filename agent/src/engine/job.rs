@@ -165,7 +165,12 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         }
     }
     let sets = if jp.split_buffers { 2 } else { 1 };
-    let pool = match BufferPool::new(spec.buffer_bs() as usize, (jp.iodepth * sets) as usize) {
+    let huge = spec.iomem == shared::spec::BufferMemory::Huge;
+    let pool = match BufferPool::new(
+        spec.buffer_bs() as usize,
+        (jp.iodepth * sets) as usize,
+        huge,
+    ) {
         Ok(p) => p,
         Err(e) => return fail(format!("job {job}: {e}")),
     };

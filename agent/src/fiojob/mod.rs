@@ -112,6 +112,7 @@ impl Job {
             // fio's defaults where they differ from diskscope's.
             spec: WorkloadSpec {
                 direct: false,
+                iomem: shared::spec::BufferMemory::Pages,
                 ..WorkloadSpec::default()
             },
             runtime_ms: None,
@@ -675,8 +676,9 @@ mod tests {
             ("seed", "7"),
             ("blockalign", "8K"),
             ("rate_process", "poisson"),
-            // fio's default is buffered I/O.
+            // fio's defaults: buffered I/O, buffers in 4 KiB pages (iomem=malloc).
             ("direct", "false"),
+            ("iomem", "pages"),
             // fio's rate is per job; the spec's is the jobs' together.
             ("rate", "2MiB"),
         ]);

@@ -53,7 +53,7 @@ pub fn ensure_written(
             free,
         });
     }
-    let mut pool = BufferPool::new(CHUNK as usize, 1)
+    let mut pool = BufferPool::new(CHUNK as usize, 1, true)
         .map_err(|e| TargetError::io("allocate a buffer for", &target.path, e))?;
     let mut rng = Rng::new(LAYOUT_SEED, 0);
     let align = u64::from(target.logical_block_size.max(512));

@@ -365,14 +365,14 @@ fn steadystate(w: &SteadyWatch) -> Value {
 
 /// A workload's options in fio's names, for runs not started from a job file: each option
 /// of the one table (`shared::options`) that fio has and the spec sets, plus what fio always
-/// shows of a job (rw, bs, iodepth, numjobs, direct, ioengine; rwmixread of a mix).
+/// shows of a job (rw, bs, iodepth, numjobs, direct, ioengine, iomem; rwmixread of a mix).
 fn spec_options(spec: &shared::WorkloadSpec) -> Map<String, Value> {
     let mut m = Map::new();
     for o in shared::options::OPTIONS
         .iter()
         .filter(|o| !o.fio.is_empty())
     {
-        let always = ["rw", "bs", "iodepth", "jobs", "direct", "backend"].contains(&o.key)
+        let always = ["rw", "bs", "iodepth", "jobs", "direct", "backend", "iomem"].contains(&o.key)
             || (o.key == "read_pct" && spec.rw.is_mixed());
         if always || o.is_set(spec) {
             for (k, v) in fio_values(o, spec) {
@@ -414,6 +414,14 @@ fn fio_values(
             DataPattern::Random => vec![],
         },
         ("verify", _) => vec![("verify", "crc32c".into())],
+        ("iomem", _) => vec![(
+            "iomem",
+            match spec.iomem {
+                shared::spec::BufferMemory::Huge => "mmaphuge",
+                shared::spec::BufferMemory::Pages => "malloc",
+            }
+            .into(),
+        )],
         (_, Kind::Check) => vec![(o.fio[0], if text == "true" { "1" } else { "0" }.into())],
         (_, Kind::Size(_)) => vec![(
             o.fio[0],
