@@ -312,7 +312,8 @@ pub struct WorkloadSpec {
     )]
     pub offset: u64,
     /// Each job's own region (fio's `offset_increment`): job N's span starts at
-    /// `offset + N × offset_increment` and is `size` long; every job then does `size × loops`
+    /// `offset + N × offset_increment` and is `size` long (0: every job covers the whole
+    /// span, as fio's jobs do by default); every job then does `size × loops`
     /// (or its share of `io_size`). `None`: jobs split or share one span.
     #[serde(deserialize_with = "crate::lenient::opt_bytes")]
     #[cfg_attr(
@@ -1010,11 +1011,12 @@ impl WorkloadSpec {
             );
             return;
         };
-        if inc == 0 || (self.direct && !inc.is_multiple_of(MIN_BS)) {
+        if self.direct && !inc.is_multiple_of(MIN_BS) {
             bad(
                 "offset_increment",
                 &inc,
-                "must be above 0 (and with O_DIRECT a multiple of 512)".into(),
+                "with O_DIRECT must be a multiple of 512 (0: every job covers the whole span)"
+                    .into(),
             );
         }
         if self.extent_end(size) > MAX_BYTES {

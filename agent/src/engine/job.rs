@@ -466,9 +466,12 @@ pub(super) struct JobLoop<'a, B: IoBackend> {
     /// (`u32::MAX` without one).
     search: Option<QdSearch>,
     cap: u32,
-    /// Bytes of one pass over the span, when each pass starts with the page cache dropped
-    /// (`JobPlan::cold_passes`), and the issued bytes at which the next pass begins.
+    /// Bytes of one pass over the span, when each pass starts with the span's pages dropped
+    /// from the page cache (`JobPlan::cold_passes`), and the issued bytes at which the next
+    /// pass begins.
     pass_bytes: Option<u64>,
+    /// The job's span: first byte and length (the range each new pass drops).
+    span_range: (u64, u64),
     next_pass: u64,
     issued_bytes: u64,
     /// A trim-then-write workload's block just trimmed, whose write comes next.
@@ -540,6 +543,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             search: jp.latency.map(|r| QdSearch::new(&r, depth)),
             cap: if jp.latency.is_some() { 0 } else { u32::MAX },
             pass_bytes: jp.cold_passes.then(|| jp.span.blocks * jp.span.bs),
+            span_range: (jp.span.start, jp.span.blocks * jp.span.bs),
             next_pass: jp.span.blocks * jp.span.bs,
             issued_bytes: 0,
             trimmed: None,
@@ -743,7 +747,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             self.issued_bytes += len;
             if self.issued_bytes >= self.next_pass {
                 self.next_pass += pass;
-                if let Err(e) = self.b.drop_cache() {
+                let (start, len) = self.span_range;
+                if let Err(e) = self.b.drop_cache_range(start, len) {
                     self.error = Some(io_error(
                         dir,
                         offset,

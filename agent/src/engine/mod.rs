@@ -68,6 +68,13 @@ pub trait IoBackend {
     fn drop_cache(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// Drops the target's pages of `len` bytes at `offset` from the page cache (a job's own
+    /// span at each new pass, as fio's reopen of the file does; writeback of its dirty
+    /// pages starts).
+    fn drop_cache_range(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        let _ = (offset, len);
+        Ok(())
+    }
     /// Trims (discards) `len` bytes at `offset`, synchronously; `Ok(false)` when the target
     /// does not support it.
     fn trim(&mut self, _offset: u64, _len: u64) -> io::Result<bool> {
@@ -119,9 +126,18 @@ fn trim_not_queued() -> io::Error {
 
 /// `posix_fadvise(DONTNEED)` over the whole file.
 pub(crate) fn drop_cached_pages(file: &std::fs::File) -> io::Result<()> {
+    drop_cached_range(file, 0, 0)
+}
+
+/// `posix_fadvise(DONTNEED)` over `len` bytes at `offset` (0: to the end).
+pub(crate) fn drop_cached_range(file: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
     use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    };
     // SAFETY: a valid descriptor; the call only advises the kernel.
-    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let rc =
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, libc::POSIX_FADV_DONTNEED) };
     if rc == 0 {
         Ok(())
     } else {

@@ -260,6 +260,10 @@ impl IoBackend for UringBackend<'_> {
         super::drop_cached_pages(&self.file)
     }
 
+    fn drop_cache_range(&mut self, offset: u64, len: u64) -> io::Result<()> {
+        super::drop_cached_range(&self.file, offset, len)
+    }
+
     fn trim(&mut self, offset: u64, len: u64) -> io::Result<bool> {
         super::trim_file(&self.file, offset, len)
     }

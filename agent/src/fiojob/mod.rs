@@ -368,9 +368,13 @@ impl Job {
                 self.at, s.jobs
             ));
         }
-        if s.jobs > 1 && !s.rw.is_random() && s.offset_increment.is_none() {
+        // fio's clones each cover the whole span (offset_increment=0), sequential or with
+        // a random map; diskscope's jobs would split it.
+        if s.jobs > 1 && s.offset_increment.is_none() && s.size.is_some() && !s.verify {
+            s.offset_increment = Some(0);
+        } else if s.jobs > 1 && !s.rw.is_random() && s.offset_increment.is_none() {
             self.notes.push(format!(
-                "{}: numjobs={} sequential: diskscope's jobs split the span (fio's each cover all of it)",
+                "{}: numjobs={} sequential: diskscope's jobs split the span (fio's each cover all of it; give size, or no verify, for fio's way)",
                 self.at, s.jobs
             ));
         }

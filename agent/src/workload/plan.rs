@@ -56,10 +56,11 @@ pub struct JobPlan {
     pub end_fsync: bool,
     /// A flush after every N writes the job issues.
     pub flush: Option<shared::durability::Flush>,
-    /// Buffered random I/O on a target: the page cache is dropped at the start of every
-    /// pass over the span after the first, as fio does when its random map is spent and it
-    /// opens the file again (invalidate=1); a small span is then not measured as the cache
-    /// after one pass. Sequential passes wrap without it, as fio's do.
+    /// Buffered I/O on a target: the page cache is dropped at the start of every pass over
+    /// the span after the first, as fio does when it opens the file again for the next
+    /// pass (invalidate=1: one `POSIX_FADV_DONTNEED` per pass, sequential or random, as
+    /// strace shows of fio 3.33); a small span is then not measured as the cache after one
+    /// pass, and writes pay the writeback the drop starts.
     pub cold_passes: bool,
     /// Stamp every write with a verification header and read the job's blocks back at the
     /// end; `verify_every`: also every N writes (at most the job's span in blocks).
@@ -220,9 +221,7 @@ impl Plan {
                     split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
                     flush: spec.flush,
-                    cold_passes: !spec.direct
-                        && spec.backend != shared::spec::Backend::Null
-                        && spec.rw.is_random(),
+                    cold_passes: !spec.direct && spec.backend != shared::spec::Backend::Null,
                     verify: spec.verify,
                     verify_every: spec.verify_every,
                     scan,
