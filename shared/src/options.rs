@@ -1025,6 +1025,22 @@ pub static OPTIONS: &[WorkloadOption] = &[
         get: |s| s.cpus_allowed_policy.to_string(),
     },
     WorkloadOption {
+        key: "invalidate",
+        api: "invalidate",
+        cli: &["invalidate"],
+        fio: &["invalidate"],
+        label: "Start each pass cold (buffered)",
+        help: "buffered I/O: drop the cached pages at the start and at each new pass, as fio's invalidate=1; false measures the page cache",
+        kind: Kind::Select(&["true", "false"]),
+        set: |s, t| {
+            if !t.is_empty() {
+                s.invalidate = check(t)?;
+            }
+            Ok(())
+        },
+        get: |s| flag(s.invalidate),
+    },
+    WorkloadOption {
         key: "iomem",
         api: "iomem",
         cli: &["iomem"],
@@ -1170,6 +1186,7 @@ mod tests {
             ("cpus_allowed", "0-1"),
             ("cpus_allowed_policy", "split"),
             ("iomem", "pages"),
+            ("invalidate", "false"),
             ("interval", "500ms"),
             ("backend", "sync"),
             ("seed", "7"),

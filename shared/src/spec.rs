@@ -458,6 +458,10 @@ pub struct WorkloadSpec {
     /// as fio's own default. A large I/O from 4 KiB pages is many segments, which a device
     /// may have to split: the memory changes the result, so a comparison uses the same.
     pub iomem: BufferMemory,
+    /// Buffered I/O: drop the target's cached pages at the start and each job's span at
+    /// every new pass (fio's `invalidate=1`, the default); `false` measures what the page
+    /// cache holds.
+    pub invalidate: bool,
 }
 
 /// What the I/O buffers are made of (fio's `iomem`).
@@ -546,6 +550,7 @@ impl Default for WorkloadSpec {
             cpus_allowed: None,
             cpus_allowed_policy: CpuPolicy::Shared,
             iomem: BufferMemory::Huge,
+            invalidate: true,
         }
     }
 }

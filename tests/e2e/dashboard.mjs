@@ -409,7 +409,7 @@ try {
 
       at('a buffered re-read behind a 100 MB/s link is flagged faster than the link');
       await runToEnd(page, { target: counterfeit, name: 'e2e cached read',
-        spec: { rw: 'read', bs: 1048576, size: 16777216, loops: 10, direct: false } });
+        spec: { rw: 'read', bs: 1048576, size: 16777216, loops: 10, direct: false, invalidate: false } });
       await page.locator('#warnings li', { hasText: 'faster than the link' }).waitFor(T);
       check((await page.locator('#plausibility').textContent()).includes("of the link's 100 MB/s"),
         'the plausibility line does not name the link');

@@ -190,7 +190,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     // the layout left in the page cache would otherwise be measured as the drive (a buffered
     // random read on a file just read by another tool ran 40x faster than fio's).
     // Dirty pages cannot be dropped, so they are written back first.
-    if !spec.direct && job == 0 {
+    if !spec.direct && spec.invalidate && job == 0 {
         if let Err(e) = file
             .sync_data()
             .and_then(|()| super::drop_cached_pages(&file))

@@ -60,16 +60,6 @@ pub(super) fn apply(
         // merges them as group_reporting does).
         "group_reporting" | "new_group" => job.group_reporting = flag(value).map_err(bad)?,
         "buffered" => job.spec.direct = !flag(value).map_err(bad)?,
-        // diskscope always drops the target's page cache before buffered I/O, as fio's
-        // default does; measuring a warm cache is not something it offers.
-        "invalidate" => {
-            if !flag(value).map_err(bad)? {
-                return Err(bad(
-                    "diskscope always drops the page cache before a run (fio's invalidate=1)"
-                        .into(),
-                ));
-            }
-        }
         "fsync" | "fdatasync" => job.spec.flush = flush(key, val()?).map_err(bad)?,
         "ioengine" => {
             let v = val()?;

@@ -221,7 +221,9 @@ impl Plan {
                     split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
                     flush: spec.flush,
-                    cold_passes: !spec.direct && spec.backend != shared::spec::Backend::Null,
+                    cold_passes: !spec.direct
+                        && spec.invalidate
+                        && spec.backend != shared::spec::Backend::Null,
                     verify: spec.verify,
                     verify_every: spec.verify_every,
                     scan,

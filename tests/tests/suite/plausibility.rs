@@ -46,6 +46,9 @@ fn reads_from_the_page_cache_are_flagged_faster_than_the_link() {
         "--loops",
         "10",
         "--buffered",
+        // Each pass would otherwise start cold, as fio's invalidate=1.
+        "--invalidate",
+        "false",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let link = r.environment.link.clone().expect("the emulated link");
@@ -139,7 +142,7 @@ fn the_api_reports_the_same_flags() {
     let data = disk_tempdir();
     let server = Server::start(data.path(), &[emu.dir()]);
     let body = json!({"target": emu.disk().display().to_string(), "name": "cached",
-        "spec": {"rw": "read", "bs": 1048576, "size": 33554432, "loops": 10, "direct": false}});
+        "spec": {"rw": "read", "bs": 1048576, "size": 33554432, "loops": 10, "direct": false, "invalidate": false}});
     let id = server.start_run(&body);
     let run = server.wait_status_within(id, "completed", std::time::Duration::from_secs(60));
     let flags = run["analysis"]["plausibility"]["flags"]
