@@ -98,11 +98,14 @@ pub struct SpecCheck {
 pub struct OptionView {
     /// The option's name: the form field (`f-KEY`), the key of `POST /api/v1/specs/read`.
     pub key: String,
-    /// The spec's field it lives in (`POST /api/v1/runs`'s `spec`), as the validator names it.
+    /// The spec's field it lives in (`POST /api/v1/runs`'s `spec`), as the validator names it. (not read by the dashboard's build)
+    #[cfg(not(target_arch = "wasm32"))]
     pub api: String,
-    /// The CLI flags (the first, then aliases).
+    /// The CLI flags (the first, then aliases). (not read by the dashboard's build)
+    #[cfg(not(target_arch = "wasm32"))]
     pub cli: Vec<String>,
-    /// fio's names for it (none: fio has none).
+    /// fio's names for it (none: fio has none). (not read by the dashboard's build)
+    #[cfg(not(target_arch = "wasm32"))]
     pub fio: Vec<String>,
     pub label: String,
     pub help: String,

@@ -237,11 +237,12 @@ fn PresetSteps(
 /// The fields as typed and the agent's reading of them (asked as they change; an answer
 /// counts only for the fields it was given): the spec, or the problems by field (none while
 /// the answer is awaited).
+#[inline(never)]
 fn checked_spec(
     c: super::Ctx,
     form: RwSignal<SpecForm>,
 ) -> Memo<Result<WorkloadSpec, FieldErrors>> {
-    let verdict = RwSignal::new(None::<(SpecForm, shared::api::SpecRead)>);
+    let verdict = RwSignal::new(Vec::<(SpecForm, shared::api::SpecRead)>::new());
     Effect::new(move |_| {
         let asked = form.get();
         let t = c.token.get_value();
@@ -249,12 +250,23 @@ fn checked_spec(
             let body = shared::api::SpecFields {
                 fields: asked.fields.clone(),
             };
+            // Answers can come back out of order: an older one must not hide the answer for
+            // the fields shown, so the last few are kept and the Memo picks its own.
             if let Some(read) = c.report(crate::api::read_spec(&t, &body).await) {
-                verdict.set(Some((asked, read)));
+                verdict.update(|v| {
+                    v.push((asked, read));
+                    if v.len() > 8 {
+                        v.remove(0);
+                    }
+                });
             }
         });
     });
-    Memo::new(move |_| form.with(|f| verdict.with(|v| crate::form::judged(f, v.as_ref()))))
+    Memo::new(move |_| {
+        form.with(|f| {
+            verdict.with(|v| crate::form::judged(f, v.iter().rev().find(|(a, _)| a == f)))
+        })
+    })
 }
 
 /// A preset's option errors by field key.
