@@ -237,7 +237,6 @@ fn PresetSteps(
 /// The fields as typed and the agent's reading of them (asked as they change; an answer
 /// counts only for the fields it was given): the spec, or the problems by field (none while
 /// the answer is awaited).
-#[inline(never)]
 fn checked_spec(
     c: super::Ctx,
     form: RwSignal<SpecForm>,
