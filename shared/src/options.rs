@@ -83,11 +83,6 @@ pub fn by_fio(name: &str) -> Option<&'static WorkloadOption> {
     OPTIONS.iter().find(|o| o.fio.contains(&name))
 }
 
-/// The option behind CLI flag `--name` (or an alias).
-pub fn by_cli(name: &str) -> Option<&'static WorkloadOption> {
-    OPTIONS.iter().find(|o| o.cli.contains(&name))
-}
-
 /// The spec the `given` options (key, text) make from the default, applied in table order;
 /// the first option whose text does not read, with why.
 pub fn spec_from<'a>(
@@ -153,6 +148,20 @@ fn opt<T>(t: &str, f: fn(&str) -> Result<T, String>) -> Result<Option<T>, String
     }
 }
 
+/// Reads non-empty `t` into `slot` (empty text keeps the default).
+fn keep<T>(slot: &mut T, t: &str, f: fn(&str) -> Result<T, String>) -> Result<(), String> {
+    if !t.is_empty() {
+        *slot = f(t)?;
+    }
+    Ok(())
+}
+
+/// Reads `t` into an optional `slot` (empty text: unset).
+fn put<T>(slot: &mut Option<T>, t: &str, f: fn(&str) -> Result<T, String>) -> Result<(), String> {
+    *slot = opt(t, f)?;
+    Ok(())
+}
+
 fn check(t: &str) -> Result<bool, String> {
     match t {
         "" | "false" | "0" => Ok(false),
@@ -166,7 +175,7 @@ fn flag(b: bool) -> String {
 }
 
 /// A duration as one would type it: `10s`, `5m`, `250ms`.
-pub fn duration_text(ms: u64) -> String {
+fn duration_text(ms: u64) -> String {
     if ms != 0 && ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
     } else if ms.is_multiple_of(1000) {
@@ -245,6 +254,27 @@ fn flush_get(s: &WorkloadSpec, data_only: bool) -> String {
         .unwrap_or_default()
 }
 
+/// A size mix (`4K/60:64K/40`); bs becomes its smallest size.
+fn set_bssplit(s: &mut WorkloadSpec, t: &str) -> Result<(), String> {
+    if let Some(split) = opt(t, parsed::<crate::bssplit::BsSplit>)? {
+        s.bs = split.min();
+        s.bssplit = Some(split);
+    }
+    Ok(())
+}
+
+/// A size range (`4K-64K`), unless a mix is given too.
+fn set_bsrange(s: &mut WorkloadSpec, t: &str) -> Result<(), String> {
+    if let Some((lo, hi)) = opt(t, |t| crate::bssplit::parse_range(t, size))? {
+        if s.bssplit.is_some() {
+            return Err(format!("'{t}': give one of bs, bsrange and bssplit"));
+        }
+        s.bs = lo;
+        s.bs_max = Some(hi);
+    }
+    Ok(())
+}
+
 /// Every workload option, in the order they apply (and the form shows them).
 pub static OPTIONS: &[WorkloadOption] = &[
     WorkloadOption {
@@ -271,12 +301,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Reads in the mix (%)",
         help: "randrw and rw only",
         kind: Kind::Count("50"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.read_pct = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.read_pct, t, count),
         get: |s| s.read_pct.to_string(),
     },
     WorkloadOption {
@@ -287,13 +312,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Size mix",
         help: "sizes with the share of I/Os of each, e.g. 4K/60:64K/30:1M/10 (fio's bssplit); bs is its smallest",
         kind: Kind::Text("none"),
-        set: |s, t| {
-            if let Some(split) = opt(t, parsed::<crate::bssplit::BsSplit>)? {
-                s.bs = split.min();
-                s.bssplit = Some(split);
-            }
-            Ok(())
-        },
+        set: set_bssplit,
         get: |s| some(&s.bssplit),
     },
     WorkloadOption {
@@ -304,16 +323,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Size range",
         help: "MIN-MAX, e.g. 4K-64K: sizes drawn over the multiples of MIN (fio's bsrange)",
         kind: Kind::Text("none"),
-        set: |s, t| {
-            if let Some((lo, hi)) = opt(t, |t| crate::bssplit::parse_range(t, size))? {
-                if s.bssplit.is_some() {
-                    return Err(format!("'{t}': give one of bs, bsrange and bssplit"));
-                }
-                s.bs = lo;
-                s.bs_max = Some(hi);
-            }
-            Ok(())
-        },
+        set: set_bsrange,
         get: |s| {
             s.bs_max
                 .map(|hi| format!("{}-{}", size_short(s.bs), size_short(hi)))
@@ -330,9 +340,9 @@ pub static OPTIONS: &[WorkloadOption] = &[
         kind: Kind::Text("4K"),
         set: |s, t| {
             if t.contains('/') {
-                (by_key_set("bssplit"))(s, t)
+                set_bssplit(s, t)
             } else if t.contains('-') {
-                (by_key_set("bsrange"))(s, t)
+                set_bsrange(s, t)
             } else if t.is_empty() {
                 Ok(())
             } else {
@@ -354,10 +364,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Write sizes (random mix)",
         help: "the writes' own size or mix in randrw, e.g. 64K or 64K/50:128K/50 (fio's bs=READ,WRITE)",
         kind: Kind::Text("as reads"),
-        set: |s, t| {
-            s.write_bssplit = opt(t, parsed::<crate::bssplit::BsSplit>)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.write_bssplit, t, parsed::<crate::bssplit::BsSplit>),
         get: |s| some(&s.write_bssplit),
     },
     WorkloadOption {
@@ -368,10 +375,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Offset alignment",
         help: "random modes: offsets on this grid instead of the block size, e.g. 4K (fio's blockalign)",
         kind: Kind::Size("block size"),
-        set: |s, t| {
-            s.block_align = opt(t, size)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.block_align, t, size),
         get: |s| s.block_align.map(size_short).unwrap_or_default(),
     },
     WorkloadOption {
@@ -382,12 +386,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Queue depth",
         help: "I/Os in flight per job, 1..1024",
         kind: Kind::Count("1"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.iodepth = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.iodepth, t, count),
         get: |s| s.iodepth.to_string(),
     },
     WorkloadOption {
@@ -398,12 +397,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Submit batch",
         help: "I/Os handed to the kernel in one call (1: each as its slot frees)",
         kind: Kind::Count("1"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.iodepth_batch = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.iodepth_batch, t, count),
         get: |s| s.iodepth_batch.to_string(),
     },
     WorkloadOption {
@@ -414,12 +408,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Completions to wait for",
         help: "before refilling (1; 0 polls without sleeping)",
         kind: Kind::Count("1"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.iodepth_batch_complete_min = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.iodepth_batch_complete_min, t, count),
         get: |s| s.iodepth_batch_complete_min.to_string(),
     },
     WorkloadOption {
@@ -430,12 +419,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Most completions per round",
         help: "0: every ready one",
         kind: Kind::Count("0"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.iodepth_batch_complete_max = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.iodepth_batch_complete_max, t, count),
         get: |s| s.iodepth_batch_complete_max.to_string(),
     },
     WorkloadOption {
@@ -446,12 +430,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Jobs (threads)",
         help: "1..64; sequential jobs split the span",
         kind: Kind::Count("1"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.jobs = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.jobs, t, count),
         get: |s| s.jobs.to_string(),
     },
     WorkloadOption {
@@ -462,12 +441,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Start offset",
         help: "where the span begins",
         kind: Kind::Size("0"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.offset = size(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.offset, t, size),
         get: |s| size_short(s.offset),
     },
     WorkloadOption {
@@ -478,10 +452,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Span",
         help: "empty: to the end of the target",
         kind: Kind::Size("whole target"),
-        set: |s, t| {
-            s.size = opt(t, size)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.size, t, size),
         get: |s| s.size.map(size_short).unwrap_or_default(),
     },
     WorkloadOption {
@@ -492,10 +463,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Region per job",
         help: "job N starts at offset + N × this and covers the span (fio's offset_increment)",
         kind: Kind::Size("shared span"),
-        set: |s, t| {
-            s.offset_increment = opt(t, size)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.offset_increment, t, size),
         get: |s| s.offset_increment.map(size_short).unwrap_or_default(),
     },
     WorkloadOption {
@@ -506,10 +474,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Bytes to transfer",
         help: "empty: span × passes, unless time-based",
         kind: Kind::Size("span × passes"),
-        set: |s, t| {
-            s.io_size = opt(t, size)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.io_size, t, size),
         get: |s| s.io_size.map(size_short).unwrap_or_default(),
     },
     WorkloadOption {
@@ -520,12 +485,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Passes",
         help: "passes over the span",
         kind: Kind::Count("1"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.loops = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.loops, t, count),
         get: |s| s.loops.to_string(),
     },
     WorkloadOption {
@@ -536,10 +496,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Run time",
         help: "e.g. 30s, 5m; makes the run time-based",
         kind: Kind::Time("until done"),
-        set: |s, t| {
-            s.runtime_ms = opt(t, ms)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.runtime_ms, t, ms),
         get: |s| s.runtime_ms.map(duration_text).unwrap_or_default(),
     },
     WorkloadOption {
@@ -550,12 +507,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Ramp (not measured)",
         help: "warm-up excluded from results",
         kind: Kind::Time("0s"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.ramp_ms = ms(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.ramp_ms, t, ms),
         get: |s| duration_text(s.ramp_ms),
     },
     WorkloadOption {
@@ -566,10 +518,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Rate cap",
         help: "e.g. 3200MB (per second) or 5000iops",
         kind: Kind::Text("none"),
-        set: |s, t| {
-            s.rate = opt(t, parsed)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.rate, t, parsed),
         get: |s| rate_text(s.rate),
     },
     WorkloadOption {
@@ -580,10 +529,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Rate floor",
         help: "the run fails at the first interval below it (after 2 s), e.g. 200MB or 5000iops",
         kind: Kind::Text("none"),
-        set: |s, t| {
-            s.rate_min = opt(t, parsed)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.rate_min, t, parsed),
         get: |s| rate_text(s.rate_min),
     },
     WorkloadOption {
@@ -594,12 +540,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Rate spacing",
         help: "with a rate cap: evenly, or as Poisson arrivals",
         kind: Kind::Select(&["linear", "poisson"]),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.rate_process = parsed(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.rate_process, t, parsed),
         get: |s| s.rate_process.to_string(),
     },
     WorkloadOption {
@@ -768,12 +709,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Data pattern",
         help: "random, zeros or compress:N (N % compressible)",
         kind: Kind::Text("random"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.pattern = parsed(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.pattern, t, parsed),
         get: |s| s.pattern.to_string(),
     },
     WorkloadOption {
@@ -795,12 +731,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "O_DIRECT (bypass the page cache)",
         help: "off (--buffered) measures the cache, not the disk",
         kind: Kind::Check,
-        set: |s, t| {
-            if !t.is_empty() {
-                s.direct = check(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.direct, t, check),
         get: |s| flag(s.direct),
     },
     WorkloadOption {
@@ -844,12 +775,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Synchronous writes",
         help: "open O_SYNC or O_DSYNC: each write durable when it returns (fio's sync=)",
         kind: Kind::Select(&["none", "sync", "dsync"]),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.write_sync = parsed(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.write_sync, t, parsed),
         get: |s| s.write_sync.to_string(),
     },
     WorkloadOption {
@@ -871,10 +797,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Also verify every N blocks",
         help: "with verify: read back during the run too",
         kind: Kind::Count("only at the end"),
-        set: |s, t| {
-            s.verify_every = opt(t, count)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.verify_every, t, count),
         get: |s| some(&s.verify_every),
     },
     WorkloadOption {
@@ -885,12 +808,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Random distribution",
         help: "random modes: zipf:1.2, pareto:0.8 (80/20), normal:5, zoned:50/5:30/15:20/, zoned_abs:60/1G:40/4G",
         kind: Kind::Text("uniform"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.random_distribution = parsed(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.random_distribution, t, parsed),
         get: |s| s.random_distribution.to_string(),
     },
     WorkloadOption {
@@ -901,12 +819,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Sequential share (%)",
         help: "random modes: I/Os that continue after the previous one (fio's 100 − percentage_random)",
         kind: Kind::Count("0"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.seq_pct = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.seq_pct, t, count),
         get: |s| s.seq_pct.to_string(),
     },
     WorkloadOption {
@@ -988,10 +901,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Slow I/O from",
         help: "with error scan: I/Os this slow mark their cell",
         kind: Kind::Time("200ms"),
-        set: |s, t| {
-            s.scan_slow_ms = opt(t, ms)?;
-            Ok(())
-        },
+        set: |s, t| put(&mut s.scan_slow_ms, t, ms),
         get: |s| s.scan_slow_ms.map(duration_text).unwrap_or_default(),
     },
     WorkloadOption {
@@ -1016,12 +926,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "CPU sharing",
         help: "with CPUs: every job on all of them (shared) or each on one in turn (split)",
         kind: Kind::Select(&["shared", "split"]),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.cpus_allowed_policy = parsed(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.cpus_allowed_policy, t, parsed),
         get: |s| s.cpus_allowed_policy.to_string(),
     },
     WorkloadOption {
@@ -1032,12 +937,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Start each pass cold (buffered)",
         help: "buffered I/O: drop the cached pages at the start and at each new pass, as fio's invalidate=1; false measures the page cache",
         kind: Kind::Select(&["true", "false"]),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.invalidate = check(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.invalidate, t, check),
         get: |s| flag(s.invalidate),
     },
     WorkloadOption {
@@ -1048,12 +948,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Buffer memory",
         help: "huge: 2 MiB huge pages where the kernel gives them (default); pages: 4 KiB pages, as fio's default iomem=malloc",
         kind: Kind::Select(&["huge", "pages"]),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.iomem = parsed(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.iomem, t, parsed),
         get: |s| s.iomem.to_string(),
     },
     WorkloadOption {
@@ -1083,12 +978,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Engine",
         help: "uring (default), sync (pread/pwrite), null (no device)",
         kind: Kind::Select(&["uring", "sync", "null"]),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.backend = parsed(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.backend, t, parsed),
         get: |s| s.backend.as_str().to_string(),
     },
     WorkloadOption {
@@ -1099,20 +989,10 @@ pub static OPTIONS: &[WorkloadOption] = &[
         label: "Random seed",
         help: "same seed, same offsets",
         kind: Kind::Count("seed"),
-        set: |s, t| {
-            if !t.is_empty() {
-                s.seed = count(t)?;
-            }
-            Ok(())
-        },
+        set: |s, t| keep(&mut s.seed, t, count),
         get: |s| s.seed.to_string(),
     },
 ];
-
-/// `set` of the option named `key` (one of the table's own).
-fn by_key_set(key: &str) -> fn(&mut WorkloadSpec, &str) -> Result<(), String> {
-    by_key(key).map_or(|_, _| Ok(()), |o| o.set)
-}
 
 #[cfg(test)]
 mod tests {

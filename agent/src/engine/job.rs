@@ -35,13 +35,13 @@ use shared::analysis::scan::ScanMap;
 use shared::analysis::verify::Verify;
 use shared::{Backend, RunError};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// The random stream of job j's I/O sizes is this + j (offsets, mix and data take 3j..3j+2,
 /// a rate cap's arrivals 2^32 + j).
 const SIZE_STREAM: u64 = 1 << 33;
-use std::sync::mpsc::Sender;
-use std::sync::{Condvar, Mutex};
-use std::time::{Duration, Instant};
 
 /// What a job tells the runner. (Intervals dominate the traffic, one per job per interval,
 /// so the enum is as large as one; boxing would add an allocation per message.)
@@ -466,12 +466,10 @@ pub(super) struct JobLoop<'a, B: IoBackend> {
     /// (`u32::MAX` without one).
     search: Option<QdSearch>,
     cap: u32,
-    /// Bytes of one pass over the span, when each pass starts with the span's pages dropped
-    /// from the page cache (`JobPlan::cold_passes`), and the issued bytes at which the next
-    /// pass begins.
-    pass_bytes: Option<u64>,
-    /// The job's span: first byte and length (the range each new pass drops).
-    span_range: (u64, u64),
+    /// The job's span (first byte, length), when each pass over it starts with its pages
+    /// dropped from the page cache (`JobPlan::cold_passes`), and the issued bytes at which
+    /// the next pass begins.
+    cold_span: Option<(u64, u64)>,
     next_pass: u64,
     issued_bytes: u64,
     /// A trim-then-write workload's block just trimmed, whose write comes next.
@@ -542,8 +540,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             replay: None,
             search: jp.latency.map(|r| QdSearch::new(&r, depth)),
             cap: if jp.latency.is_some() { 0 } else { u32::MAX },
-            pass_bytes: jp.cold_passes.then(|| jp.span.blocks * jp.span.bs),
-            span_range: (jp.span.start, jp.span.blocks * jp.span.bs),
+            cold_span: jp
+                .cold_passes
+                .then(|| (jp.span.start, jp.span.blocks * jp.span.bs)),
             next_pass: jp.span.blocks * jp.span.bs,
             issued_bytes: 0,
             trimmed: None,
@@ -743,12 +742,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         if let Some(r) = &mut self.remaining {
             *r = r.saturating_sub(len);
         }
-        if let Some(pass) = self.pass_bytes {
+        if let Some((start, pass)) = self.cold_span {
             self.issued_bytes += len;
             if self.issued_bytes >= self.next_pass {
                 self.next_pass += pass;
-                let (start, len) = self.span_range;
-                if let Err(e) = self.b.drop_cache_range(start, len) {
+                if let Err(e) = self.b.drop_cache_range(start, pass) {
                     self.error = Some(io_error(
                         dir,
                         offset,
@@ -800,8 +798,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         }
         self.roll_live();
         if self.recording {
-            let ramp = self.shared.ramp_ns;
-            let at_ns = self.now.saturating_sub(ramp);
+            let at_ns = self.now.saturating_sub(self.shared.ramp_ns);
             self.iv.cur.completed(Completed {
                 dir: Dir::Trim,
                 bytes: len,
@@ -810,11 +807,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 rel_ns: at_ns.saturating_sub(self.iv.cur.start_ns),
                 at_ns,
             });
-            if let Some(prev) = self.last_done {
-                self.iv.cur.fine.gap(self.now - prev, 0);
-            }
-            self.last_done = Some(self.now);
         }
+        // What a reaped completion is followed by: the think time's count, the gap.
+        self.after_reap(1, u64::from(self.recording), None);
         match t {
             Trims::ThenWrite => {
                 self.trimmed = Some((offset, len));
