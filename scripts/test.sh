@@ -152,5 +152,11 @@ if [ "$passed" -eq 0 ]; then
   status=1
 fi
 grep '^SKIP ' "$skips" | grep -Eo '\[[a-z_-]+\]' | sort | uniq -c | sed 's/^/test.sh:   /' >&2 || true
+# The failures last, so that the tail of a long CI log says what failed and why: each
+# panic with the lines its test printed just before it (a browser test's steps).
+if grep -q 'panicked at' "$test_log"; then
+  echo "===== test.sh: the failures =====" >&2
+  grep -B15 -A6 'panicked at' "$test_log" | grep -v '^ *[0-9]*: \|^ *at ' | tail -n 150 >&2
+fi
 stamp "done"
 exit "$status"
