@@ -10,7 +10,7 @@ listed with the refusal. The target is laid out whole before the first pair and 
 the page cache before every run (both tools also invalidate it themselves when buffered).
 
 Usage: bench/fio_corpus.py [--pairs 3] [--size 256M] [--runtime 2] [--dir /var/tmp/...]
-                           [--out bench/out/corpus.json]
+                           [--out bench/out/corpus.json] [--only NAME ...] [--fio-twice]
 """
 
 import argparse
@@ -84,6 +84,11 @@ def main():
     ap.add_argument("--runtime", type=int, default=2)
     ap.add_argument("--dir", default="/var/tmp/diskscope-bench-corpus")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "out", "corpus.json"))
+    ap.add_argument("--fio-twice", action="store_true",
+                    help="also run fio a second time in each pair: fio's own spread "
+                         "(fio2 / fio) beside diskscope's ratio")
+    ap.add_argument("--only", nargs="*", default=[],
+                    help="run only these example files (names without .fio)")
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     target = os.path.join(args.dir, "corpus.bin")
@@ -92,7 +97,7 @@ def main():
     result = {"pairs": args.pairs, "size": args.size, "runtime_s": args.runtime,
               "files": {}, "refused": {}}
     for name in sorted(os.listdir(EXAMPLES)):
-        if not name.endswith(".fio"):
+        if not name.endswith(".fio") or (args.only and name[:-4] not in args.only):
             continue
         with open(os.path.join(EXAMPLES, name)) as f:
             job = os.path.join(args.dir, name)
@@ -102,12 +107,14 @@ def main():
         for i in range(args.pairs):
             # diskscope first in the first pair: a file it refuses costs no fio run.
             order = ["diskscope", "fio"] if i % 2 == 0 else ["fio", "diskscope"]
+            if args.fio_twice:
+                order.append("fio2")
             got = {}
             try:
                 for tool in order:
                     drop_cache(target)
-                    got[tool] = run(tool, job, os.path.join(args.dir, f"{name}.{tool}.json"),
-                                    args.dir)
+                    got[tool] = run(tool.rstrip("2"), job,
+                                    os.path.join(args.dir, f"{name}.{tool}.json"), args.dir)
             except Refused as why:
                 result["refused"][name] = str(why)
                 print(f"{name}: refused: {why}", file=sys.stderr)
@@ -118,12 +125,20 @@ def main():
                 j["fio"].append(fio_bw)
                 j["diskscope"].append(ds_bw)
                 j["ratio"].append(ds_bw / fio_bw if fio_bw else None)
+                if "fio2" in got:
+                    again = got["fio2"].get(jn, 0)
+                    j.setdefault("fio_self", []).append(again / fio_bw if fio_bw else None)
         for jn, j in jobs.items():
             rs = [r for r in j["ratio"] if r is not None]
             j["ratio_median"] = statistics.median(rs) if rs else None
+            own = [r for r in j.get("fio_self", []) if r is not None]
+            spread = ""
+            if own:
+                j["fio_self_range"] = [min(own), max(own)]
+                spread = f", fio's own again/first {min(own):.2f}..{max(own):.2f}"
             print(f"{name} [{jn}]: fio {statistics.median(j['fio'])} KiB/s, diskscope "
                   f"{statistics.median(j['diskscope'])} KiB/s, ratio "
-                  f"{j['ratio_median'] and round(j['ratio_median'], 2)}", file=sys.stderr)
+                  f"{j['ratio_median'] and round(j['ratio_median'], 2)}{spread}", file=sys.stderr)
         if name not in result["refused"]:
             result["files"][name] = jobs
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

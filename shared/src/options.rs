@@ -941,6 +941,17 @@ pub static OPTIONS: &[WorkloadOption] = &[
         get: |s| flag(s.invalidate),
     },
     WorkloadOption {
+        key: "fadvise_hint",
+        api: "fadvise_hint",
+        cli: &["fadvise-hint"],
+        fio: &["fadvise_hint"],
+        label: "Access hint",
+        help: "posix_fadvise on each job's file: by the pattern (type: random or sequential, as fio's default), none, random, sequential; sets buffered read-ahead",
+        kind: Kind::Select(&["type", "none", "random", "sequential"]),
+        set: |s, t| keep(&mut s.fadvise_hint, t, parsed),
+        get: |s| s.fadvise_hint.to_string(),
+    },
+    WorkloadOption {
         key: "iomem",
         api: "iomem",
         cli: &["iomem"],

@@ -462,6 +462,51 @@ pub struct WorkloadSpec {
     /// every new pass (fio's `invalidate=1`, the default); `false` measures what the page
     /// cache holds.
     pub invalidate: bool,
+    /// The access hint given to the kernel for each job's open file (fio's `fadvise_hint`):
+    /// by the workload's pattern by default, as fio does; it sets the page cache's
+    /// read-ahead of buffered I/O (none for random, doubled for sequential).
+    pub fadvise_hint: FadviseHint,
+}
+
+/// The `posix_fadvise` access hint of a job's file (fio's `fadvise_hint`).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum FadviseHint {
+    /// RANDOM for a random pattern, SEQUENTIAL otherwise (fio's default, `1` or `type`).
+    #[default]
+    Type,
+    /// No hint (fio's `0`): the kernel's own read-ahead.
+    None,
+    Random,
+    Sequential,
+}
+
+impl fmt::Display for FadviseHint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FadviseHint::Type => "type",
+            FadviseHint::None => "none",
+            FadviseHint::Random => "random",
+            FadviseHint::Sequential => "sequential",
+        })
+    }
+}
+
+impl FromStr for FadviseHint {
+    type Err = String;
+    /// fio's words: `type` or `1`, `none` or `0`, `random`, `sequential`, `normal`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim() {
+            "type" | "1" => Ok(FadviseHint::Type),
+            "none" | "0" => Ok(FadviseHint::None),
+            "random" => Ok(FadviseHint::Random),
+            "sequential" => Ok(FadviseHint::Sequential),
+            _ => Err(format!(
+                "invalid fadvise hint '{s}': expected type, none, random or sequential (or fio's 1, 0)"
+            )),
+        }
+    }
 }
 
 /// What the I/O buffers are made of (fio's `iomem`).
@@ -550,6 +595,7 @@ impl Default for WorkloadSpec {
             cpus_allowed: None,
             cpus_allowed_policy: CpuPolicy::Shared,
             iomem: BufferMemory::Huge,
+            fadvise_hint: FadviseHint::Type,
             invalidate: true,
         }
     }

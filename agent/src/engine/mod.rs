@@ -124,6 +124,23 @@ fn trim_not_queued() -> io::Error {
     )
 }
 
+/// The access hint of a job's file (fio's `fadvise_hint`, given after each open as fio
+/// does): RANDOM or SEQUENTIAL by the pattern, or as named; nothing for `none`.
+pub(crate) fn advise_access(
+    file: &std::fs::File,
+    hint: shared::spec::FadviseHint,
+    random: bool,
+) -> io::Result<()> {
+    use shared::spec::FadviseHint as H;
+    let advice = match hint {
+        H::None => return Ok(()),
+        H::Type if random => libc::POSIX_FADV_RANDOM,
+        H::Type | H::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        H::Random => libc::POSIX_FADV_RANDOM,
+    };
+    fadvise(file, 0, 0, advice)
+}
+
 /// `posix_fadvise(DONTNEED)` over the whole file.
 pub(crate) fn drop_cached_pages(file: &std::fs::File) -> io::Result<()> {
     drop_cached_range(file, 0, 0)
@@ -131,13 +148,16 @@ pub(crate) fn drop_cached_pages(file: &std::fs::File) -> io::Result<()> {
 
 /// `posix_fadvise(DONTNEED)` over `len` bytes at `offset` (0: to the end).
 pub(crate) fn drop_cached_range(file: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
+    fadvise(file, offset, len, libc::POSIX_FADV_DONTNEED)
+}
+
+fn fadvise(file: &std::fs::File, offset: u64, len: u64, advice: libc::c_int) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     };
     // SAFETY: a valid descriptor; the call only advises the kernel.
-    let rc =
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, libc::POSIX_FADV_DONTNEED) };
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), offset, len, advice) };
     if rc == 0 {
         Ok(())
     } else {

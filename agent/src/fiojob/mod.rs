@@ -146,13 +146,21 @@ impl Job {
     /// synchronous: the kernel completes each buffered I/O inside io_submit, so fio has one
     /// in flight per job whatever its iodepth (measured here: fio's libaio 30 MB/s where its
     /// io_uring reads 113-136 MB/s, 4 KiB random buffered reads at QD16). diskscope runs it
-    /// the same way, on its pread/pwrite backend at depth 1.
+    /// the same way, on its pread/pwrite backend at depth 1. A job that names no engine runs
+    /// fio's default, psync, there too (io_uring would hand buffered writes to a kernel
+    /// worker: 1.7 GB/s where fio's psync wrote 6.9 GB/s into the page cache). The sync
+    /// engines' depth is 1, as fio caps it.
     fn engine_note(&mut self) {
-        let Some((engine, at)) = &self.engine else {
-            return;
+        let (engine, at) = match &self.engine {
+            Some((engine, at)) => (engine.as_str(), at.to_string()),
+            None => ("psync", format!("{}: job '{}'", self.at, self.name)),
         };
         let s = &mut self.spec;
-        let note = match engine.as_str() {
+        let depth = match s.iodepth {
+            1 => String::new(),
+            d => format!(" (iodepth={d} capped at 1, as fio caps it)"),
+        };
+        let note = match engine {
             "libaio" if !s.direct => {
                 s.backend = shared::spec::Backend::Sync;
                 s.iodepth = 1;
@@ -162,7 +170,14 @@ impl Job {
                 format!("ioengine={engine} runs on diskscope's io_uring backend")
             }
             "psync" | "sync" | "pvsync" | "pvsync2" => {
-                format!("ioengine={engine} runs on diskscope's sync backend (pread/pwrite)")
+                s.backend = shared::spec::Backend::Sync;
+                s.iodepth = 1;
+                let named = if self.engine.is_some() {
+                    format!("ioengine={engine}")
+                } else {
+                    "no ioengine: fio's default, psync,".to_string()
+                };
+                format!("{named} runs on diskscope's sync backend (pread/pwrite){depth}")
             }
             _ => return,
         };
@@ -670,7 +685,7 @@ mod tests {
                 );
             }
         }
-        let f = load("[j]\nrw=randread\niodepth=16\nnumjobs=2\nramp_time=2\nrandseed=7\nblockalign=8k\nrate_process=poisson\nrate=1m\n").unwrap();
+        let f = load("[j]\nioengine=io_uring\nrw=randread\niodepth=16\nnumjobs=2\nramp_time=2\nrandseed=7\nblockalign=8k\nrate_process=poisson\nrate=1m\n").unwrap();
         let s = &f.jobs[0].spec;
         let (want, errs) = shared::options::spec_from([
             ("rw", "randread"),
@@ -773,8 +788,23 @@ mod tests {
     }
 
     #[test]
+    fn a_job_without_an_engine_runs_fios_default_psync_at_depth_one() {
+        let f = load("[j]\nrw=write\niodepth=8\n").unwrap();
+        let s = &f.jobs[0].spec;
+        assert_eq!((s.backend, s.iodepth), (shared::spec::Backend::Sync, 1));
+        assert!(
+            f.notes()[0].contains("no ioengine: fio's default, psync, runs on diskscope's sync backend (pread/pwrite) (iodepth=8 capped at 1"),
+            "{:?}",
+            f.notes()
+        );
+        let f = load("[j]\nioengine=pvsync\n").unwrap();
+        assert_eq!(f.jobs[0].spec.backend, shared::spec::Backend::Sync);
+        assert!(!f.notes()[0].contains("capped"), "{:?}", f.notes());
+    }
+
+    #[test]
     fn one_group_of_several_jobs_runs_together_on_their_files() {
-        let f = load("[global]\nrw=randread\nbs=128k\n[a]\nfilename=/x/a\niodepth=4\n[b]\nfilename=/x/b\nrw=write\n").unwrap();
+        let f = load("[global]\nioengine=io_uring\nrw=randread\nbs=128k\n[a]\nfilename=/x/a\niodepth=4\n[b]\nfilename=/x/b\nrw=write\n").unwrap();
         let jobs = f.together(None).unwrap().expect("one group of two");
         let got: Vec<(&str, PathBuf, u32)> = jobs
             .iter()

@@ -16,6 +16,7 @@
 
 use crate::fiojob::JobFile;
 use serde_json::{json, Map, Value};
+use shared::analysis::verify::Verify;
 use shared::sample::HistBucket;
 use shared::steady::SteadyWatch;
 use shared::{DirSample, RunReport, Sample};
@@ -175,7 +176,9 @@ pub fn document<S: Borrow<Sample>>(
             Some(&(_, (s, h))) => (s, h, by_final.get(&0).copied().unwrap_or_default()),
             None => (&report.summary, &report.histogram, step_samples(0)),
         };
-        out.push(job("diskscope", 0, spec_opts, summary, hist, samples, form));
+        let mut j = job("diskscope", 0, spec_opts, summary, hist, samples, form);
+        with_read_back(&mut j, report.analysis.verify.as_ref());
+        out.push(j);
     } else {
         for s in &report.steps {
             // A step whose jobs ran at once: a fio job each, in the step's group.
@@ -209,7 +212,9 @@ pub fn document<S: Borrow<Sample>>(
                 }
                 None => (&s.summary, &hist, step_samples(s.index)),
             };
-            out.push(job(&s.name, s.index, options, summary, hist, samples, form));
+            let mut j = job(&s.name, s.index, options, summary, hist, samples, form);
+            with_read_back(&mut j, s.verify.as_ref());
+            out.push(j);
         }
     }
     // A failed run: its last job carries the error number, as fio's failed job does (EIO, 5,
@@ -259,7 +264,7 @@ fn part_job(
                 .collect()
         })
         .unwrap_or_default();
-    job(
+    let mut j = job(
         name,
         groupid,
         options,
@@ -267,7 +272,9 @@ fn part_job(
         &part.histogram.clone().unwrap_or_default(),
         samples.copied().unwrap_or_default(),
         form,
-    )
+    );
+    with_read_back(&mut j, part.verify.as_ref());
+    j
 }
 
 /// Each latency search's final window, by step: where it starts in the run's time (the
@@ -414,6 +421,14 @@ fn fio_values(
             DataPattern::Random => vec![],
         },
         ("verify", _) => vec![("verify", "crc32c".into())],
+        ("fadvise_hint", _) => vec![(
+            "fadvise_hint",
+            match spec.fadvise_hint {
+                shared::spec::FadviseHint::Type => "1".into(),
+                shared::spec::FadviseHint::None => "0".into(),
+                h => h.to_string(),
+            },
+        )],
         ("iomem", _) => vec![(
             "iomem",
             match spec.iomem {
@@ -537,6 +552,37 @@ fn job(
         "latency_percentile": 100.0,
         "latency_window": 0,
     })
+}
+
+/// A verifying job's final read-back in its `read` object, as fio counts its verify phase's
+/// reads: the blocks read back after the writes (those checked during them, `verify_every`,
+/// are already among the reads), over the read-back's own time, which the job's run time
+/// also includes. Their latencies are not recorded: the percentiles stay the reads' own.
+fn with_read_back(job: &mut Value, verify: Option<&Verify>) {
+    let Some(v) = verify else { return };
+    let blocks = v.blocks_checked.saturating_sub(v.interleaved_blocks);
+    if blocks == 0 || v.blocks_checked == 0 || v.seconds <= 0.0 {
+        return;
+    }
+    let share = blocks as f64 / v.blocks_checked as f64;
+    let bytes = (v.bytes_checked as f64 * share).round() as u64;
+    let ms = (v.seconds * share * 1000.0).round() as u64;
+    let read = &mut job["read"];
+    let io_bytes = read["io_bytes"].as_u64().unwrap_or(0) + bytes;
+    let ios = read["total_ios"].as_u64().unwrap_or(0) + blocks;
+    let runtime = read["runtime"].as_u64().unwrap_or(0) + ms;
+    let secs = runtime.max(1) as f64 / 1000.0;
+    let bw_bytes = (io_bytes as f64 / secs).round() as u64;
+    read["io_bytes"] = json!(io_bytes);
+    read["io_kbytes"] = json!(io_bytes / 1024);
+    read["total_ios"] = json!(ios);
+    read["runtime"] = json!(runtime);
+    read["bw_bytes"] = json!(bw_bytes);
+    read["bw"] = json!(bw_bytes / 1024);
+    read["iops"] = json!(ios as f64 / secs);
+    let job_ms = job["job_runtime"].as_u64().unwrap_or(0) + ms;
+    job["job_runtime"] = json!(job_ms);
+    job["elapsed"] = json!(job_ms.div_ceil(1000));
 }
 
 /// `stats` with fio's percentile map (and, for json+, its bins) when there is any I/O.
