@@ -244,6 +244,9 @@ pub enum Backend {
     Null,
     /// pread/pwrite, one I/O at a time per job.
     Sync,
+    /// Linux AIO (io_submit/io_getevents), fio's libaio: buffered I/O completes inside the
+    /// submit.
+    Aio,
 }
 
 impl Backend {
@@ -252,6 +255,7 @@ impl Backend {
             Backend::Uring => "uring",
             Backend::Null => "null",
             Backend::Sync => "sync",
+            Backend::Aio => "aio",
         }
     }
 }
@@ -269,8 +273,9 @@ impl FromStr for Backend {
             "uring" | "io_uring" => Ok(Backend::Uring),
             "null" => Ok(Backend::Null),
             "sync" | "psync" => Ok(Backend::Sync),
+            "aio" | "libaio" => Ok(Backend::Aio),
             _ => Err(format!(
-                "invalid backend '{s}': expected uring, null or sync"
+                "invalid backend '{s}': expected uring, sync, aio or null"
             )),
         }
     }
@@ -919,8 +924,8 @@ impl WorkloadSpec {
         }
     }
 
-    /// The writes' own sizes: within the block size limits, and only in a random mix
-    /// (fio's sequential mix keeps a position per direction; diskscope's one), never with
+    /// The writes' own sizes: within the block size limits, and only in a random mix (not
+    /// in a sequential one, whose directions each keep their own position), never with
     /// `block_align` (each direction is aligned to its own smallest size).
     fn check_write_sizes(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
         let Some(w) = &self.write_bssplit else {

@@ -14,6 +14,7 @@
 //! cancellation, deadline, budget, a search's end or error, and always drains what is in
 //! flight.
 
+use super::aio::AioBackend;
 use super::buf::BufferPool;
 use super::null::NullBackend;
 use super::qd_search::{Next, QdSearch};
@@ -24,7 +25,7 @@ use super::verify::Verifier;
 use super::{Dir, IoBackend};
 use crate::stats::interval::Completed;
 use crate::stats::IntervalStats;
-use crate::workload::offsets::OffsetGen;
+use crate::workload::offsets::{OffsetGen, Order};
 use crate::workload::pattern::Filler;
 use crate::workload::plan::Trims;
 use crate::workload::rate::{Gate, RateCap, Think};
@@ -205,6 +206,12 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     // random read without it is helped by read-ahead fio's is not (1.9x fio's rate on a
     // cold file). A file system or device that takes no advice is no reason to stop.
     let _ = super::advise_access(&file, spec.fadvise_hint, spec.rw.is_random());
+    if spec.backend == Backend::Aio {
+        return match AioBackend::new(file, pool, jp.iodepth) {
+            Ok(mut b) => drive(&mut b, buffers, None, Vec::new(), plan, job, shared, tx),
+            Err(e) => fail(format!("job {job}: Linux AIO could not be set up: {e}")),
+        };
+    }
     if spec.backend == Backend::Sync {
         return drive(
             &mut SyncBackend::new(file, pool),
@@ -416,6 +423,9 @@ pub(super) struct JobLoop<'a, B: IoBackend> {
     deadline: u64,
     filler: Filler,
     gen: OffsetGen,
+    /// A sequential mix's writes: their own position, as fio keeps one per direction (the
+    /// reads then run on contiguously, and the page cache reads ahead of them).
+    write_gen: Option<OffsetGen>,
     mix: Rng,
     /// What each slot in flight holds; `free` the slots that hold nothing.
     slots: Vec<Slot>,
@@ -510,6 +520,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             filler,
             gen: OffsetGen::new(jp.span, jp.order.clone(), Rng::new(jp.seed, seed))
                 .with_seq_pct(jp.seq_pct),
+            write_gen: (jp.order == Order::Sequential && (1..100).contains(&jp.read_pct))
+                .then(|| OffsetGen::new(jp.span, Order::Sequential, Rng::new(jp.seed, seed))),
             mix: Rng::new(jp.seed, seed + 1),
             slots: vec![Slot::default(); depth as usize],
             free: (0..depth).rev().collect(),
@@ -841,11 +853,15 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
     /// direction's own sizes on its own grid.
     #[inline(always)]
     fn next_offset_len(&mut self, is_write: bool) -> (u64, u64) {
+        let gen = match &mut self.write_gen {
+            Some(w) if is_write => w,
+            _ => &mut self.gen,
+        };
         match (&self.jp.sizes, &self.jp.write_sizes) {
-            (None, None) => (self.gen.next_offset(), self.bs),
+            (None, None) => (gen.next_offset(), self.bs),
             (Some(sizes), None) => {
                 let len = sizes.pick(&mut self.size_rng);
-                (self.gen.next_offset_len(len), len)
+                (gen.next_offset_len(len), len)
             }
             // Each direction its own sizes, its offsets on its own smallest size's grid.
             (reads, Some((writes, write_align, read_align))) => {
@@ -856,7 +872,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 };
                 let len = sizes.pick(&mut self.size_rng);
                 let start = self.jp.span.start;
-                let offset = self.gen.next_offset_len(len) - start;
+                let offset = gen.next_offset_len(len) - start;
                 (start + offset / align * align, len)
             }
         }

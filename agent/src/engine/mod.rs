@@ -3,9 +3,11 @@
 //! runner.
 //!
 //! Backends: [`uring`] (io_uring with fixed buffers, a registered file and ring fd), [`null`]
-//! (completes everything at once: engine overhead, like fio's null engine) and [`sync`]
-//! (pread/pwrite, used when io_uring cannot be set up, or on request).
+//! (completes everything at once: engine overhead, like fio's null engine), [`sync`]
+//! (pread/pwrite, used when io_uring cannot be set up, or on request) and [`aio`] (Linux
+//! AIO, fio's libaio).
 
+pub mod aio;
 pub mod buf;
 pub mod job;
 pub mod null;
@@ -40,7 +42,7 @@ impl Dir {
 /// The contract every backend implements. Slots are queue positions `0..depth`; the job loop
 /// guarantees a slot's buffer is never touched while its I/O is in flight.
 pub trait IoBackend {
-    /// Short name recorded in results (`uring`, `null`, `sync`).
+    /// Short name recorded in results (`uring`, `null`, `sync`, `aio`).
     fn name(&self) -> &'static str;
     /// Most I/Os this backend can have in flight.
     fn max_depth(&self) -> u32;

@@ -142,14 +142,11 @@ impl Job {
         })
     }
 
-    /// Says which backend runs the job's engine. fio's libaio on buffered I/O (direct=0) is
-    /// synchronous: the kernel completes each buffered I/O inside io_submit, so fio has one
-    /// in flight per job whatever its iodepth (measured here: fio's libaio 30 MB/s where its
-    /// io_uring reads 113-136 MB/s, 4 KiB random buffered reads at QD16). diskscope runs it
-    /// the same way, on its pread/pwrite backend at depth 1. A job that names no engine runs
-    /// fio's default, psync, there too (io_uring would hand buffered writes to a kernel
-    /// worker: 1.7 GB/s where fio's psync wrote 6.9 GB/s into the page cache). The sync
-    /// engines' depth is 1, as fio caps it.
+    /// Says which backend runs the job's engine: libaio on Linux AIO as fio's (on buffered
+    /// I/O the kernel completes each I/O inside io_submit, at AIO's own cost per I/O), the
+    /// sync engines on pread/pwrite at depth 1 as fio caps them, posixaio on io_uring. A job
+    /// that names no engine runs fio's default, psync (io_uring would hand buffered writes
+    /// to a kernel worker: 1.7 GB/s where fio's psync wrote 6.9 GB/s into the page cache).
     fn engine_note(&mut self) {
         let (engine, at) = match &self.engine {
             Some((engine, at)) => (engine.as_str(), at.to_string()),
@@ -161,12 +158,8 @@ impl Job {
             d => format!(" (iodepth={d} capped at 1, as fio caps it)"),
         };
         let note = match engine {
-            "libaio" if !s.direct => {
-                s.backend = shared::spec::Backend::Sync;
-                s.iodepth = 1;
-                format!("ioengine=libaio with buffered I/O completes each I/O inside io_submit (one in flight per job, as fio measures it): job '{}' runs on diskscope's sync backend (pread/pwrite) at iodepth 1", self.name)
-            }
-            "libaio" | "posixaio" => {
+            "libaio" => "ioengine=libaio runs on diskscope's aio backend (Linux AIO, as fio's libaio: buffered I/O completes inside io_submit)".to_string(),
+            "posixaio" => {
                 format!("ioengine={engine} runs on diskscope's io_uring backend")
             }
             "psync" | "sync" | "pvsync" | "pvsync2" => {
@@ -186,7 +179,7 @@ impl Job {
 
     /// The writes' own sizes as the job's mode uses them: a write-only job's sizes are
     /// the writes', a read-only job ignores them, a random mix keeps both (a sequential
-    /// mix is refused by the validator: fio keeps a position per direction).
+    /// mix is refused by the validator: its directions each keep their own position).
     fn sizes_by_direction(&mut self) -> Result<(), String> {
         let (from_bs, from_split) = std::mem::take(&mut self.write_sizes);
         let trims = self.trim_bs.filter(|_| self.spec.rw.trims());
@@ -721,7 +714,7 @@ mod tests {
             (s.rw, s.bs, s.iodepth, s.direct),
             (RwMode::RandRead, 4096, 4, true)
         );
-        assert_eq!(s.backend, Backend::Uring);
+        assert_eq!(s.backend, Backend::Aio);
         // runtime without time_based caps size × loops.
         assert_eq!((s.runtime_ms, s.io_size), (Some(60_000), Some(10 << 30)));
         assert!(s.cover_once, "fio's random map");
@@ -737,12 +730,17 @@ mod tests {
     }
 
     #[test]
-    fn buffered_libaio_runs_one_io_at_a_time_as_fios_does() {
-        let f = load("[j]\nrw=randread\nioengine=libaio\niodepth=16\nsize=1m\n").unwrap();
-        let s = &f.jobs[0].spec;
-        assert_eq!((s.backend, s.iodepth, s.direct), (Backend::Sync, 1, false));
-        assert!(f.notes()[0].contains("t.fio:3: ioengine=libaio with buffered I/O"));
-        let f = load("[j]\nrw=randread\nioengine=libaio\niodepth=16\ndirect=1\n").unwrap();
+    fn libaio_runs_on_linux_aio_as_fios_does() {
+        for direct in ["0", "1"] {
+            let f = load(&format!(
+                "[j]\nrw=randread\nioengine=libaio\niodepth=16\nsize=1m\ndirect={direct}\n"
+            ))
+            .unwrap();
+            let s = &f.jobs[0].spec;
+            assert_eq!((s.backend, s.iodepth), (Backend::Aio, 16));
+            assert!(f.notes()[0].contains("t.fio:3: ioengine=libaio runs on diskscope's aio backend"));
+        }
+        let f = load("[j]\nrw=randread\nioengine=posixaio\niodepth=16\ndirect=1\n").unwrap();
         let s = &f.jobs[0].spec;
         assert_eq!((s.backend, s.iodepth), (Backend::Uring, 16));
         assert!(f.notes()[0].contains("runs on diskscope's io_uring backend"));

@@ -337,12 +337,13 @@ fn bs_range(v: &str) -> Result<(u64, u64), String> {
 /// complete: with buffered I/O, libaio becomes one I/O at a time, see `Job::finish`).
 fn engine(v: &str) -> Result<Backend, String> {
     Ok(match v {
-        "io_uring" | "libaio" | "posixaio" => Backend::Uring,
+        "io_uring" | "posixaio" => Backend::Uring,
+        "libaio" => Backend::Aio,
         "psync" | "sync" | "pvsync" | "pvsync2" => Backend::Sync,
         "null" => Backend::Null,
         _ => {
             return Err(
-                "no such engine in diskscope (io_uring, libaio, psync, pvsync, sync, null)".into(),
+                "no such engine in diskscope (io_uring, libaio, posixaio, psync, pvsync, pvsync2, sync, null)".into(),
             )
         }
     })

@@ -414,7 +414,16 @@ fn fio_values(
             Some(Rate::BytesPerSec(b)) => vec![("rate_min", (b / per_job).to_string())],
             None => vec![],
         },
-        ("backend", _) => vec![("ioengine", text.replace("uring", "io_uring"))],
+        ("backend", _) => vec![(
+            "ioengine",
+            match spec.backend {
+                shared::spec::Backend::Uring => "io_uring",
+                shared::spec::Backend::Aio => "libaio",
+                shared::spec::Backend::Sync => "psync",
+                shared::spec::Backend::Null => "null",
+            }
+            .into(),
+        )],
         ("pattern", _) => match spec.pattern {
             DataPattern::Compress(n) => vec![("buffer_compress_percentage", n.to_string())],
             DataPattern::Zeros => vec![("zero_buffers", "1".into())],

@@ -209,13 +209,26 @@ fn fios_examples_run_or_are_refused_by_name() {
             if let Some(q) = search {
                 assert_eq!(j["latency_depth"], q["depths"][0], "{name}: latency_depth");
             }
+            // A verifying job's final read-back is among its reads, as fio's verify phase.
+            let back = [&step["verify"], &report["analysis"]["verify"]]
+                .into_iter()
+                .find(|v| v.is_object())
+                .map_or((0, 0), |v| {
+                    let n = |k: &str| v[k].as_u64().unwrap_or(0);
+                    assert_eq!(n("interleaved_blocks"), 0, "{name}: no verify_every here");
+                    (n("bytes_checked"), n("blocks_checked"))
+                });
             for d in ["read", "write"] {
+                let (bytes, ios) = if d == "read" { back } else { (0, 0) };
+                let n = |k: &str| figures["summary"][d][k].as_u64().unwrap_or(0);
                 assert_eq!(
-                    j[d]["io_bytes"], figures["summary"][d]["bytes"],
+                    j[d]["io_bytes"].as_u64(),
+                    Some(n("bytes") + bytes),
                     "{name} {i} {d} bytes"
                 );
                 assert_eq!(
-                    j[d]["total_ios"], figures["summary"][d]["ios"],
+                    j[d]["total_ios"].as_u64(),
+                    Some(n("ios") + ios),
                     "{name} {i} {d} ios"
                 );
                 let n: u64 = figures["histogram"][d]
@@ -456,7 +469,7 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
         })
         .collect();
     assert_eq!(jobs, [("a", 0), ("b", 0)], "{run}");
-    refused("[a]\nrw=read\niodepth=100000\n".into(), "iodepth");
+    refused("[a]\nrw=read\nioengine=io_uring\niodepth=100000\n".into(), "iodepth");
     // A body near the API's limit (64 KiB; each newline is two bytes in JSON) is parsed to
     // its last line; a larger one is refused before it is read.
     let padded = format!(
