@@ -366,10 +366,12 @@ def corpus_section(c, summary):
         f"`diskscope run FILE --output-format fio-json`, {c['pairs']} pairs alternating which "
         "goes first, the page cache dropped before each run. Per job (fio's clones summed), "
         "read + write KiB/s; the ratio is the median (range) of diskscope / fio over the "
-        "pairs; ⚠ marks a job outside ±15 %.",
+        "pairs; ⚠ marks a job outside ±15 %. With `--fio-twice` fio also runs a second time in "
+        "each pair: its own spread (second / first, range over the pairs) is what this machine "
+        "gives the same tool twice.",
         "",
-        "| file | job | fio KiB/s | diskscope KiB/s | ratio |",
-        "|---|---|---:|---:|---:|",
+        "| file | job | fio KiB/s | diskscope KiB/s | ratio | fio again / first |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     within, outside = 0, []
     for name, jobs in c["files"].items():
@@ -379,8 +381,10 @@ def corpus_section(c, summary):
             within += ok
             if not ok:
                 outside.append(f"{name} [{jn}] {fr(rs)}")
+            own = j.get("fio_self_range")
+            own = f"{own[0]:.2f}–{own[1]:.2f}" if own else "–"
             lines.append(f"| {name} | {jn} | {med(j['fio']):,.0f} | {med(j['diskscope']):,.0f} | "
-                         f"{fr(rs)}{'' if ok else ' ⚠'} |")
+                         f"{fr(rs)}{'' if ok else ' ⚠'} | {own} |")
     lines += ["", "Refused (exit 2, naming the option or the jobs):", ""]
     lines += [f"- `{name}`: {why.splitlines()[-1]}" for name, why in c["refused"].items()]
     lines.append("")
