@@ -738,7 +738,9 @@ mod tests {
             .unwrap();
             let s = &f.jobs[0].spec;
             assert_eq!((s.backend, s.iodepth), (Backend::Aio, 16));
-            assert!(f.notes()[0].contains("t.fio:3: ioengine=libaio runs on diskscope's aio backend"));
+            assert!(
+                f.notes()[0].contains("t.fio:3: ioengine=libaio runs on diskscope's aio backend")
+            );
         }
         let f = load("[j]\nrw=randread\nioengine=posixaio\niodepth=16\ndirect=1\n").unwrap();
         let s = &f.jobs[0].spec;

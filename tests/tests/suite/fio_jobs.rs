@@ -469,7 +469,10 @@ fn a_job_file_sent_to_the_api_runs_as_the_cli_runs_it() {
         })
         .collect();
     assert_eq!(jobs, [("a", 0), ("b", 0)], "{run}");
-    refused("[a]\nrw=read\nioengine=io_uring\niodepth=100000\n".into(), "iodepth");
+    refused(
+        "[a]\nrw=read\nioengine=io_uring\niodepth=100000\n".into(),
+        "iodepth",
+    );
     // A body near the API's limit (64 KiB; each newline is two bytes in JSON) is parsed to
     // its last line; a larger one is refused before it is read.
     let padded = format!(
