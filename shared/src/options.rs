@@ -1078,6 +1078,7 @@ mod tests {
             ("cpus_allowed_policy", "split"),
             ("iomem", "pages"),
             ("invalidate", "false"),
+            ("fadvise_hint", "random"),
             ("interval", "500ms"),
             ("backend", "sync"),
             ("seed", "7"),

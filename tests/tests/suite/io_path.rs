@@ -112,3 +112,108 @@ fn every_step_of_a_sweep_has_the_same_buffer_backing() {
     let run = r.environment.io_path.expect("the run's io_path");
     assert_eq!(run.backing(), *first);
 }
+
+/// Bytes of `path` in the page cache, by util-linux's fincore.
+fn resident(path: &std::path::Path) -> u64 {
+    let out = std::process::Command::new("fincore")
+        .args(["-b", "-n", "-o", "RES"])
+        .arg(path)
+        .output()
+        .expect("fincore");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("fincore said {out:?}"))
+}
+
+/// fio's `fadvise_hint`: a random buffered read tells the kernel so, and the page cache then
+/// holds exactly what was read (no read-ahead); without the hint it reads ahead.
+#[test]
+fn the_access_hint_reaches_the_page_cache() {
+    require_io_uring!();
+    if !have("fincore") {
+        skip!(Missing::Tool, "no fincore (util-linux)");
+    }
+    let dir = disk_tempdir();
+    let target = dir.path().join("hint.bin");
+    let t = target.to_str().expect("utf8");
+    let out = ds(&format!(
+        "run -q --target {t} --size 32M --rw write --bs 1M"
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut cached = Vec::new();
+    for hint in ["type", "none"] {
+        // Half the file, each block once, 4 KiB at a time, from a cold cache.
+        let out = ds(&format!(
+            "run -q --target {t} --size 32M --rw randread --bs 4k --buffered --io-size 16M \
+             --cover-once --fadvise-hint {hint}"
+        ));
+        assert!(out.status.success(), "{hint}: {}", stderr(&out));
+        cached.push(resident(&target));
+    }
+    eprintln!(
+        "cached after 16 MiB of random 4 KiB reads: {} KiB hinted random, {} KiB unhinted",
+        cached[0] >> 10,
+        cached[1] >> 10
+    );
+    assert_eq!(cached[0], 16 << 20, "the random hint reads nothing ahead");
+    assert!(
+        cached[1] > cached[0] + (1 << 20),
+        "without a hint the kernel reads ahead: {cached:?}"
+    );
+    let bad = ds(&format!(
+        "run -q --target {t} --size 32M --rw randread --fadvise-hint sideways"
+    ));
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("sideways"), "{}", stderr(&bad));
+}
+
+/// The aio backend (fio's libaio): the process maps the kernel's AIO ring while it runs
+/// (`/[aio]` in /proc/PID/maps, made by io_setup), what it writes reads back intact, and the
+/// run says `backend aio`.
+#[test]
+fn the_aio_backend_runs_on_linux_aio() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let target = dir.path().join("aio.bin");
+    let t = target.to_str().expect("utf8").to_string();
+    let mut child = std::process::Command::new(diskscope_bin())
+        .args([
+            "run",
+            "--target",
+            &t,
+            "--size",
+            "16M",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "32",
+            "--backend",
+            "aio",
+            "--verify",
+            "--loops",
+            "4",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let maps = format!("/proc/{}/maps", child.id());
+    let mut ring_seen = false;
+    while child.try_wait().expect("wait").is_none() {
+        ring_seen |= std::fs::read_to_string(&maps).is_ok_and(|m| m.contains("/[aio]"));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let out = child.wait_with_output().expect("output");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("backend aio"), "{text}");
+    assert!(text.contains("verify: PASS"), "{text}");
+    assert!(ring_seen, "no AIO ring in {maps} while the run ran");
+}
