@@ -471,6 +471,11 @@ pub struct WorkloadSpec {
     /// by the workload's pattern by default, as fio does; it sets the page cache's
     /// read-ahead of buffered I/O (none for random, doubled for sequential).
     pub fadvise_hint: FadviseHint,
+    /// io_uring's submission queue polled by a kernel thread (fio's `sqthread_poll`): I/O
+    /// reaches the kernel without a system call while that thread is awake.
+    pub sqpoll: bool,
+    /// The CPU the polling thread is bound to (fio's `sqthread_poll_cpu`); needs `sqpoll`.
+    pub sqpoll_cpu: Option<u32>,
 }
 
 /// The `posix_fadvise` access hint of a job's file (fio's `fadvise_hint`).
@@ -601,6 +606,8 @@ impl Default for WorkloadSpec {
             cpus_allowed_policy: CpuPolicy::Shared,
             iomem: BufferMemory::Huge,
             fadvise_hint: FadviseHint::Type,
+            sqpoll: false,
+            sqpoll_cpu: None,
             invalidate: true,
         }
     }
@@ -793,6 +800,19 @@ impl WorkloadSpec {
                     "compress:N needs N in 0..100".into(),
                 );
             }
+        }
+        if self.sqpoll && self.backend != Backend::Uring {
+            bad(
+                "sqpoll",
+                &true,
+                format!(
+                    "a polled submission queue is io_uring's, not the {} backend's",
+                    self.backend
+                ),
+            );
+        }
+        if let (Some(cpu), false) = (self.sqpoll_cpu, self.sqpoll) {
+            bad("sqpoll_cpu", &cpu, "needs sqpoll".into());
         }
         if self.backend == Backend::Sync && self.iodepth > 1 {
             bad(

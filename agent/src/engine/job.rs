@@ -224,13 +224,16 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
             tx,
         );
     }
-    match build_ring(jp.iodepth) {
+    let sqpoll = spec.sqpoll.then_some(spec.sqpoll_cpu);
+    match build_ring(jp.iodepth, sqpoll) {
         Ok((mut ring, mut features)) => {
             match UringBackend::new(&mut ring, file, pool, jp.iodepth, &mut features) {
                 Ok(mut b) => drive(&mut b, buffers, None, features, plan, job, shared, tx),
                 Err(e) => fail(format!("job {job}: io_uring registration failed: {e}")),
             }
         }
+        // Asked for by name: not replaced by another way of issuing I/O.
+        Err(e) if sqpoll.is_some() => fail(format!("job {job}: {e}")),
         Err(e) => {
             let note =
                 format!("io_uring unavailable ({e}): ran pread/pwrite, one I/O at a time per job");

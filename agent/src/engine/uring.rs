@@ -12,11 +12,52 @@ use std::io;
 use std::mem::ManuallyDrop;
 use std::os::fd::{AsRawFd, RawFd};
 
-/// Builds a ring for `depth` I/Os in flight, trying the fastest flags first.
+/// How long the SQPOLL thread spins without work before it sleeps, ms.
+const SQPOLL_IDLE_MS: u32 = 1000;
+
+/// Builds a ring for `depth` I/Os in flight, trying the fastest flags first (with `sqpoll`,
+/// a polled submission queue, its thread on the CPU given: refused rather than left out).
 /// Returns the ring and the names of the setup flags that took.
-pub fn build_ring(depth: u32) -> io::Result<(IoUring, Vec<&'static str>)> {
+pub fn build_ring(
+    depth: u32,
+    sqpoll: Option<Option<u32>>,
+) -> io::Result<(IoUring, Vec<&'static str>)> {
     let entries = depth.next_power_of_two().max(2);
     let cq = entries * 2;
+    if let Some(cpu) = sqpoll {
+        // Deferred task running needs the submitting task to run completions, which a
+        // polling thread is not: single issuer where it takes, else plain.
+        let mut last = None;
+        for single in [true, false] {
+            let mut b = IoUring::builder();
+            b.setup_cqsize(cq).setup_sqpoll(SQPOLL_IDLE_MS);
+            if let Some(cpu) = cpu {
+                b.setup_sqpoll_cpu(cpu);
+            }
+            if single {
+                b.setup_single_issuer();
+            }
+            match b.build(entries) {
+                Ok(ring) => {
+                    let names: &[&'static str] = if single {
+                        &["sqpoll", "single_issuer"]
+                    } else {
+                        &["sqpoll"]
+                    };
+                    return Ok((ring, names.to_vec()));
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let e = last.unwrap_or_else(|| io::Error::other("no ring"));
+        return Err(io::Error::new(
+            e.kind(),
+            match cpu {
+                Some(c) => format!("SQPOLL with its thread on CPU {c} refused by the kernel: {e}"),
+                None => format!("SQPOLL refused by the kernel: {e}"),
+            },
+        ));
+    }
     type Flags = fn(&mut io_uring::Builder);
     let attempts: [(&[&'static str], Flags); 3] = [
         (&["single_issuer", "defer_taskrun", "taskrun_flag"], |b| {

@@ -217,3 +217,84 @@ fn the_aio_backend_runs_on_linux_aio() {
     assert!(text.contains("verify: PASS"), "{text}");
     assert!(ring_seen, "no AIO ring in {maps} while the run ran");
 }
+
+/// `--sqpoll` (fio's sqthread_poll): the kernel's submission-queue polling thread
+/// (`iou-sqp-PID`) runs among the process's threads while the run does, bound to the CPU
+/// `--sqpoll-cpu` names; the backend line says `sqpoll`. Refused by name off io_uring.
+#[test]
+fn sqpoll_runs_a_kernel_polling_thread() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let target = dir.path().join("sqpoll.bin");
+    let t = target.to_str().expect("utf8").to_string();
+    let out = ds(&format!(
+        "run -q --target {t} --size 16M --rw write --bs 1M"
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut child = std::process::Command::new(diskscope_bin())
+        .args([
+            "run",
+            "--target",
+            &t,
+            "--size",
+            "16M",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "1s",
+            "--sqpoll",
+            "--sqpoll-cpu",
+            "0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let tasks = format!("/proc/{}/task", child.id());
+    let mut poller: Option<String> = None;
+    while child.try_wait().expect("wait").is_none() {
+        for task in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.starts_with("iou-sqp-") {
+                let status =
+                    std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+                poller = status
+                    .lines()
+                    .find(|l| l.starts_with("Cpus_allowed_list:"))
+                    .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string());
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("sqpoll"),
+        "the backend line names sqpoll: {text}"
+    );
+    assert_eq!(
+        poller.as_deref(),
+        Some("0"),
+        "an iou-sqp thread bound to CPU 0 while the run ran: {text}"
+    );
+    let refused = ds(&format!(
+        "run -q --target {t} --size 16M --rw read --backend sync --sqpoll"
+    ));
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(
+            "sqpoll = true: a polled submission queue is io_uring's, not the sync backend's"
+        ),
+        "{}",
+        stderr(&refused)
+    );
+}
