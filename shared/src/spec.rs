@@ -476,6 +476,13 @@ pub struct WorkloadSpec {
     pub sqpoll: bool,
     /// The CPU the polling thread is bound to (fio's `sqthread_poll_cpu`); needs `sqpoll`.
     pub sqpoll_cpu: Option<u32>,
+    /// Buffered I/O that leaves nothing in the page cache (`RWF_DONTCACHE`, fio's
+    /// `uncached`): each I/O's pages are dropped once done. Kernel 6.14+, where the
+    /// filesystem or device supports it.
+    pub uncached: bool,
+    /// Writes that reach the media whole or not at all (`RWF_ATOMIC`, fio's `atomic`):
+    /// O_DIRECT, each write within the target's atomic write unit limits.
+    pub atomic: bool,
 }
 
 /// The `posix_fadvise` access hint of a job's file (fio's `fadvise_hint`).
@@ -608,6 +615,8 @@ impl Default for WorkloadSpec {
             fadvise_hint: FadviseHint::Type,
             sqpoll: false,
             sqpoll_cpu: None,
+            uncached: false,
+            atomic: false,
             invalidate: true,
         }
     }
@@ -810,6 +819,37 @@ impl WorkloadSpec {
                     self.backend
                 ),
             );
+        }
+        let queued = matches!(self.backend, Backend::Uring | Backend::Aio);
+        if self.uncached && self.direct {
+            bad(
+                "uncached",
+                &true,
+                "RWF_DONTCACHE is buffered I/O's (O_DIRECT leaves the page cache alone already): add --buffered".into(),
+            );
+        } else if self.uncached && !queued {
+            bad(
+                "uncached",
+                &true,
+                format!("RWF_DONTCACHE is passed with each I/O by the uring and aio backends, not the {} backend", self.backend),
+            );
+        }
+        if self.atomic {
+            if !self.direct {
+                bad("atomic", &true, "RWF_ATOMIC needs O_DIRECT".into());
+            } else if !queued {
+                bad(
+                    "atomic",
+                    &true,
+                    format!("RWF_ATOMIC is passed with each write by the uring and aio backends, not the {} backend", self.backend),
+                );
+            } else if self.rw.read_pct(self.read_pct) == 100 {
+                bad(
+                    "atomic",
+                    &true,
+                    "atomic writes need a workload that writes".into(),
+                );
+            }
         }
         if let (Some(cpu), false) = (self.sqpoll_cpu, self.sqpoll) {
             bad("sqpoll_cpu", &cpu, "needs sqpoll".into());

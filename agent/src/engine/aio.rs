@@ -68,6 +68,8 @@ pub struct AioBackend {
     head: usize,
     /// Prepared and not yet reaped.
     inflight: u32,
+    /// Per-I/O flags of the reads and of the writes (`RWF_DONTCACHE`, `RWF_ATOMIC`).
+    rw_flags: (i32, i32),
 }
 
 fn last_error() -> io::Error {
@@ -102,7 +104,13 @@ impl AioBackend {
             done: Vec::with_capacity(n),
             head: 0,
             inflight: 0,
+            rw_flags: (0, 0),
         })
+    }
+
+    /// Sets the per-I/O flags of the reads and of the writes from now on.
+    pub fn set_rw_flags(&mut self, flags: (i32, i32)) {
+        self.rw_flags = flags;
     }
 
     fn queue(&mut self, slot: u32, cb: Iocb) -> io::Result<()> {
@@ -174,9 +182,9 @@ impl IoBackend for AioBackend {
     }
 
     fn prep(&mut self, slot: u32, buf: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()> {
-        let opcode = match dir {
-            Dir::Read => IOCB_CMD_PREAD,
-            Dir::Write => IOCB_CMD_PWRITE,
+        let (opcode, rw_flags) = match dir {
+            Dir::Read => (IOCB_CMD_PREAD, self.rw_flags.0),
+            Dir::Write => (IOCB_CMD_PWRITE, self.rw_flags.1),
             Dir::Trim => return Err(super::trim_not_queued()),
         };
         let data = self.bufs.get_mut(buf as usize);
@@ -191,6 +199,7 @@ impl IoBackend for AioBackend {
             buf: data.as_mut_ptr() as u64,
             nbytes: u64::from(len),
             offset: offset as i64,
+            rw_flags,
             ..Iocb::default()
         };
         self.queue(slot, cb)

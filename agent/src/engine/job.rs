@@ -206,9 +206,19 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     // random read without it is helped by read-ahead fio's is not (1.9x fio's rate on a
     // cold file). A file system or device that takes no advice is no reason to stop.
     let _ = super::advise_access(&file, spec.fadvise_hint, spec.rw.is_random());
+    // Per-I/O flags (checked against the target when the run was planned), named in the
+    // backend line.
+    let rw_flags = crate::io_target::rw_flags::of(spec);
+    let flag_names: Vec<&'static str> = [(spec.uncached, "uncached"), (spec.atomic, "atomic")]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
     if spec.backend == Backend::Aio {
         return match AioBackend::new(file, pool, jp.iodepth) {
-            Ok(mut b) => drive(&mut b, buffers, None, Vec::new(), plan, job, shared, tx),
+            Ok(mut b) => {
+                b.set_rw_flags(rw_flags);
+                drive(&mut b, buffers, None, flag_names, plan, job, shared, tx)
+            }
             Err(e) => fail(format!("job {job}: Linux AIO could not be set up: {e}")),
         };
     }
@@ -228,7 +238,11 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     match build_ring(jp.iodepth, sqpoll) {
         Ok((mut ring, mut features)) => {
             match UringBackend::new(&mut ring, file, pool, jp.iodepth, &mut features) {
-                Ok(mut b) => drive(&mut b, buffers, None, features, plan, job, shared, tx),
+                Ok(mut b) => {
+                    b.set_rw_flags(rw_flags);
+                    features.extend(flag_names);
+                    drive(&mut b, buffers, None, features, plan, job, shared, tx)
+                }
                 Err(e) => fail(format!("job {job}: io_uring registration failed: {e}")),
             }
         }

@@ -96,6 +96,8 @@ pub struct UringBackend<'r> {
     fixed_bufs: bool,
     ext_arg: bool,
     depth: u32,
+    /// Per-I/O flags of the reads and of the writes (`RWF_DONTCACHE`, `RWF_ATOMIC`).
+    rw_flags: (i32, i32),
 }
 
 impl<'r> UringBackend<'r> {
@@ -140,7 +142,13 @@ impl<'r> UringBackend<'r> {
             fixed_bufs,
             ext_arg,
             depth,
+            rw_flags: (0, 0),
         })
+    }
+
+    /// Sets the per-I/O flags of the reads and of the writes from now on.
+    pub fn set_rw_flags(&mut self, flags: (i32, i32)) {
+        self.rw_flags = flags;
     }
 
     fn raw_fd(&self) -> RawFd {
@@ -150,13 +158,17 @@ impl<'r> UringBackend<'r> {
 
 /// Builds one read or write SQE for either a registered or a plain file descriptor.
 macro_rules! rw_entry {
-    ($target:expr, $fixed_bufs:expr, $fixed_op:ident, $op:ident, $ptr:expr, $len:expr, $buf:expr, $off:expr) => {
+    ($target:expr, $fixed_bufs:expr, $fixed_op:ident, $op:ident, $ptr:expr, $len:expr, $buf:expr, $off:expr, $flags:expr) => {
         if $fixed_bufs {
             opcode::$fixed_op::new($target, $ptr, $len, $buf as u16)
                 .offset($off)
+                .rw_flags($flags)
                 .build()
         } else {
-            opcode::$op::new($target, $ptr, $len).offset($off).build()
+            opcode::$op::new($target, $ptr, $len)
+                .offset($off)
+                .rw_flags($flags)
+                .build()
         }
     };
 }
@@ -178,9 +190,15 @@ impl IoBackend for UringBackend<'_> {
     fn prep(&mut self, slot: u32, buf: u32, dir: Dir, offset: u64, len: u32) -> io::Result<()> {
         let ptr = self.bufs.ptr(buf as usize);
         let fb = self.fixed_bufs;
+        let flags = match dir {
+            Dir::Write => self.rw_flags.1,
+            _ => self.rw_flags.0,
+        };
         let entry: squeue::Entry = match (dir, self.fixed_file) {
             (Dir::Trim, _) => return Err(super::trim_not_queued()),
-            (Dir::Read, true) => rw_entry!(Fixed(0), fb, ReadFixed, Read, ptr, len, buf, offset),
+            (Dir::Read, true) => {
+                rw_entry!(Fixed(0), fb, ReadFixed, Read, ptr, len, buf, offset, flags)
+            }
             (Dir::Read, false) => {
                 rw_entry!(
                     Fd(self.raw_fd()),
@@ -190,7 +208,8 @@ impl IoBackend for UringBackend<'_> {
                     ptr,
                     len,
                     buf,
-                    offset
+                    offset,
+                    flags
                 )
             }
             (Dir::Write, true) => {
@@ -202,7 +221,8 @@ impl IoBackend for UringBackend<'_> {
                     ptr.cast_const(),
                     len,
                     buf,
-                    offset
+                    offset,
+                    flags
                 )
             }
             (Dir::Write, false) => rw_entry!(
@@ -213,7 +233,8 @@ impl IoBackend for UringBackend<'_> {
                 ptr.cast_const(),
                 len,
                 buf,
-                offset
+                offset,
+                flags
             ),
         };
         // SAFETY: the buffer stays owned by the backend and untouched by the job loop until

@@ -8,6 +8,7 @@
 
 mod layout;
 mod pin;
+pub mod rw_flags;
 pub mod safety;
 
 pub use layout::{ensure_written, refuse_holes};

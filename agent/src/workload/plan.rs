@@ -134,6 +134,10 @@ impl Plan {
     pub fn new(spec: &WorkloadSpec, target: TargetInfo) -> Result<Plan, Vec<SpecError>> {
         spec.validate()?;
         let (start, len) = check_span(spec, &target)?;
+        let flag_errs = crate::io_target::rw_flags::check(spec, &target.path);
+        if !flag_errs.is_empty() {
+            return Err(flag_errs);
+        }
         let cpus = check_cpus(spec)?;
         let blocks = len / spec.bs;
         check_layout(spec, blocks)?;

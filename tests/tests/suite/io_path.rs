@@ -298,3 +298,109 @@ fn sqpoll_runs_a_kernel_polling_thread() {
         stderr(&refused)
     );
 }
+
+/// `--uncached` (RWF_DONTCACHE, fio's uncached): a buffered read of a whole file leaves none
+/// of it in the page cache, where the same read without it leaves all of it; tmpfs, which
+/// does not take the flag, is refused by name before the run. `--atomic` (RWF_ATOMIC) is
+/// refused naming the atomic write unit limits on a file and on a block device that have
+/// none.
+#[test]
+fn uncached_leaves_no_pages_and_atomic_names_the_limits() {
+    require_io_uring!();
+    if !have("fincore") {
+        skip!(Missing::Tool, "no fincore (util-linux)");
+    }
+    let dir = disk_tempdir();
+    let target = dir.path().join("uncached.bin");
+    let t = target.to_str().expect("utf8").to_string();
+    let out = ds(&format!(
+        "run -q --target {t} --size 32M --rw write --bs 1M"
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = |extra: &str| {
+        let out = ds(&format!(
+            "run --target {t} --size 32M --rw read --bs 128k --iodepth 4 --buffered {extra}"
+        ));
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        if text.contains("RWF_DONTCACHE") {
+            return Err(text);
+        }
+        assert!(out.status.success(), "{text}");
+        Ok((text, resident(&target)))
+    };
+    match read("--uncached") {
+        Ok((text, cached)) => {
+            assert!(
+                text.contains("uncached]"),
+                "the backend line says so: {text}"
+            );
+            assert_eq!(cached, 0, "an uncached read leaves nothing cached");
+        }
+        Err(why) => skip!(
+            Missing::Kernel,
+            "this kernel or filesystem has no RWF_DONTCACHE: {why}"
+        ),
+    }
+    let (_, cached) = read("--invalidate false").expect("a plain buffered read");
+    assert_eq!(
+        cached,
+        32 << 20,
+        "a plain buffered read leaves the file cached"
+    );
+
+    if let Ok(shm) = tempfile::tempdir_in("/dev/shm") {
+        let f = shm.path().join("t.bin");
+        let out = ds(&format!(
+            "run -q --target {} --size 8M --rw read --bs 4k --buffered --uncached",
+            f.display()
+        ));
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "uncached = true: {} does not take uncached buffered I/O (RWF_DONTCACHE",
+                f.display()
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+
+    let atomic = ds(&format!(
+        "run -q --target {t} --size 32M --rw randwrite --bs 4k --atomic"
+    ));
+    assert_eq!(atomic.status.code(), Some(1), "{}", stderr(&atomic));
+    assert!(
+        stderr(&atomic).contains(&format!(
+            "atomic = true: {t} has no atomic writes (atomic write unit min 0 B, max 0 B)"
+        )),
+        "{}",
+        stderr(&atomic)
+    );
+    let dev = match LoopDevice::in_memory(16 << 20) {
+        Ok(d) => d,
+        Err(e) => skip!(
+            Missing::LoopDevice,
+            "no loop device for the atomic refusal on a device: {e}"
+        ),
+    };
+    let d = dev.path.display().to_string();
+    let out = ds(&format!(
+        "run -q --target {d} --size 8M --rw randwrite --bs 4k --atomic"
+    ));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "{d} has no atomic writes (atomic write unit min 0 B, max 0 B)"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let out = ds(&format!(
+        "run -q --target {d} --rw randwrite --bs 4k --atomic --buffered"
+    ));
+    assert!(
+        stderr(&out).contains("atomic = true: RWF_ATOMIC needs O_DIRECT"),
+        "{}",
+        stderr(&out)
+    );
+}
