@@ -483,6 +483,10 @@ pub struct WorkloadSpec {
     /// Writes that reach the media whole or not at all (`RWF_ATOMIC`, fio's `atomic`):
     /// O_DIRECT, each write within the target's atomic write unit limits.
     pub atomic: bool,
+    /// Polled completions (io_uring's `IORING_SETUP_IOPOLL`, fio's `hipri`): the job polls
+    /// the device's poll queues instead of waiting for an interrupt. O_DIRECT on a device
+    /// with poll queues.
+    pub hipri: bool,
 }
 
 /// The `posix_fadvise` access hint of a job's file (fio's `fadvise_hint`).
@@ -617,6 +621,7 @@ impl Default for WorkloadSpec {
             sqpoll_cpu: None,
             uncached: false,
             atomic: false,
+            hipri: false,
             invalidate: true,
         }
     }
@@ -850,6 +855,18 @@ impl WorkloadSpec {
                     "atomic writes need a workload that writes".into(),
                 );
             }
+        }
+        if self.hipri && !self.direct {
+            bad("hipri", &true, "polled completion needs O_DIRECT".into());
+        } else if self.hipri && self.backend != Backend::Uring {
+            bad(
+                "hipri",
+                &true,
+                format!(
+                    "polled completion is io_uring's, not the {} backend's",
+                    self.backend
+                ),
+            );
         }
         if let (Some(cpu), false) = (self.sqpoll_cpu, self.sqpoll) {
             bad("sqpoll_cpu", &cpu, "needs sqpoll".into());

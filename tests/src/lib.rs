@@ -244,7 +244,7 @@ pub fn is_root() -> bool {
 
 /// Whether this kernel lets us set up an io_uring.
 pub fn io_uring_available() -> bool {
-    agent::engine::uring::build_ring(2, None).is_ok()
+    agent::engine::uring::build_ring(2, None, false).is_ok()
 }
 
 /// fio's JSON document of the run `fio` describes (a `Command::new("fio")` with its job and

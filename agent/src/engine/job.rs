@@ -235,7 +235,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         );
     }
     let sqpoll = spec.sqpoll.then_some(spec.sqpoll_cpu);
-    match build_ring(jp.iodepth, sqpoll) {
+    match build_ring(jp.iodepth, sqpoll, spec.hipri) {
         Ok((mut ring, mut features)) => {
             match UringBackend::new(&mut ring, file, pool, jp.iodepth, &mut features) {
                 Ok(mut b) => {
@@ -247,7 +247,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
             }
         }
         // Asked for by name: not replaced by another way of issuing I/O.
-        Err(e) if sqpoll.is_some() => fail(format!("job {job}: {e}")),
+        Err(e) if sqpoll.is_some() || spec.hipri => fail(format!("job {job}: {e}")),
         Err(e) => {
             let note =
                 format!("io_uring unavailable ({e}): ran pread/pwrite, one I/O at a time per job");

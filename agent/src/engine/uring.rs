@@ -21,9 +21,15 @@ const SQPOLL_IDLE_MS: u32 = 1000;
 pub fn build_ring(
     depth: u32,
     sqpoll: Option<Option<u32>>,
+    iopoll: bool,
 ) -> io::Result<(IoUring, Vec<&'static str>)> {
     let entries = depth.next_power_of_two().max(2);
     let cq = entries * 2;
+    let polled = |b: &mut io_uring::Builder| {
+        if iopoll {
+            b.setup_iopoll();
+        }
+    };
     if let Some(cpu) = sqpoll {
         // Deferred task running needs the submitting task to run completions, which a
         // polling thread is not: single issuer where it takes, else plain.
@@ -31,6 +37,7 @@ pub fn build_ring(
         for single in [true, false] {
             let mut b = IoUring::builder();
             b.setup_cqsize(cq).setup_sqpoll(SQPOLL_IDLE_MS);
+            polled(&mut b);
             if let Some(cpu) = cpu {
                 b.setup_sqpoll_cpu(cpu);
             }
@@ -39,12 +46,14 @@ pub fn build_ring(
             }
             match b.build(entries) {
                 Ok(ring) => {
-                    let names: &[&'static str] = if single {
-                        &["sqpoll", "single_issuer"]
-                    } else {
-                        &["sqpoll"]
-                    };
-                    return Ok((ring, names.to_vec()));
+                    let mut names = vec!["sqpoll"];
+                    if single {
+                        names.push("single_issuer");
+                    }
+                    if iopoll {
+                        names.insert(0, "iopoll");
+                    }
+                    return Ok((ring, names));
                 }
                 Err(e) => last = Some(e),
             }
@@ -74,9 +83,16 @@ pub fn build_ring(
     for (names, apply) in attempts {
         let mut b = IoUring::builder();
         b.setup_cqsize(cq);
+        polled(&mut b);
         apply(&mut b);
         match b.build(entries) {
-            Ok(ring) => return Ok((ring, names.to_vec())),
+            Ok(ring) => {
+                let mut names = names.to_vec();
+                if iopoll {
+                    names.insert(0, "iopoll");
+                }
+                return Ok((ring, names));
+            }
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
             Err(e) => return Err(e),
         }

@@ -1,7 +1,7 @@
 //! The per-I/O flags a spec asks for (`RWF_DONTCACHE` for `uncached`, `RWF_ATOMIC` for
-//! `atomic`), and whether the target's kernel, filesystem or device takes them: checked
-//! before a run starts, so a refusal names the target and its limits instead of failing
-//! the first I/O.
+//! `atomic`) and polled completion (`hipri`), and whether the target's kernel, filesystem
+//! or device takes them: checked before a run starts, so a refusal names the target and
+//! its limits instead of failing the first I/O.
 
 use shared::{SpecError, WorkloadSpec};
 use std::os::unix::ffi::OsStrExt;
@@ -21,9 +21,15 @@ pub fn of(spec: &WorkloadSpec) -> (i32, i32) {
     (cache, cache | atomic)
 }
 
-/// What stops `spec`'s flags on the target at `path` (nothing when it asks for none).
-pub fn check(spec: &WorkloadSpec, path: &Path) -> Vec<SpecError> {
+/// What stops `spec`'s flags on `target` (nothing when it asks for none).
+pub fn check(spec: &WorkloadSpec, target: &super::TargetInfo) -> Vec<SpecError> {
+    let path = target.path.as_path();
     let mut errs = Vec::new();
+    if spec.hipri {
+        if let Err(why) = poll_queues(target) {
+            errs.push(SpecError::new("hipri", true, why));
+        }
+    }
     if spec.uncached {
         if let Err(e) = probe_dontcache(path) {
             errs.push(SpecError::new(
@@ -71,6 +77,32 @@ pub fn check(spec: &WorkloadSpec, path: &Path) -> Vec<SpecError> {
         }
     }
     errs
+}
+
+/// Whether the device under `target` has poll queues (its `queue/io_poll` is 1), else why
+/// polled completion cannot run there, naming the file that says so.
+fn poll_queues(target: &super::TargetInfo) -> Result<(), String> {
+    let path = target.path.display();
+    let Some(dir) = crate::iopath::sysfs_dir(target) else {
+        return Err(format!(
+            "{path} is on no block device (tmpfs, FUSE): polled completion needs one with poll queues"
+        ));
+    };
+    // A partition's queue is its disk's.
+    let queue = [dir.join("queue"), dir.join("../queue")]
+        .into_iter()
+        .find(|q| q.is_dir())
+        .ok_or_else(|| format!("{path}: no queue directory under {}", dir.display()))?;
+    let file = queue.join("io_poll");
+    match std::fs::read_to_string(&file) {
+        Ok(v) if v.trim() == "1" => Ok(()),
+        Ok(v) => Err(format!(
+            "the device under {path} has no poll queues ({} is {}): polled completion needs a driver with poll queues (NVMe's poll_queues=N)",
+            file.display(),
+            v.trim()
+        )),
+        Err(e) => Err(format!("{path}: {} unreadable: {e}", file.display())),
+    }
 }
 
 /// Every write length the workload issues.

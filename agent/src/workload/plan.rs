@@ -134,7 +134,7 @@ impl Plan {
     pub fn new(spec: &WorkloadSpec, target: TargetInfo) -> Result<Plan, Vec<SpecError>> {
         spec.validate()?;
         let (start, len) = check_span(spec, &target)?;
-        let flag_errs = crate::io_target::rw_flags::check(spec, &target.path);
+        let flag_errs = crate::io_target::rw_flags::check(spec, &target);
         if !flag_errs.is_empty() {
             return Err(flag_errs);
         }

@@ -404,3 +404,49 @@ fn uncached_leaves_no_pages_and_atomic_names_the_limits() {
         stderr(&out)
     );
 }
+
+/// `--hipri` (fio's hipri, io_uring's IOPOLL) is refused before the run, naming the sysfs
+/// file that says the device has no poll queues, on a file's disk and on a loop device
+/// (none here has them: no NVMe with poll_queues, no null_blk); and without O_DIRECT.
+#[test]
+fn hipri_is_refused_naming_the_devices_poll_queues() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let target = dir.path().join("hipri.bin");
+    let t = target.to_str().expect("utf8").to_string();
+    let out = ds(&format!("run -q --target {t} --size 8M --rw write --bs 1M"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let check = |tgt: &str| {
+        let out = ds(&format!(
+            "run -q --target {tgt} --size 8M --rw randread --bs 4k --hipri"
+        ));
+        let err = stderr(&out);
+        if err.contains("io_poll is 1") || out.status.success() {
+            return; // a device with poll queues: nothing to refuse
+        }
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains(&format!(
+                "hipri = true: the device under {tgt} has no poll queues (/sys/"
+            )) && err.contains("/queue/io_poll is 0)"),
+            "{err}"
+        );
+    };
+    check(&t);
+    let buffered = ds(&format!(
+        "run -q --target {t} --size 8M --rw randread --hipri --buffered"
+    ));
+    assert!(
+        stderr(&buffered).contains("hipri = true: polled completion needs O_DIRECT"),
+        "{}",
+        stderr(&buffered)
+    );
+    let dev = match LoopDevice::in_memory(16 << 20) {
+        Ok(d) => d,
+        Err(e) => skip!(
+            Missing::LoopDevice,
+            "no loop device for the hipri refusal on a device: {e}"
+        ),
+    };
+    check(&dev.path.display().to_string());
+}
