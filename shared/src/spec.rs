@@ -730,6 +730,7 @@ impl WorkloadSpec {
             errs.push(SpecError::new(field, value, msg))
         };
         self.check_shape(&mut bad);
+        self.check_fast_paths(&mut bad);
         self.check_span(&mut bad);
         self.check_timing(&mut bad);
         self.check_verify(&mut bad);
@@ -752,6 +753,67 @@ impl WorkloadSpec {
             Ok(())
         } else {
             Err(errs)
+        }
+    }
+
+    /// io_uring's and the kernel's fast paths: SQPOLL, polled completion, the per-I/O
+    /// flags; each needs the backend and the I/O kind it applies to.
+    fn check_fast_paths(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
+        if self.sqpoll && self.backend != Backend::Uring {
+            bad(
+                "sqpoll",
+                &true,
+                format!(
+                    "a polled submission queue is io_uring's, not the {} backend's",
+                    self.backend
+                ),
+            );
+        }
+        let queued = matches!(self.backend, Backend::Uring | Backend::Aio);
+        if self.uncached && self.direct {
+            bad(
+                "uncached",
+                &true,
+                "RWF_DONTCACHE is buffered I/O's (O_DIRECT leaves the page cache alone already): add --buffered".into(),
+            );
+        } else if self.uncached && !queued {
+            bad(
+                "uncached",
+                &true,
+                format!("RWF_DONTCACHE is passed with each I/O by the uring and aio backends, not the {} backend", self.backend),
+            );
+        }
+        if self.atomic {
+            if !self.direct {
+                bad("atomic", &true, "RWF_ATOMIC needs O_DIRECT".into());
+            } else if !queued {
+                bad(
+                    "atomic",
+                    &true,
+                    format!("RWF_ATOMIC is passed with each write by the uring and aio backends, not the {} backend", self.backend),
+                );
+            } else if self.rw.read_pct(self.read_pct) == 100 {
+                bad(
+                    "atomic",
+                    &true,
+                    "atomic writes need a workload that writes".into(),
+                );
+            }
+        }
+        if self.hipri && !self.direct {
+            bad("hipri", &true, "polled completion needs O_DIRECT".into());
+        } else if self.hipri && self.backend != Backend::Uring {
+            bad(
+                "hipri",
+                &true,
+                format!(
+                    "polled completion is io_uring's, not the {} backend's",
+                    self.backend
+                ),
+            );
+        }
+        if let (Some(cpu), false) = (self.sqpoll_cpu, self.sqpoll) {
+            bad("sqpoll_cpu", &cpu, "needs sqpoll".into());
         }
     }
 
@@ -814,62 +876,6 @@ impl WorkloadSpec {
                     "compress:N needs N in 0..100".into(),
                 );
             }
-        }
-        if self.sqpoll && self.backend != Backend::Uring {
-            bad(
-                "sqpoll",
-                &true,
-                format!(
-                    "a polled submission queue is io_uring's, not the {} backend's",
-                    self.backend
-                ),
-            );
-        }
-        let queued = matches!(self.backend, Backend::Uring | Backend::Aio);
-        if self.uncached && self.direct {
-            bad(
-                "uncached",
-                &true,
-                "RWF_DONTCACHE is buffered I/O's (O_DIRECT leaves the page cache alone already): add --buffered".into(),
-            );
-        } else if self.uncached && !queued {
-            bad(
-                "uncached",
-                &true,
-                format!("RWF_DONTCACHE is passed with each I/O by the uring and aio backends, not the {} backend", self.backend),
-            );
-        }
-        if self.atomic {
-            if !self.direct {
-                bad("atomic", &true, "RWF_ATOMIC needs O_DIRECT".into());
-            } else if !queued {
-                bad(
-                    "atomic",
-                    &true,
-                    format!("RWF_ATOMIC is passed with each write by the uring and aio backends, not the {} backend", self.backend),
-                );
-            } else if self.rw.read_pct(self.read_pct) == 100 {
-                bad(
-                    "atomic",
-                    &true,
-                    "atomic writes need a workload that writes".into(),
-                );
-            }
-        }
-        if self.hipri && !self.direct {
-            bad("hipri", &true, "polled completion needs O_DIRECT".into());
-        } else if self.hipri && self.backend != Backend::Uring {
-            bad(
-                "hipri",
-                &true,
-                format!(
-                    "polled completion is io_uring's, not the {} backend's",
-                    self.backend
-                ),
-            );
-        }
-        if let (Some(cpu), false) = (self.sqpoll_cpu, self.sqpoll) {
-            bad("sqpoll_cpu", &cpu, "needs sqpoll".into());
         }
         if self.backend == Backend::Sync && self.iodepth > 1 {
             bad(
