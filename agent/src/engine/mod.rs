@@ -63,24 +63,30 @@ pub trait IoBackend {
     /// Calls `f(slot, result)` for every ready completion, at most `max` of them (0: all);
     /// `result` is bytes or `-errno`.
     fn reap<F: FnMut(u32, i32)>(&mut self, max: u32, f: F);
+    /// The target's open file, for the calls made on it directly (`None`: no device).
+    fn file(&self) -> Option<&std::fs::File> {
+        None
+    }
     /// Flushes the target to stable storage.
-    fn fsync(&mut self) -> io::Result<()>;
+    fn fsync(&mut self) -> io::Result<()> {
+        self.file().map_or(Ok(()), std::fs::File::sync_all)
+    }
     /// Drops the target's pages from the page cache (before a read-back, so that it reads
     /// the device; a no-op for O_DIRECT I/O, which bypasses the cache).
     fn drop_cache(&mut self) -> io::Result<()> {
-        Ok(())
+        self.file().map_or(Ok(()), drop_cached_pages)
     }
     /// Drops the target's pages of `len` bytes at `offset` from the page cache (a job's own
     /// span at each new pass, as fio's reopen of the file does; writeback of its dirty
     /// pages starts).
     fn drop_cache_range(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        let _ = (offset, len);
-        Ok(())
+        self.file()
+            .map_or(Ok(()), |f| drop_cached_range(f, offset, len))
     }
     /// Trims (discards) `len` bytes at `offset`, synchronously; `Ok(false)` when the target
     /// does not support it.
-    fn trim(&mut self, _offset: u64, _len: u64) -> io::Result<bool> {
-        Ok(false)
+    fn trim(&mut self, offset: u64, len: u64) -> io::Result<bool> {
+        self.file().map_or(Ok(false), |f| trim_file(f, offset, len))
     }
 }
 

@@ -330,20 +330,8 @@ impl IoBackend for UringBackend<'_> {
         self.cq.sync();
     }
 
-    fn fsync(&mut self) -> io::Result<()> {
-        self.file.sync_all()
-    }
-
-    fn drop_cache(&mut self) -> io::Result<()> {
-        super::drop_cached_pages(&self.file)
-    }
-
-    fn drop_cache_range(&mut self, offset: u64, len: u64) -> io::Result<()> {
-        super::drop_cached_range(&self.file, offset, len)
-    }
-
-    fn trim(&mut self, offset: u64, len: u64) -> io::Result<bool> {
-        super::trim_file(&self.file, offset, len)
+    fn file(&self) -> Option<&File> {
+        Some(&self.file)
     }
 }
 

@@ -139,6 +139,7 @@ impl Plan {
             return Err(flag_errs);
         }
         let cpus = check_cpus(spec)?;
+        check_sqpoll_cpu(spec)?;
         let blocks = len / spec.bs;
         check_layout(spec, blocks)?;
         // Verification needs every block's last writer known: random writes then visit
@@ -399,6 +400,24 @@ fn check_layout(spec: &WorkloadSpec, blocks: u64) -> Result<(), Vec<SpecError>> 
 }
 
 /// The CPUs a spec pins its jobs to: a list, of CPUs the agent may run on.
+/// The SQPOLL thread's CPU is one the agent may run on (else the kernel's EINVAL would fail
+/// the run's first job instead of refusing it).
+fn check_sqpoll_cpu(spec: &WorkloadSpec) -> Result<(), Vec<SpecError>> {
+    let Some(cpu) = spec.sqpoll_cpu else {
+        return Ok(());
+    };
+    let bad = |why: String| vec![SpecError::new("sqpoll_cpu", cpu, why)];
+    let mine = crate::cpus::allowed()
+        .map_err(|e| bad(format!("the agent's own CPUs are unknown: {e}")))?;
+    if u16::try_from(cpu).is_ok_and(|c| mine.contains(&c)) {
+        return Ok(());
+    }
+    let mine = crate::cpus::CpuList::of(mine).map_or_else(|| "none".into(), |l| l.to_string());
+    Err(bad(format!(
+        "CPU {cpu} not available to the agent (it may run on {mine})"
+    )))
+}
+
 fn check_cpus(spec: &WorkloadSpec) -> Result<Option<crate::cpus::CpuList>, Vec<SpecError>> {
     let Some(text) = &spec.cpus_allowed else {
         return Ok(None);

@@ -286,6 +286,21 @@ fn sqpoll_runs_a_kernel_polling_thread() {
         Some("0"),
         "an iou-sqp thread bound to CPU 0 while the run ran: {text}"
     );
+    // The largest CPU number the option takes is refused before the run, not by the kernel.
+    let far = ds(&format!(
+        "run -q --target {t} --size 16M --rw read --sqpoll --sqpoll-cpu {}",
+        u32::MAX
+    ));
+    assert_eq!(far.status.code(), Some(1), "{}", stderr(&far));
+    assert!(
+        stderr(&far).contains(&format!(
+            "sqpoll_cpu = {}: CPU {} not available to the agent",
+            u32::MAX,
+            u32::MAX
+        )),
+        "{}",
+        stderr(&far)
+    );
     let refused = ds(&format!(
         "run -q --target {t} --size 16M --rw read --backend sync --sqpoll"
     ));
