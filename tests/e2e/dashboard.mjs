@@ -36,6 +36,14 @@ async function download(p, click) {
   const [d] = await Promise.all([p.waitForEvent('download', T), click()]);
   return readFileSync(await d.path(), 'utf8');
 }
+/// Presses Stop and checks the agent took the request.
+async function stop(p) {
+  const [answer] = await Promise.all([
+    p.waitForResponse((r) => r.url().endsWith('/stop'), T),
+    p.click('#stop'),
+  ]);
+  if (!answer.ok()) throw new Error(`the stop request answered ${answer.status()} ${await answer.text()}`);
+}
 async function historyRows(p) {
   await p.click('#tab-history');
   await p.locator('#history, .history .status.empty').first().waitFor(T);
@@ -180,7 +188,7 @@ try {
     await page.locator('.state', { hasText: 'running' }).waitFor(T);
     await kiosk.locator('.kiosk-state', { hasText: 'running' }).waitFor(T);
     await page.waitForTimeout(2500);
-    await page.click('#stop');
+    await stop(page);
     await page.locator('.state', { hasText: 'stopped' }).waitFor(T);
     await kiosk.locator('.kiosk-state', { hasText: 'stopped' }).waitFor(T);
     await kiosk.locator('#kiosk-last', { hasText: 'stopped' }).waitFor(T);
@@ -210,7 +218,7 @@ try {
     await page.click('#start-quick');
     await page.locator('.state', { hasText: 'running' }).waitFor(T);
     await page.waitForTimeout(2500);
-    await page.click('#stop');
+    await stop(page);
     await page.locator('.state', { hasText: 'stopped' }).waitFor(T);
     rows = await historyRows(page);
     await page.waitForFunction(() => document.querySelectorAll('#history input.pick').length >= 3, null, T);
@@ -528,7 +536,15 @@ try {
   at('done');
   console.log(`dashboard e2e (${part}): all steps passed`);
 } catch (e) {
-  await fail(`dashboard e2e (${part})`, step, e, pages, shots);
+  // The agent's latest runs, times in seconds before now: whether a run started, was
+  // stopped or ended on its own.
+  const agent = async () => {
+    const l = await (await fetch(`${base}/api/v1/runs?per_page=4`, { headers: { Authorization: `Bearer ${op}` } })).json();
+    const ago = (ms) => (ms ? `${((Date.now() - ms) / 1000).toFixed(1)} s ago` : '-');
+    return 'agent runs: ' + l.runs.map((r) => `${r.id} ${r.preset || r.name} ${r.status} `
+      + `(created ${ago(r.created_ms)}, ended ${ago(r.ended_ms)}${r.error ? `, ${JSON.stringify(r.error)}` : ''})`).join('; ');
+  };
+  await fail(`dashboard e2e (${part})`, step, e, pages, shots, agent);
 } finally {
   await browser.close();
 }

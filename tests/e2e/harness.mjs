@@ -15,12 +15,19 @@ export function check(cond, msg) {
   if (!cond) throw new Error(msg);
 }
 
-/// Saves `failure-NAME.png` of each page in `pages` and says where `script` failed.
-export async function fail(script, step, error, pages, shots) {
+/// Saves `failure-NAME.png` of each page in `pages` and says where `script` failed, with
+/// what each page showed at the top (its banner and status line) and, when given, what
+/// `context()` says (the agent's view): a CI log keeps the text, not the screenshots.
+export async function fail(script, step, error, pages, shots, context) {
+  const shown = [];
   for (const [name, p] of Object.entries(pages)) {
     await p.screenshot({ path: `${shots}/failure-${name}.png`, fullPage: true }).catch(() => {});
+    const text = await p.evaluate(() => document.body?.innerText || '').catch((e) => `(${e.message})`);
+    shown.push(`  ${name} showed: ${JSON.stringify(text.replace(/\s+/g, ' ').slice(0, 500))}`);
   }
-  console.error(`${script} failed at "${step}": ${error.message} (screenshots: ${shots}/failure-*.png)`);
+  const extra = context ? await context().catch((e) => `(${e.message})`) : '';
+  console.error(`${script} failed at "${step}": ${error.message} (screenshots: ${shots}/failure-*.png)\n`
+    + `${shown.join('\n')}${extra ? `\n  ${extra}` : ''}`);
   process.exitCode = 1;
 }
 
