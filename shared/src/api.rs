@@ -117,6 +117,10 @@ pub struct OptionView {
     pub values: Vec<String>,
     /// Its text in the default spec (empty: unset).
     pub default: String,
+    /// Drawn in the form's Advanced section (engine and kernel settings: batching, io_uring's
+    /// fast paths, buffer memory, CPUs) rather than with the workload's own fields.
+    #[serde(default)]
+    pub advanced: bool,
 }
 
 /// A workload as the New-test form's fields hold it: option key → text as typed

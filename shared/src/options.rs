@@ -73,6 +73,26 @@ impl WorkloadOption {
     }
 }
 
+/// The options the New-test form shows first: what a workload is (CrystalDiskMark's and
+/// fio's everyday knobs). The rest go in its Advanced section.
+pub const BASIC: &[&str] = &[
+    "rw",
+    "read_pct",
+    "bs",
+    "iodepth",
+    "jobs",
+    "offset",
+    "size",
+    "runtime",
+    "ramp",
+    "rate",
+    "pattern",
+    "direct",
+    "verify",
+    "replay",
+    "replay_timing",
+];
+
 /// The option named `key`.
 pub fn by_key(key: &str) -> Option<&'static WorkloadOption> {
     OPTIONS.iter().find(|o| o.key == key)
@@ -443,6 +463,39 @@ pub static OPTIONS: &[WorkloadOption] = &[
         kind: Kind::Count("any"),
         set: |s, t| put(&mut s.sqpoll_cpu, t, count),
         get: |s| s.sqpoll_cpu.map(|c| c.to_string()).unwrap_or_default(),
+    },
+    WorkloadOption {
+        key: "fixed_buffers",
+        api: "fixed_buffers",
+        cli: &["fixed-buffers"],
+        fio: &[],
+        label: "Registered buffers",
+        help: "io_uring: buffers registered once (fio's fixedbufs); false maps them for every I/O",
+        kind: Kind::Select(&["true", "false"]),
+        set: |s, t| keep(&mut s.fixed_buffers, t, check),
+        get: |s| flag(s.fixed_buffers),
+    },
+    WorkloadOption {
+        key: "registered_file",
+        api: "registered_file",
+        cli: &["registered-file"],
+        fio: &[],
+        label: "Registered file",
+        help: "io_uring: the target registered once (fio's registerfiles); false looks it up for every I/O",
+        kind: Kind::Select(&["true", "false"]),
+        set: |s, t| keep(&mut s.registered_file, t, check),
+        get: |s| flag(s.registered_file),
+    },
+    WorkloadOption {
+        key: "registered_ring",
+        api: "registered_ring",
+        cli: &["registered-ring"],
+        fio: &[],
+        label: "Registered ring",
+        help: "io_uring: the ring's descriptor registered; false looks it up in every system call",
+        kind: Kind::Select(&["true", "false"]),
+        set: |s, t| keep(&mut s.registered_ring, t, check),
+        get: |s| flag(s.registered_ring),
     },
     WorkloadOption {
         key: "hipri",
@@ -1138,6 +1191,9 @@ mod tests {
             ("uncached", "true"),
             ("hipri", "true"),
             ("atomic", "true"),
+            ("fixed_buffers", "false"),
+            ("registered_file", "false"),
+            ("registered_ring", "false"),
             ("sqpoll_cpu", "1"),
             ("interval", "500ms"),
             ("backend", "sync"),

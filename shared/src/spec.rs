@@ -247,6 +247,9 @@ pub enum Backend {
     /// Linux AIO (io_submit/io_getevents), fio's libaio: buffered I/O completes inside the
     /// submit.
     Aio,
+    /// An io_uring ring of no-op requests (`IORING_OP_NOP`) and no device: the engine's own
+    /// cost through the kernel's ring, where `null` skips the ring.
+    Nop,
 }
 
 impl Backend {
@@ -256,7 +259,18 @@ impl Backend {
             Backend::Null => "null",
             Backend::Sync => "sync",
             Backend::Aio => "aio",
+            Backend::Nop => "nop",
         }
+    }
+
+    /// Whether the backend leaves the target alone (its path is only a label).
+    pub fn opens_nothing(self) -> bool {
+        matches!(self, Backend::Null | Backend::Nop)
+    }
+
+    /// Whether I/O goes through an io_uring ring.
+    pub fn is_ring(self) -> bool {
+        matches!(self, Backend::Uring | Backend::Nop)
     }
 }
 
@@ -274,8 +288,9 @@ impl FromStr for Backend {
             "null" => Ok(Backend::Null),
             "sync" | "psync" => Ok(Backend::Sync),
             "aio" | "libaio" => Ok(Backend::Aio),
+            "nop" => Ok(Backend::Nop),
             _ => Err(format!(
-                "invalid backend '{s}': expected uring, sync, aio or null"
+                "invalid backend '{s}': expected uring, sync, aio, null or nop"
             )),
         }
     }
@@ -487,6 +502,15 @@ pub struct WorkloadSpec {
     /// the device's poll queues instead of waiting for an interrupt. O_DIRECT on a device
     /// with poll queues.
     pub hipri: bool,
+    /// io_uring: the I/O buffers registered with the ring (fio's `fixedbufs`), so the kernel
+    /// does not map them for every I/O. On by default.
+    pub fixed_buffers: bool,
+    /// io_uring: the target registered with the ring (fio's `registerfiles`), so the kernel
+    /// does not look the descriptor up for every I/O. On by default.
+    pub registered_file: bool,
+    /// io_uring: the ring's own descriptor registered, so no system call looks it up. On by
+    /// default.
+    pub registered_ring: bool,
 }
 
 /// The `posix_fadvise` access hint of a job's file (fio's `fadvise_hint`).
@@ -623,6 +647,9 @@ impl Default for WorkloadSpec {
             atomic: false,
             hipri: false,
             invalidate: true,
+            fixed_buffers: true,
+            registered_file: true,
+            registered_ring: true,
         }
     }
 }
@@ -759,7 +786,23 @@ impl WorkloadSpec {
     /// io_uring's and the kernel's fast paths: SQPOLL, polled completion, the per-I/O
     /// flags; each needs the backend and the I/O kind it applies to.
     fn check_fast_paths(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
-        if self.sqpoll && self.backend != Backend::Uring {
+        for (off, name) in [
+            (!self.fixed_buffers, "fixed_buffers"),
+            (!self.registered_file, "registered_file"),
+            (!self.registered_ring, "registered_ring"),
+        ] {
+            if off && !self.backend.is_ring() {
+                bad(
+                    name,
+                    &false,
+                    format!(
+                        "a registration with io_uring, which the {} backend does not use",
+                        self.backend
+                    ),
+                );
+            }
+        }
+        if self.sqpoll && !self.backend.is_ring() {
             bad(
                 "sqpoll",
                 &true,
@@ -1394,11 +1437,11 @@ impl WorkloadSpec {
                 "verification needs a write workload (write or randwrite): what it reads back is what the run wrote".into(),
             );
         }
-        if self.backend == Backend::Null {
+        if self.backend.opens_nothing() {
             bad(
                 "verify",
                 &self.backend,
-                "the null backend stores nothing to read back".into(),
+                format!("the {} backend stores nothing to read back", self.backend),
             );
         }
         // (MIN_BS holds the header: every accepted block size can carry it.)

@@ -51,6 +51,7 @@ pub async fn options() -> Json<Vec<shared::api::OptionView>> {
                     hint: hint.into(),
                     values: strings(values),
                     default: (o.get)(&d),
+                    advanced: !shared::options::BASIC.contains(&o.key),
                 }
             })
             .collect(),

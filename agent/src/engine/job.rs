@@ -20,7 +20,7 @@ use super::null::NullBackend;
 use super::qd_search::{Next, QdSearch};
 use super::replay::ReplaySource;
 use super::sync::SyncBackend;
-use super::uring::{build_ring, UringBackend};
+use super::uring::{build_ring, Registrations, UringBackend};
 use super::verify::Verifier;
 use super::{Dir, IoBackend};
 use crate::stats::interval::Completed;
@@ -180,6 +180,18 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         let mut b = NullBackend::new(pool, jp.iodepth);
         return drive(&mut b, buffers, None, Vec::new(), plan, job, shared, tx);
     }
+    if spec.backend == Backend::Nop {
+        return on_ring(
+            None,
+            pool,
+            buffers,
+            ((0, 0), Vec::new()),
+            plan,
+            job,
+            shared,
+            tx,
+        );
+    }
     let file = match plan
         .target()
         .open_with(plan.writes(), spec.direct, spec.write_sync)
@@ -234,10 +246,49 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
             tx,
         );
     }
+    on_ring(
+        Some(file),
+        pool,
+        buffers,
+        (rw_flags, flag_names),
+        plan,
+        job,
+        shared,
+        tx,
+    )
+}
+
+/// Runs the job on an io_uring ring: on `file` with its per-I/O flags (named in the backend
+/// line), or with none a ring of no-ops. The registrations are the spec's; a ring the kernel
+/// refuses falls back to pread/pwrite unless SQPOLL, polled completion or no-ops were asked
+/// for by name.
+#[allow(clippy::too_many_arguments)]
+fn on_ring(
+    file: Option<std::fs::File>,
+    pool: BufferPool,
+    buffers: (u64, u64),
+    (rw_flags, flag_names): ((i32, i32), Vec<&'static str>),
+    plan: &Plan,
+    job: usize,
+    shared: &RunShared,
+    tx: &Sender<JobMsg>,
+) {
+    let (spec, depth) = (plan.spec(), plan.jobs()[job].iodepth);
+    let fail = |msg: String| {
+        let _ = tx.send(JobMsg::Ready {
+            job,
+            result: Err(msg),
+        });
+    };
+    let registrations = Registrations {
+        file: spec.registered_file,
+        buffers: spec.fixed_buffers,
+        ring: spec.registered_ring,
+    };
     let sqpoll = spec.sqpoll.then_some(spec.sqpoll_cpu);
-    match build_ring(jp.iodepth, sqpoll, spec.hipri) {
+    match build_ring(depth, sqpoll, spec.hipri) {
         Ok((mut ring, mut features)) => {
-            match UringBackend::new(&mut ring, file, pool, jp.iodepth, &mut features) {
+            match UringBackend::new(&mut ring, file, pool, depth, registrations, &mut features) {
                 Ok(mut b) => {
                     b.set_rw_flags(rw_flags);
                     features.extend(flag_names);
@@ -246,22 +297,25 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
                 Err(e) => fail(format!("job {job}: io_uring registration failed: {e}")),
             }
         }
-        // Asked for by name: not replaced by another way of issuing I/O.
-        Err(e) if sqpoll.is_some() || spec.hipri => fail(format!("job {job}: {e}")),
-        Err(e) => {
-            let note =
-                format!("io_uring unavailable ({e}): ran pread/pwrite, one I/O at a time per job");
-            drive(
-                &mut SyncBackend::new(file, pool),
-                buffers,
-                Some(note),
-                Vec::new(),
-                plan,
-                job,
-                shared,
-                tx,
-            )
-        }
+        Err(e) => match file {
+            Some(file) if sqpoll.is_none() && !spec.hipri => {
+                let note = format!(
+                    "io_uring unavailable ({e}): ran pread/pwrite, one I/O at a time per job"
+                );
+                drive(
+                    &mut SyncBackend::new(file, pool),
+                    buffers,
+                    Some(note),
+                    Vec::new(),
+                    plan,
+                    job,
+                    shared,
+                    tx,
+                )
+            }
+            // Asked for by name: not replaced by another way of issuing I/O.
+            _ => fail(format!("job {job}: {e}")),
+        },
     }
 }
 

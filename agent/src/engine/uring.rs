@@ -1,7 +1,9 @@
 //! The io_uring backend: one ring per job thread, the target registered as fixed file 0, the
 //! job's buffers registered as fixed buffers, the ring fd registered, and ring flags
 //! (single issuer + deferred task running) where the kernel has them. Every optional feature
-//! falls back when the kernel refuses it, and the features in use are recorded.
+//! falls back when the kernel refuses it, each registration can be switched off (the
+//! overhead table measures them one by one), and the features in use are recorded. Without
+//! a file the ring carries no-op requests (`IORING_OP_NOP`): the engine's own cost.
 
 use super::buf::BufferPool;
 use super::{Dir, IoBackend};
@@ -107,7 +109,11 @@ pub struct UringBackend<'r> {
     /// Dropped only when no I/O is in flight (else leaked: the kernel may still write it).
     bufs: ManuallyDrop<BufferPool>,
     inflight: u32,
-    file: File,
+    /// None: a ring of no-op requests.
+    file: Option<File>,
+    /// A no-op ring's request lengths by slot: a NOP completes with 0, which the job loop
+    /// reads as the length asked for.
+    nop_len: Vec<u32>,
     fixed_file: bool,
     fixed_bufs: bool,
     ext_arg: bool,
@@ -116,27 +122,41 @@ pub struct UringBackend<'r> {
     rw_flags: (i32, i32),
 }
 
+/// Which registrations to attempt (each on unless the spec switches it off).
+#[derive(Clone, Copy, Debug)]
+pub struct Registrations {
+    pub file: bool,
+    pub buffers: bool,
+    pub ring: bool,
+}
+
 impl<'r> UringBackend<'r> {
-    /// Registers the file, the buffers and the ring fd on `ring`; records in `features` what
-    /// could be registered.
+    /// Registers the file (none: no-op requests), the buffers and the ring fd on `ring`, as
+    /// far as `want` asks; records in `features` what could be registered.
     pub fn new(
         ring: &'r mut IoUring,
-        file: File,
+        file: Option<File>,
         bufs: BufferPool,
         depth: u32,
+        want: Registrations,
         features: &mut Vec<&'static str>,
     ) -> io::Result<Self> {
         let ext_arg = ring.params().is_feature_ext_arg();
         let (mut submitter, sq, cq) = ring.split();
-        let fixed_file = submitter.register_files(&[file.as_raw_fd()]).is_ok();
+        let fixed_file = want.file
+            && file
+                .as_ref()
+                .is_some_and(|f| submitter.register_files(&[f.as_raw_fd()]).is_ok());
         // SAFETY: the iovecs point into `bufs`, which the backend owns and keeps alive (and
         // unregisters in Drop) for as long as the ring can use them.
-        let fixed_bufs = bufs.count() <= usize::from(u16::MAX)
+        let fixed_bufs = want.buffers
+            && bufs.count() <= usize::from(u16::MAX)
             && unsafe { submitter.register_buffers(&bufs.iovecs()) }.is_ok();
-        let ring_fd = submitter.register_ring_fd().is_ok();
+        let ring_fd = want.ring && submitter.register_ring_fd().is_ok();
         // Registration pinned (and so faulted in) the buffers: what backs them is known now.
         let huge = fixed_bufs && bufs.huge_bytes() > 0;
         for (on, name) in [
+            (file.is_none(), "nop"),
             (fixed_file, "registered_file"),
             (fixed_bufs, "fixed_buffers"),
             (huge, "huge_page_buffers"),
@@ -154,6 +174,7 @@ impl<'r> UringBackend<'r> {
             bufs: ManuallyDrop::new(bufs),
             inflight: 0,
             file,
+            nop_len: Vec::new(),
             fixed_file,
             fixed_bufs,
             ext_arg,
@@ -167,8 +188,31 @@ impl<'r> UringBackend<'r> {
         self.rw_flags = flags;
     }
 
+    /// Queues one entry. The ring has room for every I/O in flight, but our view of the
+    /// queue's head is refreshed only at a submit: with SQPOLL the kernel's thread consumes
+    /// entries on its own, so a full-looking queue is synced, and if the thread has really
+    /// not caught up, waited on (`IORING_ENTER_SQ_WAIT`).
+    ///
+    /// # Safety
+    /// Whatever `entry` points to stays valid until its completion is reaped.
+    unsafe fn push(&mut self, entry: &squeue::Entry) -> io::Result<()> {
+        for attempt in 0..3 {
+            // SAFETY: as the caller promised.
+            if unsafe { self.sq.push(entry) }.is_ok() {
+                self.inflight += 1;
+                return Ok(());
+            }
+            if attempt > 0 {
+                self.submitter.squeue_wait()?;
+            }
+            self.sq.sync();
+        }
+        Err(io::Error::other("io_uring submission queue full"))
+    }
+
+    /// The target's descriptor (-1 on a no-op ring, which never names one).
     fn raw_fd(&self) -> RawFd {
-        self.file.as_raw_fd()
+        self.file.as_ref().map_or(-1, AsRawFd::as_raw_fd)
     }
 }
 
@@ -212,6 +256,14 @@ impl IoBackend for UringBackend<'_> {
         };
         let entry: squeue::Entry = match (dir, self.fixed_file) {
             (Dir::Trim, _) => return Err(super::trim_not_queued()),
+            _ if self.file.is_none() => {
+                let i = slot as usize;
+                if i >= self.nop_len.len() {
+                    self.nop_len.resize(i + 1, 0);
+                }
+                self.nop_len[i] = len;
+                opcode::Nop::new().build()
+            }
             (Dir::Read, true) => {
                 rw_entry!(Fixed(0), fb, ReadFixed, Read, ptr, len, buf, offset, flags)
             }
@@ -255,10 +307,7 @@ impl IoBackend for UringBackend<'_> {
         };
         // SAFETY: the buffer stays owned by the backend and untouched by the job loop until
         // this slot's completion is reaped.
-        unsafe { self.sq.push(&entry.user_data(u64::from(slot))) }
-            .map_err(|_| io::Error::other("io_uring submission queue full"))?;
-        self.inflight += 1;
-        Ok(())
+        unsafe { self.push(&entry.user_data(u64::from(slot))) }
     }
 
     fn prep_flush(&mut self, slot: u32, data_only: bool) -> io::Result<()> {
@@ -267,16 +316,15 @@ impl IoBackend for UringBackend<'_> {
         } else {
             io_uring::types::FsyncFlags::empty()
         };
-        let entry = if self.fixed_file {
+        let entry = if self.file.is_none() {
+            opcode::Nop::new().build()
+        } else if self.fixed_file {
             opcode::Fsync::new(Fixed(0)).flags(flags).build()
         } else {
             opcode::Fsync::new(Fd(self.raw_fd())).flags(flags).build()
         };
         // SAFETY: a flush references no memory of ours.
-        unsafe { self.sq.push(&entry.user_data(u64::from(slot))) }
-            .map_err(|_| io::Error::other("io_uring submission queue full"))?;
-        self.inflight += 1;
-        Ok(())
+        unsafe { self.push(&entry.user_data(u64::from(slot))) }
     }
 
     #[inline]
@@ -325,13 +373,18 @@ impl IoBackend for UringBackend<'_> {
         for cqe in (&mut self.cq).take(n) {
             let cqe: cqueue::Entry = cqe;
             self.inflight -= 1;
-            f(cqe.user_data() as u32, cqe.result());
+            let slot = cqe.user_data() as u32;
+            let res = match self.nop_len.get(slot as usize) {
+                Some(&len) if cqe.result() == 0 => len as i32,
+                _ => cqe.result(),
+            };
+            f(slot, res);
         }
         self.cq.sync();
     }
 
     fn file(&self) -> Option<&File> {
-        Some(&self.file)
+        self.file.as_ref()
     }
 }
 

@@ -21,7 +21,7 @@ use crate::report;
 use crate::runner::{self, Observer, StartError};
 use crate::workload::plan::{null_target, wanted_target_size};
 use crate::workload::Plan;
-use shared::{Backend, RunReport, SpecError, WorkloadSpec};
+use shared::{RunReport, SpecError, WorkloadSpec};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -69,7 +69,7 @@ pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureErr
     };
     let spec = &spec;
     crate::budget::check(spec, 1).map_err(|e| MeasureError::Spec(vec![e]))?;
-    let info = if spec.backend == Backend::Null {
+    let info = if spec.backend.opens_nothing() {
         null_target(spec, &target.path)
     } else {
         let writes = spec.rw.read_pct(spec.read_pct) < 100;

@@ -420,7 +420,8 @@ fn fio_values(
                 shared::spec::Backend::Uring => "io_uring",
                 shared::spec::Backend::Aio => "libaio",
                 shared::spec::Backend::Sync => "psync",
-                shared::spec::Backend::Null => "null",
+                // fio has no ring of no-ops: its null engine is the device-less one.
+                shared::spec::Backend::Null | shared::spec::Backend::Nop => "null",
             }
             .into(),
         )],

@@ -17,7 +17,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
     let spec = plan.spec();
     let target = plan.target();
     let mut warnings = io_path_warnings(&outcome.io_path, spec.backend);
-    if !spec.direct && spec.backend != Backend::Null {
+    if !spec.direct && !spec.backend.opens_nothing() {
         warnings.push("buffered I/O (--buffered): figures include the page cache".into());
     }
     if let Some(note) = &outcome.backend_note {
@@ -35,7 +35,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         target_kind: target.kind.as_str().to_string(),
         target_size: target.size,
         logical_block_size: target.logical_block_size,
-        direct: spec.direct && spec.backend != Backend::Null,
+        direct: spec.direct && !spec.backend.opens_nothing(),
         laid_out_bytes: outcome.laid_out_bytes,
         io_workers_seen: outcome.io_path.worker_threads,
         ring_features: outcome.ring_features,
@@ -91,7 +91,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
 /// threads, I/Os split by the block layer, buffers not in huge pages.
 pub fn io_path_warnings(p: &IoPath, backend: Backend) -> Vec<String> {
     let mut w = Vec::new();
-    if backend == Backend::Null {
+    if backend.opens_nothing() {
         return w;
     }
     if p.worker_threads > 0 {

@@ -215,10 +215,7 @@ impl Manager {
     pub fn start(self: &Arc<Self>, req: &CreateRun) -> Result<RunId, ServiceError> {
         let create_size = self.check_request(req)?;
         // The null backend opens nothing: its target is a label (still an allowed path).
-        let label = req
-            .spec
-            .as_ref()
-            .is_some_and(|s| s.backend == shared::Backend::Null);
+        let label = req.spec.as_ref().is_some_and(|s| s.backend.opens_nothing());
         let open = |t: &str, size: Option<u64>| {
             if label {
                 return Ok(Locator::path(&self.access.resolve_target(t)?));

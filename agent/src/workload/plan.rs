@@ -9,7 +9,7 @@ use super::offsets::{Order, Span};
 use super::rate::RateCap;
 use super::rng::Rng;
 use crate::io_target::{TargetInfo, TargetKind};
-use shared::{Backend, DataPattern, Rate, SpecError, WorkloadSpec};
+use shared::{DataPattern, Rate, SpecError, WorkloadSpec};
 
 /// Virtual size of a label-only target (null backend) when the spec gives none.
 const NULL_TARGET_SIZE: u64 = 1 << 30;
@@ -226,9 +226,7 @@ impl Plan {
                     split_buffers: spec.buffer_sets() == 2,
                     end_fsync: spec.end_fsync,
                     flush: spec.flush,
-                    cold_passes: !spec.direct
-                        && spec.invalidate
-                        && spec.backend != shared::spec::Backend::Null,
+                    cold_passes: !spec.direct && spec.invalidate && !spec.backend.opens_nothing(),
                     verify: spec.verify,
                     verify_every: spec.verify_every,
                     scan,
@@ -447,7 +445,7 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
     let mut errs = Vec::new();
     let lbs = u64::from(target.logical_block_size);
     let path = target.path.display();
-    if spec.direct && spec.backend != Backend::Null {
+    if spec.direct && !spec.backend.opens_nothing() {
         // Every I/O length and offset grid: `bs` (a mix's or range's smallest), a range's
         // largest (its sizes are multiples of `bs` and it), the random offsets' grid.
         for (field, v) in [
@@ -521,7 +519,7 @@ fn check_span(spec: &WorkloadSpec, target: &TargetInfo) -> Result<(u64, u64), Ve
                 ),
             ));
         }
-        if spec.direct && spec.backend != Backend::Null && !inc.is_multiple_of(lbs) {
+        if spec.direct && !spec.backend.opens_nothing() && !inc.is_multiple_of(lbs) {
             errs.push(SpecError::new(
                 "offset_increment",
                 inc,

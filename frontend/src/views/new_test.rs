@@ -325,7 +325,29 @@ fn SpecFields(
         };
         view! { <Field id label=f.label help=f.help error=Signal::derive(err)>{input}</Field> }
     };
-    view! { <div class="fields">{move || opts.get().unwrap_or_default().into_iter().map(field).collect_view()}</div> }
+    // The workload's own fields first; engine and kernel settings under Advanced (open when
+    // one of them holds an error).
+    let part = move |advanced: bool| {
+        opts.get()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(move |o| o.advanced == advanced)
+    };
+    let advanced_error = move || {
+        let keys: Vec<String> = part(true).map(|o| o.key).collect();
+        checked.with(|r| {
+            r.as_ref()
+                .err()
+                .is_some_and(|e| keys.iter().any(|k| e.contains_key(k)))
+        })
+    };
+    view! {
+        <div class="fields">{move || part(false).map(field).collect_view()}</div>
+        <details class="advanced" id="advanced" prop:open=advanced_error>
+            <summary>"Advanced: batching, io_uring's fast paths, buffers, CPUs, engine"</summary>
+            <div class="fields">{move || part(true).map(field).collect_view()}</div>
+        </details>
+    }
 }
 
 /// Where the test runs (the agent's targets offered) and an optional name for the run.

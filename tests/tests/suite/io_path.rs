@@ -465,3 +465,233 @@ fn hipri_is_refused_naming_the_devices_poll_queues() {
     };
     check(&dev.path.display().to_string());
 }
+
+/// `diskscope ARGS` run to its end while its io_uring ring is read from the kernel's side:
+/// the output, the ring's `/proc/PID/fdinfo` as last seen with I/O going through it (empty
+/// when no ring was seen), and the descriptors the process had open then.
+fn run_watching_the_ring(args: &[&str]) -> (String, String, Vec<String>) {
+    let mut child = std::process::Command::new(diskscope_bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let (mut ring, mut open) = (String::new(), Vec::new());
+    while child.try_wait().expect("wait").is_none() {
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten();
+        let mut links = Vec::new();
+        for fd in fds {
+            let link = std::fs::read_link(fd.path()).unwrap_or_default();
+            let link = link.to_string_lossy().to_string();
+            if link.contains("io_uring") {
+                let name = fd.file_name().to_string_lossy().to_string();
+                let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{name}"))
+                    .unwrap_or_default();
+                if info
+                    .lines()
+                    .any(|l| l.starts_with("SqHead:") && l.trim() != "SqHead:\t0")
+                {
+                    ring = info;
+                }
+            }
+            links.push(link);
+        }
+        if !ring.is_empty() {
+            open = links;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "diskscope {args:?}: {text}");
+    (text, ring, open)
+}
+
+/// A value of a ring's fdinfo (`UserFiles`, `UserBufs`).
+fn fdinfo_value(info: &str, key: &str) -> Option<u64> {
+    info.lines().find_map(|l| {
+        l.strip_prefix(key)?
+            .strip_prefix(":\t")?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+/// io_uring's registrations can each be switched off (the overhead table measures them one
+/// by one), and the kernel's own view of the ring says so: by default the target is its
+/// one registered file and the buffers are registered; with `--registered-file false
+/// --fixed-buffers false` it holds none of either, and the backend line leaves them out. A
+/// ring of no-ops (`--backend nop`) moves I/O through the kernel's ring with no target
+/// open. A registration on a backend without a ring is refused by name.
+#[test]
+fn ring_registrations_switch_off_and_a_nop_ring_runs() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let target = dir.path().join("ring.bin");
+    let t = target.to_str().expect("utf8").to_string();
+    let out = ds(&format!(
+        "run -q --target {t} --size 16M --rw write --bs 1M"
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--target",
+            &t,
+            "--size",
+            "16M",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "1s",
+        ];
+        args.extend_from_slice(extra);
+        run_watching_the_ring(&args)
+    };
+    let (text, ring, _) = run(&[]);
+    assert_eq!(fdinfo_value(&ring, "UserFiles"), Some(1), "{ring}\n{text}");
+    assert!(
+        fdinfo_value(&ring, "UserBufs").is_some_and(|n| n >= 4),
+        "{ring}\n{text}"
+    );
+    assert!(
+        text.contains("registered_file") && text.contains("fixed_buffers"),
+        "{text}"
+    );
+    let (text, ring, _) = run(&["--registered-file", "false", "--fixed-buffers", "false"]);
+    assert_eq!(fdinfo_value(&ring, "UserFiles"), Some(0), "{ring}\n{text}");
+    assert_eq!(fdinfo_value(&ring, "UserBufs"), Some(0), "{ring}\n{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("backend "))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("backend uring [")
+            && !line.contains("registered_file")
+            && !line.contains("fixed_buffers")
+            && line.contains("registered_ring_fd"),
+        "{text}"
+    );
+    let (text, ring, _) = run(&["--registered-ring", "false"]);
+    assert!(!ring.is_empty(), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("backend "))
+        .unwrap_or_default();
+    assert!(
+        !line.contains("registered_ring_fd") && line.contains("fixed_buffers"),
+        "{text}"
+    );
+
+    // The registered ring is the kernel's to see in each system call's flags.
+    for (registered, want) in [("true", true), ("false", false)] {
+        let trace = dir.path().join(format!("enter-{registered}.txt"));
+        let traced = std::process::Command::new("strace")
+            .args(["-f", "-e", "trace=io_uring_enter", "-o"])
+            .arg(&trace)
+            .arg(diskscope_bin())
+            .args([
+                "run", "-q", "--target", &t, "--size", "16M", "--rw", "randread",
+            ])
+            .args(["--runtime", "300ms", "--registered-ring", registered])
+            .output();
+        let Ok(traced) = traced else {
+            skip!(
+                Missing::Tool,
+                "strace is not installed (apt-get install strace)"
+            );
+        };
+        assert!(traced.status.success(), "{}", stderr(&traced));
+        let calls = std::fs::read_to_string(&trace).expect("strace output");
+        let n = calls
+            .lines()
+            .filter(|l| l.contains("io_uring_enter("))
+            .count();
+        let flagged = calls
+            .lines()
+            .filter(|l| l.contains("IORING_ENTER_REGISTERED_RING"))
+            .count();
+        assert!(n > 10, "{n} io_uring_enter calls: {calls}");
+        assert_eq!(
+            flagged > 0,
+            want,
+            "registered_ring {registered}: {flagged} of {n} calls flagged"
+        );
+    }
+
+    // No-ops: the ring turns over with nothing open but the process's own files.
+    let (text, ring, open) = run_watching_the_ring(&[
+        "run",
+        "--target",
+        "null",
+        "--backend",
+        "nop",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "32",
+        "--runtime",
+        "1s",
+    ]);
+    let head = fdinfo_value(&ring, "SqHead").unwrap_or(0);
+    assert!(
+        head > 1000,
+        "the no-op ring turned over {head} times: {ring}\n{text}"
+    );
+    assert!(
+        text.contains("backend uring [") && text.contains("nop"),
+        "{text}"
+    );
+    assert!(
+        !open
+            .iter()
+            .any(|l| l.ends_with("/null") && !l.starts_with("/dev/")),
+        "a no-op ring opens no target: {open:?}"
+    );
+    // With SQPOLL the kernel's thread takes entries on its own: a queue that looks full to a
+    // stale view of its head is synced and waited on, not a failed run (at 3 million no-ops a
+    // second it was one, every time).
+    let (text, _, _) = run_watching_the_ring(&[
+        "run",
+        "--target",
+        "null",
+        "--backend",
+        "nop",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "32",
+        "--runtime",
+        "1s",
+        "--sqpoll",
+    ]);
+    assert!(text.contains("sqpoll") && !text.contains("error"), "{text}");
+    let refused = ds(&format!(
+        "run -q --target {t} --size 16M --rw read --backend sync --fixed-buffers false"
+    ));
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains(
+            "fixed_buffers = false: a registration with io_uring, which the sync backend does not use"
+        ),
+        "{}",
+        stderr(&refused)
+    );
+}
