@@ -267,18 +267,23 @@ def teardown_zram():
 
 def keep_other_targets(results, out, ran):
     """Carries over from the previous `out` the rows of targets this invocation did not run
-    (`--targets zram` refreshes the zram rows and keeps the file's and the loop's), each
-    entry keeping its own `generated` time."""
+    (`--targets zram` refreshes the zram rows and keeps the file's and the loop's) and of the
+    presets it did not run there (`--presets cdm-peak` keeps the others), each entry keeping
+    its own `generated` time."""
     if not os.path.exists(out):
         return
     try:
         old = json.load(open(out))
     except ValueError:
         return
+    # A preset is re-measured on a target only when this run ran that preset there.
+    redone = {(e["target"], e["preset"]) for e in results.get("presets", [])}
     for key in ("real", "presets"):
         if key in results:
             kept = [dict(e, generated=e.get("generated", old.get("generated")))
-                    for e in old.get(key, []) if e.get("target") not in ran]
+                    for e in old.get(key, [])
+                    if e.get("target") not in ran
+                    or (key == "presets" and (e["target"], e["preset"]) not in redone)]
             results[key] = kept + results[key]
 
 

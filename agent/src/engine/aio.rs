@@ -220,6 +220,8 @@ impl IoBackend for AioBackend {
         )
     }
 
+    const SUBMIT_TAKES_TIME: bool = true;
+
     /// Submits what is queued. A control block the kernel refuses at submit (it names the
     /// first it could not take) completes with that error, and the rest go on.
     fn submit(&mut self) -> io::Result<()> {

@@ -52,6 +52,9 @@ pub trait IoBackend {
     /// Queues a flush of the target (fsync, or fdatasync with `data_only`) tagged with
     /// `slot`, as one more I/O in flight; it completes with 0 or `-errno`.
     fn prep_flush(&mut self, slot: u32, data_only: bool) -> io::Result<()>;
+    /// Whether `submit` is a system call, whose time the job loop's clock must see (the
+    /// next I/O's latency starts after it).
+    const SUBMIT_TAKES_TIME: bool = false;
     /// Hands what is queued to the kernel now, without waiting (backends that do the I/O in
     /// `submit_and_wait` need not).
     fn submit(&mut self) -> io::Result<()> {

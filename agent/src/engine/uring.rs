@@ -358,6 +358,8 @@ impl IoBackend for UringBackend<'_> {
         tolerate(r)
     }
 
+    const SUBMIT_TAKES_TIME: bool = true;
+
     #[inline]
     fn submit(&mut self) -> io::Result<()> {
         self.sq.sync();
