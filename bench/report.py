@@ -72,7 +72,9 @@ def engine_sections(e, summary):
             "## Case 1 — engine overhead: null backends",
             "",
             "4K random reads where nothing touches a device: diskscope's `null` backend against",
-            "`fio --ioengine=null --thread`. IOPS per CPU-second is I/Os over user + sys CPU of the",
+            "`fio --ioengine=null --thread`. Neither goes through a ring (each I/O completes in the",
+            "tool's own loop): this is the tools' loops, not the path a drive takes; the ring's own",
+            "cost is case 8's no-op rows. IOPS per CPU-second is I/Os over user + sys CPU of the",
             "whole process.",
             "",
             "| jobs | QD | fio IOPS | ds IOPS | IOPS ratio | fio IOPS per CPU-s | ds IOPS per CPU-s | per-CPU ratio |",
@@ -99,7 +101,12 @@ def engine_sections(e, summary):
             "",
             "## Case 2 — real targets against fio",
             "",
-            "fio: `--ioengine=io_uring --fixedbufs --registerfiles --direct=1 --norandommap`.",
+            "fio: `--ioengine=io_uring --fixedbufs --registerfiles --direct=1 --norandommap`"
+            + (f" `--iomem={e['fio_iomem']}` (the same 2 MiB huge pages as diskscope's buffers;"
+               f" diskscope's were huge pages in "
+               f"{sum(bool(p['ds'].get('huge')) for c in e['real'] for p in c['pairs'])} of "
+               f"{sum(len(c['pairs']) for c in e['real'])} runs)."
+               if e.get("fio_iomem") else "."),
             "diskscope: its defaults (io_uring, fixed buffers in huge pages where the kernel gives",
             "them, registered file and ring, O_DIRECT, uniform random offsets). CPU is user + sys",
             "of the whole process from wait4 (io_uring worker threads included). Latency is from",

@@ -88,7 +88,7 @@ def content(target):
     return ["--scramble_buffers=0"] if target.startswith("/dev/zram") else []
 
 
-def run_fio(target, rw, bs, qd, runtime, jobs=1, engine="io_uring", pin=()):
+def run_fio(target, rw, bs, qd, runtime, jobs=1, engine="io_uring", pin=(), iomem="malloc"):
     cmd = list(pin) + ["fio", "--name=bench", f"--filename={target}", f"--rw={rw}", f"--bs={bs}",
            f"--iodepth={qd}", f"--runtime={runtime}", "--time_based", f"--size={SIZE}",
            "--output-format=json", "--randrepeat=0", "--norandommap", "--lat_percentiles=1",
@@ -96,7 +96,8 @@ def run_fio(target, rw, bs, qd, runtime, jobs=1, engine="io_uring", pin=()):
     if engine == "null":
         cmd += ["--ioengine=null"]
     else:
-        cmd += ["--ioengine=io_uring", "--fixedbufs", "--registerfiles", "--direct=1"]
+        cmd += ["--ioengine=io_uring", "--fixedbufs", "--registerfiles", "--direct=1",
+                f"--iomem={iomem}"]
     if rw == "randrw":
         cmd += ["--rwmixread=50"]
     out, cpu = timed(cmd + content(target))
@@ -123,7 +124,14 @@ def run_ds(target, rw, bs, qd, runtime, jobs=1, backend="uring", pin=()):
     return dict(iops=ios / secs, mbs=(s["read"]["bytes"] + s["write"]["bytes"]) / secs / 1e6,
                 cpu=cpu, ios=ios, mean=lat["mean_ns"], p50=lat["p50_ns"], p99=lat["p99_ns"],
                 p999=lat["p99_9_ns"], features=r["environment"].get("ring_features", []),
+                huge=huge_buffers(r["environment"].get("io_path") or {}),
                 io_workers=r["environment"].get("io_workers_seen", 0))
+
+
+def huge_buffers(io_path):
+    """Whether a run's buffers were all in 2 MiB huge pages (its measured `io_path`)."""
+    return io_path.get("buffer_bytes", 0) > 0 and \
+        io_path.get("huge_page_bytes", 0) >= io_path.get("buffer_bytes", 0)
 
 
 def fio_step(target, spec, runtime, iomem, pin=()):
@@ -157,8 +165,7 @@ def ds_preset(target, preset, runtime, pin=()):
         spec, summ = st["spec"], st["summary"]
         d = summ["write"] if "write" in spec["rw"] else summ["read"]
         io_path = st.get("io_path") or {}
-        huge = io_path.get("buffer_bytes", 0) > 0 and \
-            io_path.get("huge_page_bytes", 0) >= io_path.get("buffer_bytes", 0)
+        huge = huge_buffers(io_path)
         steps.append(dict(name=st["name"], spec=dict(rw=spec["rw"], bs=spec["bs"],
                      iodepth=spec["iodepth"], jobs=spec["jobs"], size=spec["size"]),
                      mbs=d["mb_s"], iops=d["iops"], huge=huge,
@@ -371,18 +378,28 @@ def main():
     if args.cpu != "none" and shutil.which("taskset"):
         pin = ("taskset", "-c", args.cpu)
         results["pinned_cpus"] = args.cpu
+    old_huge = None
     try:
         if args.presets:
             results = presets_case(args, targets, pin)
+        # The same buffer memory for both (huge pages, diskscope's default: fio's shmhuge
+        # takes them from the reserve); each run's own backing is recorded.
+        old_huge = reserve_huge_pages(args.huge_pages) if real else None
+        if real:
+            results["fio_iomem"] = "shmhuge"
         for kind, desc, target in targets:
             for name, rw, bs, qd, named in real:
                 print(f"{kind}: {name}", file=sys.stderr)
                 res = pairs(args.pairs,
-                            lambda: run_fio(target, rw, bs, qd, args.runtime, pin=pin),
+                            lambda: run_fio(target, rw, bs, qd, args.runtime, pin=pin,
+                                            iomem="shmhuge"),
                             lambda: run_ds(target, rw, bs, qd, args.runtime, pin=pin))
                 results["real"].append(dict(target=kind, target_desc=desc, device=target,
                                             name=name, named=named, pairs=res))
     finally:
+        if real and old_huge is not None:
+            with open("/proc/sys/vm/nr_hugepages", "w") as fh:
+                fh.write(old_huge)
         if dev:
             subprocess.call(["losetup", "-d", dev])
             os.unlink(backing)
