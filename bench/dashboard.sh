@@ -9,18 +9,18 @@ cargo build --release -p agent --quiet
 (cd tests/e2e && [ -d node_modules/playwright-core ] || npm ci --silent)
 data=$(mktemp -d /var/tmp/diskscope-bench.XXXXXX)
 trap 'kill $pid 2>/dev/null; rm -rf "$data"' EXIT
-DISKSCOPE_OPERATOR_TOKEN=bench-op DISKSCOPE_VIEWER_TOKEN=bench-view \
+DISKSCOPE_OPERATOR_TOKEN=bench-operator-token DISKSCOPE_VIEWER_TOKEN=bench-viewer-token \
   target/release/diskscope serve --listen 127.0.0.1:7988 --data-dir "$data" >"$data/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 50); do curl -fs http://127.0.0.1:7988/api/v1/health >/dev/null && break; sleep 0.2; done
-scratch=$(curl -fs -H 'Authorization: Bearer bench-op' http://127.0.0.1:7988/api/v1/targets |
+scratch=$(curl -fs -H 'Authorization: Bearer bench-operator-token' http://127.0.0.1:7988/api/v1/targets |
   python3 -c 'import json,sys; print(next(t["path"] for t in json.load(sys.stdin) if t["scratch"]))')
-curl -fs -H 'Authorization: Bearer bench-op' -H 'Content-Type: application/json' \
+curl -fs -H 'Authorization: Bearer bench-operator-token' -H 'Content-Type: application/json' \
   -d "{\"target\": \"$scratch\", \"spec\": {\"rw\": \"randread\", \"bs\": 4096, \"iodepth\": 4, \"runtime_ms\": 120000, \"interval_ms\": 200}}" \
   http://127.0.0.1:7988/api/v1/runs >/dev/null
 sleep 1
 mkdir -p bench/out
-node bench/dashboard.mjs http://127.0.0.1:7988 bench-view >"$data/result.json"
+node bench/dashboard.mjs http://127.0.0.1:7988 bench-viewer-token >"$data/result.json"
 # Add the bundle's sizes (raw and gzipped at level 9) for bench/report.py.
 python3 - "$data/result.json" bench/out/dashboard.json <<'PY'
 import gzip, json, platform, os, sys, time
