@@ -109,6 +109,17 @@ try {
     await page.fill('#f-bs', '4Q');
     await page.locator('.field-error', { hasText: "'4Q'" }).waitFor(T);
     await page.screenshot({ path: `${shots}/new-test-invalid.png`, fullPage: true });
+    // Engine and kernel settings wait under Advanced, judged like the rest (once every
+    // field reads: an unreadable one stops the judging).
+    check(!(await page.locator('#f-sqpoll').isVisible()), 'SQPOLL shows before Advanced is opened');
+    await page.fill('#f-bs', '4K');
+    await page.fill('#f-iodepth', '4');
+    await page.click('#advanced > summary');
+    await page.locator('#f-registered_ring').waitFor(T);
+    await page.fill('#f-iodepth_batch', '999');
+    await page.locator('.field-error', { hasText: 'iodepth_batch = 999' }).waitFor(T);
+    await page.fill('#f-iodepth_batch', '1');
+    await page.click('#advanced > summary');
 
     at('a custom random-read test starts from the form and shows live');
     await page.fill('#f-iodepth', '4');
