@@ -156,7 +156,12 @@ fn the_access_hint_reaches_the_page_cache() {
         cached[0] >> 10,
         cached[1] >> 10
     );
-    assert_eq!(cached[0], 16 << 20, "the random hint reads nothing ahead");
+    // Nothing beyond what was read; of that, the page cache may have let a few pages go
+    // under the rest of the suite's memory use (a CI run kept 16,344 of 16,384 KiB).
+    assert!(
+        cached[0] <= 16 << 20 && cached[0] >= 15 << 20,
+        "the random hint reads nothing ahead: {cached:?}"
+    );
     assert!(
         cached[1] > cached[0] + (1 << 20),
         "without a hint the kernel reads ahead: {cached:?}"
