@@ -560,6 +560,8 @@ pub(super) struct JobLoop<'a, B: IoBackend> {
     cold_span: Option<(u64, u64)>,
     next_pass: u64,
     issued_bytes: u64,
+    /// A pass was issued whole: the next I/O starts a new one (`cold_pass`).
+    pass_ended: bool,
     /// A trim-then-write workload's block just trimmed, whose write comes next.
     trimmed: Option<(u64, u64)>,
     /// The round made its I/O synchronously (a trim): nothing in flight, yet no reason to
@@ -636,6 +638,7 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
                 .then(|| (jp.span.start, jp.span.blocks * jp.span.bs)),
             next_pass: jp.span.blocks * jp.span.bs,
             issued_bytes: 0,
+            pass_ended: false,
             trimmed: None,
             sync_done: false,
         }
@@ -810,18 +813,18 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             } else {
                 (Dir::Read, slot)
             };
-            if !self.issue(slot, dir, buf, offset, index, len) || !self.issued_one(dir, offset, len)
-            {
+            if !self.issue(slot, dir, buf, offset, index, len) {
                 break;
             }
+            self.issued_one(dir, len);
         }
         wake
     }
 
     /// The bookkeeping after an I/O was issued: think time, the count, flushes due, the
-    /// budget and a new pass's cache drop. False (the job stopping) when the drop failed.
+    /// budget and the end of a pass (whose cache drop waits for the next pass's first I/O).
     #[inline(always)]
-    fn issued_one(&mut self, dir: Dir, offset: u64, len: u64) -> bool {
+    fn issued_one(&mut self, dir: Dir, len: u64) {
         if let Some(think) = &mut self.think {
             think.issued();
         }
@@ -833,21 +836,37 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         if let Some(r) = &mut self.remaining {
             *r = r.saturating_sub(len);
         }
-        if let Some((start, pass)) = self.cold_span {
+        if let Some((_, pass)) = self.cold_span {
             self.issued_bytes += len;
             if self.issued_bytes >= self.next_pass {
                 self.next_pass += pass;
-                if let Err(e) = self.b.drop_cache_range(start, pass) {
-                    self.error = Some(io_error(
-                        dir,
-                        offset,
-                        &format!("dropping the page cache for a new pass: {e}"),
-                        e.raw_os_error(),
-                    ));
-                    self.stopping = true;
-                    return false;
-                }
+                self.pass_ended = true;
             }
+        }
+    }
+
+    /// Before the first I/O of a new pass: the job's span leaves the page cache, as fio's
+    /// invalidate does at each pass. Only then: a run that ends with its pass keeps what it
+    /// wrote cached (a drop after the last write left half of a 32 MiB buffered write
+    /// cached, as much as writeback had cleaned). False (the job stopping) when it failed.
+    #[inline(always)]
+    fn cold_pass(&mut self, dir: Dir, offset: u64) -> bool {
+        if !self.pass_ended {
+            return true;
+        }
+        self.pass_ended = false;
+        let Some((start, pass)) = self.cold_span else {
+            return true;
+        };
+        if let Err(e) = self.b.drop_cache_range(start, pass) {
+            self.error = Some(io_error(
+                dir,
+                offset,
+                &format!("dropping the page cache for a new pass: {e}"),
+                e.raw_os_error(),
+            ));
+            self.stopping = true;
+            return false;
         }
         true
     }
@@ -859,8 +878,11 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         if let Some((offset, len)) = self.trimmed.take() {
             let buf = self.refreshed_write_buffer(slot, len as u32);
             let index = self.issued;
-            return self.issue(slot, Dir::Write, buf, offset, index, len)
-                && self.issued_one(Dir::Write, offset, len);
+            if !self.issue(slot, Dir::Write, buf, offset, index, len) {
+                return false;
+            }
+            self.issued_one(Dir::Write, len);
+            return true;
         }
         let (offset, len) = self.next_offset_len(true);
         let t0 = self.clock();
@@ -908,7 +930,8 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             }
             Trims::Only => {
                 self.sync_done = true;
-                self.issued_one(Dir::Trim, offset, len)
+                self.issued_one(Dir::Trim, len);
+                true
             }
         }
     }
@@ -964,6 +987,9 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
         index: u64,
         len: u64,
     ) -> bool {
+        if !self.cold_pass(dir, offset) {
+            return false;
+        }
         let prepped = self.b.prep(slot, buf, dir, offset, len as u32);
         self.fresh_stamp();
         let s = Slot {

@@ -354,14 +354,21 @@ fn uncached_leaves_no_pages_and_atomic_names_the_limits() {
                 text.contains("uncached]"),
                 "the backend line says so: {text}"
             );
-            assert_eq!(cached, 0, "an uncached read leaves nothing cached");
+            // RWF_DONTCACHE drops each folio as its I/O ends, best effort: one still busy
+            // then can stay (1 run in 5 kept one 128 KiB block of the 32 MiB read).
+            assert!(
+                cached <= 4 * 128 << 10,
+                "an uncached read leaves next to nothing cached: {cached} bytes"
+            );
         }
         Err(why) => skip!(
             Missing::Kernel,
             "this kernel or filesystem has no RWF_DONTCACHE: {why}"
         ),
     }
-    let (_, cached) = read("--invalidate false").expect("a plain buffered read");
+    // From a cold start (fio's invalidate=1): a folio the uncached read left behind still
+    // carries its drop-behind mark and would go when read again.
+    let (_, cached) = read("").expect("a plain buffered read");
     assert_eq!(
         cached,
         32 << 20,
