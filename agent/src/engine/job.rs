@@ -153,12 +153,7 @@ impl RunShared {
 pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMsg>) {
     let jp = &plan.jobs()[job];
     let spec = plan.spec();
-    let fail = |msg: String| {
-        let _ = tx.send(JobMsg::Ready {
-            job,
-            result: Err(msg),
-        });
-    };
+    let fail = |msg: String| send_setup_error(tx, job, msg);
     // Pinned before its buffers exist, so that they are first touched where it runs.
     if let Some(cpus) = &jp.cpus {
         if let Err(e) = crate::cpus::pin(cpus) {
@@ -274,12 +269,7 @@ fn on_ring(
     tx: &Sender<JobMsg>,
 ) {
     let (spec, depth) = (plan.spec(), plan.jobs()[job].iodepth);
-    let fail = |msg: String| {
-        let _ = tx.send(JobMsg::Ready {
-            job,
-            result: Err(msg),
-        });
-    };
+    let fail = |msg: String| send_setup_error(tx, job, msg);
     let registrations = Registrations {
         file: spec.registered_file,
         buffers: spec.fixed_buffers,
@@ -368,6 +358,14 @@ fn drive<B: IoBackend>(
         // Sent home before any I/O.
         _ => send_done(tx, job, 0, None, None),
     }
+}
+
+/// Tells the run the job could not be set up (its backend, buffers or target), and why.
+fn send_setup_error(tx: &Sender<JobMsg>, job: usize, msg: String) {
+    let _ = tx.send(JobMsg::Ready {
+        job,
+        result: Err(msg),
+    });
 }
 
 pub(super) fn send_done(

@@ -645,21 +645,26 @@ fn ring_registrations_switch_off_and_a_nop_ring_runs() {
     }
 
     // No-ops: the ring turns over with nothing open but the process's own files.
-    let (text, ring, open) = run_watching_the_ring(&[
-        "run",
-        "--target",
-        "null",
-        "--backend",
-        "nop",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--iodepth",
-        "32",
-        "--runtime",
-        "1s",
-    ]);
+    let nop = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--target",
+            "null",
+            "--backend",
+            "nop",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "32",
+            "--runtime",
+            "1s",
+        ];
+        args.extend_from_slice(extra);
+        run_watching_the_ring(&args)
+    };
+    let (text, ring, open) = nop(&[]);
     let head = fdinfo_value(&ring, "SqHead").unwrap_or(0);
     assert!(
         head > 1000,
@@ -678,22 +683,7 @@ fn ring_registrations_switch_off_and_a_nop_ring_runs() {
     // With SQPOLL the kernel's thread takes entries on its own: a queue that looks full to a
     // stale view of its head is synced and waited on, not a failed run (at 3 million no-ops a
     // second it was one, every time).
-    let (text, _, _) = run_watching_the_ring(&[
-        "run",
-        "--target",
-        "null",
-        "--backend",
-        "nop",
-        "--rw",
-        "randread",
-        "--bs",
-        "4k",
-        "--iodepth",
-        "32",
-        "--runtime",
-        "1s",
-        "--sqpoll",
-    ]);
+    let (text, _, _) = nop(&["--sqpoll"]);
     assert!(text.contains("sqpoll") && !text.contains("error"), "{text}");
     let refused = ds(&format!(
         "run -q --target {t} --size 16M --rw read --backend sync --fixed-buffers false"
