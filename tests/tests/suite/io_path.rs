@@ -479,8 +479,9 @@ fn hipri_is_refused_naming_the_devices_poll_queues() {
 }
 
 /// `diskscope ARGS` run to its end while its io_uring ring is read from the kernel's side:
-/// the output, the ring's `/proc/PID/fdinfo` as last seen with I/O going through it (empty
-/// when no ring was seen), and the descriptors the process had open then.
+/// the output, the ring's `/proc/PID/fdinfo` as last seen mid-run (a reading whose `SqHead`
+/// a later reading passed, so it was taken before the backend tore its registrations down;
+/// empty when no ring was seen moving), and the descriptors the process had open then.
 fn run_watching_the_ring(args: &[&str]) -> (String, String, Vec<String>) {
     let mut child = std::process::Command::new(diskscope_bin())
         .args(args)
@@ -490,12 +491,15 @@ fn run_watching_the_ring(args: &[&str]) -> (String, String, Vec<String>) {
         .expect("spawn");
     let pid = child.id();
     let (mut ring, mut open) = (String::new(), Vec::new());
+    // The latest reading and its descriptors, committed once a later reading shows more I/O.
+    let mut pending: Option<(u64, String, Vec<String>)> = None;
     while child.try_wait().expect("wait").is_none() {
         let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
             .into_iter()
             .flatten()
             .flatten();
         let mut links = Vec::new();
+        let mut seen = None;
         for fd in fds {
             let link = std::fs::read_link(fd.path()).unwrap_or_default();
             let link = link.to_string_lossy().to_string();
@@ -503,17 +507,19 @@ fn run_watching_the_ring(args: &[&str]) -> (String, String, Vec<String>) {
                 let name = fd.file_name().to_string_lossy().to_string();
                 let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{name}"))
                     .unwrap_or_default();
-                if info
-                    .lines()
-                    .any(|l| l.starts_with("SqHead:") && l.trim() != "SqHead:\t0")
-                {
-                    ring = info;
+                if let Some(head) = fdinfo_value(&info, "SqHead").filter(|&h| h > 0) {
+                    seen = Some((head, info));
                 }
             }
             links.push(link);
         }
-        if !ring.is_empty() {
-            open = links;
+        if let Some((head, info)) = seen {
+            if let Some((before, info_then, links_then)) = pending.take() {
+                if head > before {
+                    (ring, open) = (info_then, links_then);
+                }
+            }
+            pending = Some((head, info, links));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
