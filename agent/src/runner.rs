@@ -15,7 +15,7 @@ use shared::{HistogramDump, RunError, RunStatus, RunSummary, Sample};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Everything a run measured and how it ran.
 #[derive(Debug)]
@@ -46,6 +46,9 @@ pub struct RunOutcome {
     pub replay: Option<shared::analysis::replay::Replay>,
     /// A latency search: the depth each job ended at, and the final windows' completions.
     pub search: Option<(Vec<u32>, Option<IntervalStats>)>,
+    /// When the I/O began (ms since the Unix epoch), for a run told when to start
+    /// ([`Observer::start_at`]).
+    pub started_at_ms: Option<u64>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -68,6 +71,24 @@ pub trait Observer {
     /// Every 10 ms bucket of the run, once at its end (after the analyses): for storage and
     /// export. Not called when no temporary file could hold them.
     fn exact_timeline(&mut self, _buckets: &mut Spill) {}
+    /// The wall-clock time the run's I/O is to begin (a group's shared start): the start
+    /// gate opens then, after set-up, not before.
+    fn start_at(&self) -> Option<SystemTime> {
+        None
+    }
+}
+
+/// Sleeps until `at` (if given), seeing `cancel` within 50 ms. Returns when it woke, in ms
+/// since the Unix epoch, for a run that waited.
+fn wait_for_start(at: Option<SystemTime>, cancel: &AtomicBool) -> Option<u64> {
+    let at = at?;
+    while !cancel.load(Ordering::Relaxed) {
+        match at.duration_since(SystemTime::now()) {
+            Ok(left) if !left.is_zero() => std::thread::sleep(left.min(Duration::from_millis(50))),
+            _ => break,
+        }
+    }
+    Some(crate::env::unix_ms())
 }
 
 /// Runs `plan` to the end (or until `cancel` is set, or an error).
@@ -153,6 +174,7 @@ pub fn run(
         handles.into_iter().for_each(|h| drop(h.join()));
         return Err(StartError::Setup(e));
     }
+    let started_at_ms = wait_for_start(observer.start_at(), &shared.cancel);
     let mut probe = crate::iopath::Probe::start(target);
     let epoch = Instant::now();
     shared.gate.open(Some(epoch));
@@ -179,7 +201,9 @@ pub fn run(
     handles.into_iter().for_each(|h| drop(h.join()));
     drop(claim);
     let cancelled = shared.cancel.load(Ordering::Relaxed);
-    Ok(out.finish(cancelled, laid_out_bytes, probe))
+    let mut outcome = out.finish(cancelled, laid_out_bytes, probe);
+    outcome.started_at_ms = started_at_ms;
+    Ok(outcome)
 }
 
 /// How often the target's temperature goes into the fine timeline.
@@ -365,6 +389,7 @@ impl Collector {
             scan: self.scan,
             replay: self.replay,
             search: self.search,
+            started_at_ms: None,
         }
     }
 }

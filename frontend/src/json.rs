@@ -636,6 +636,7 @@ mod tests {
         // order, so a field name serde lists twice (an alias) would shift the rest.
         let analysis = Analysis {
             qd_search: Vec::new(),
+            group: None,
             cache_cliff: Some(Default::default()),
             steady_state: Some(Default::default()),
             first_last: Some(Default::default()),

@@ -71,6 +71,11 @@ pub struct CreateRun {
     /// substitutes no `${VAR}` of its own environment for a request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_job: Option<String>,
+    /// Start the run's I/O at this time of the agent's clock (ms since the Unix epoch), at
+    /// most a minute ahead: a group's shared start. (Not sent by the dashboard.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub start_at_ms: Option<u64>,
 }
 
 /// A fio job file to check before it runs (`POST /api/v1/fio-jobs/check`): its text and the

@@ -154,12 +154,22 @@ impl From<ServiceError> for ApiError {
             | ServiceError::Measure(MeasureError::NoTargets)
             | ServiceError::Preset(_)
             | ServiceError::Repeated(_)
-            | ServiceError::TooManyTargets(_) => {
-                ApiError::new(S::BAD_REQUEST, "invalid_request", msg)
-            }
+            | ServiceError::TooManyTargets(_)
+            | ServiceError::StartAt(..) => ApiError::new(S::BAD_REQUEST, "invalid_request", msg),
             ServiceError::NotFound(_) => ApiError::new(S::NOT_FOUND, "not_found", msg),
             ServiceError::ShuttingDown => {
                 ApiError::new(S::SERVICE_UNAVAILABLE, "shutting_down", msg)
+            }
+            ServiceError::Group(g) => {
+                use crate::group::GroupError as G;
+                match g {
+                    G::Unreachable { .. } => {
+                        ApiError::new(S::BAD_GATEWAY, "member_unreachable", msg)
+                    }
+                    G::Offset { .. } => ApiError::new(S::CONFLICT, "clock_offset", msg),
+                    G::Refused { .. } => ApiError::new(S::CONFLICT, "member_refused", msg),
+                    _ => ApiError::new(S::BAD_REQUEST, "invalid_request", msg),
+                }
             }
             ServiceError::Store(e) => ApiError::internal(&e),
             ServiceError::Thread(e) => ApiError::internal(&e),

@@ -23,6 +23,16 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(Created { id })))
 }
 
+/// A group run: the members' runs started, the merged run here.
+pub async fn create_group(
+    State(st): State<AppState>,
+    ApiJson(req): ApiJson<shared::group::CreateGroup>,
+) -> Result<(StatusCode, Json<Created>), ApiError> {
+    let manager = st.manager.clone();
+    let id = blocking(move || manager.start_group(&req).map_err(ApiError::from)).await?;
+    Ok((StatusCode::CREATED, Json(Created { id })))
+}
+
 /// A fio job file's steps as they would run (the dashboard shows them before *Start*).
 pub async fn check_fio_job(
     ApiJson(req): ApiJson<CheckFioJob>,

@@ -122,3 +122,12 @@ pub async fn list(State(st): State<AppState>) -> Result<Json<Vec<TargetView>>, A
 pub async fn devices() -> Result<Json<Vec<shared::devices::DeviceInfo>>, ApiError> {
     blocking(|| Ok(crate::devices::list())).await.map(Json)
 }
+
+/// NTP's t2 and t3 on this agent's wall clock.
+pub async fn clock() -> Json<shared::group::Clock> {
+    let received_ns = crate::client::wall_ns();
+    Json(shared::group::Clock {
+        received_ns,
+        sent_ns: crate::client::wall_ns(),
+    })
+}

@@ -252,12 +252,23 @@ pub struct RunArgs {
     pub quiet: bool,
     /// Run on a remote agent (e.g. http://capture-box:7878) through its API instead of
     /// here: the same flags, live lines from its stream, its report for --json and the
-    /// exit code.
+    /// exit code. Given more than once: one run on every agent at a shared start, merged
+    /// into one result here (a group run).
     #[arg(long, value_name = "URL")]
-    pub agent: Option<String>,
-    /// The agent's operator token (with --agent; also DISKSCOPE_TOKEN).
+    pub agent: Vec<String>,
+    /// The agent's operator token (with --agent; also DISKSCOPE_TOKEN); with several
+    /// agents, one per --agent in the same order, or one for all.
     #[arg(long)]
-    pub token: Option<String>,
+    pub token: Vec<String>,
+    /// A group's agents from a file: a line per agent, its URL and, after a space, a file
+    /// holding its operator token (the token alone, or the agent's tokens.json); without
+    /// one, --token or DISKSCOPE_TOKEN. '#' starts a comment.
+    #[arg(long, value_name = "FILE")]
+    pub agents: Option<PathBuf>,
+    /// A group run when one of its agents fails or drops off: the others go on
+    /// (continue, the default) or are stopped (stop).
+    #[arg(long, value_name = "continue|stop")]
+    pub on_fault: Option<String>,
     /// With --agent: the block device path repeated, to confirm a write that destroys its
     /// data (comma-separated for several).
     #[arg(long, value_name = "DEVICE")]

@@ -7,6 +7,7 @@
 
 use super::args::{AgentArgs, ExportArgs, RunArgs, RunIdArgs, RunsArgs};
 use super::terminal::Terminal;
+use crate::client::Remote;
 use crate::runner::Observer;
 use anyhow::{anyhow, bail, Context};
 use futures_util::{SinkExt, StreamExt};
@@ -18,81 +19,14 @@ use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-/// The agent's API: its base URL, the token, an HTTP client that reads error bodies.
-struct Remote {
-    base: String,
-    token: String,
-    http: ureq::Agent,
-}
-
-impl Remote {
-    /// The agent of `--agent`/`--token` (or DISKSCOPE_TOKEN).
-    fn of(a: &AgentArgs) -> anyhow::Result<Remote> {
-        let token = a
-            .token
-            .clone()
-            .or_else(|| std::env::var("DISKSCOPE_TOKEN").ok())
-            .ok_or_else(|| anyhow!("--agent {}: give --token (or DISKSCOPE_TOKEN)", a.agent))?;
-        Ok(Remote::new(&a.agent, token))
-    }
-
-    fn new(agent: &str, token: String) -> Remote {
-        Remote {
-            base: agent.trim_end_matches('/').to_string(),
-            token,
-            http: ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_global(Some(Duration::from_secs(60)))
-                .build()
-                .new_agent(),
-        }
-    }
-
-    fn auth(&self) -> String {
-        format!("Bearer {}", self.token)
-    }
-
-    /// Status and body of a request; a refusal becomes the agent's own message.
-    fn answer(
-        &self,
-        r: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
-        what: &str,
-    ) -> anyhow::Result<String> {
-        let mut r =
-            r.with_context(|| format!("{what}: cannot reach the agent at {}", self.base))?;
-        let status = r.status().as_u16();
-        let text = r.body_mut().read_to_string().unwrap_or_default();
-        if status >= 400 {
-            let msg = serde_json::from_str::<shared::api::ApiErrorBody>(&text)
-                .map(|e| e.message)
-                .unwrap_or(text);
-            bail!("{what}: the agent answered {status}: {msg}");
-        }
-        Ok(text)
-    }
-
-    fn post<T: serde::Serialize>(
-        &self,
-        path: &str,
-        body: &T,
-        what: &str,
-    ) -> anyhow::Result<String> {
-        let r = self
-            .http
-            .post(&format!("{}{path}", self.base))
-            .header("Authorization", &self.auth())
-            .send_json(body);
-        self.answer(r, what)
-    }
-
-    fn get(&self, path: &str, what: &str) -> anyhow::Result<String> {
-        let r = self
-            .http
-            .get(&format!("{}{path}", self.base))
-            .header("Authorization", &self.auth())
-            .call();
-        self.answer(r, what)
-    }
+/// The agent of `--agent`/`--token` (or DISKSCOPE_TOKEN).
+fn remote_of(a: &AgentArgs) -> anyhow::Result<Remote> {
+    let token = a
+        .token
+        .clone()
+        .or_else(|| std::env::var("DISKSCOPE_TOKEN").ok())
+        .ok_or_else(|| anyhow!("--agent {}: give --token (or DISKSCOPE_TOKEN)", a.agent))?;
+    Ok(Remote::new(&a.agent, token))
 }
 
 /// The run request the flags describe.
@@ -131,6 +65,7 @@ fn request(args: &RunArgs) -> anyhow::Result<CreateRun> {
         repeat: args.repeat,
         repeat_idle_ms: args.repeat.and(args.idle),
         fio_job: None,
+        start_at_ms: None,
     })
 }
 
@@ -138,7 +73,8 @@ fn request(args: &RunArgs) -> anyhow::Result<CreateRun> {
 pub fn run(args: &RunArgs, agent: &str, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     let token = args
         .token
-        .clone()
+        .first()
+        .cloned()
         .or_else(|| std::env::var("DISKSCOPE_TOKEN").ok())
         .ok_or_else(|| {
             anyhow!(
@@ -168,6 +104,117 @@ pub fn run(args: &RunArgs, agent: &str, cancel: Arc<AtomicBool>) -> anyhow::Resu
     print!("{}", crate::report::table::summary(&report));
     print!("{}", crate::report::table::analysis(&report));
     Ok(super::run::exit_code(&report))
+}
+
+/// `diskscope run --agent A --agent B …` (or `--agents FILE`): one run on every agent at a
+/// shared start, coordinated and merged here (`crate::group`), printed as a local run is:
+/// the merged lines live, the merged summary, each host, and the exit code a local run
+/// would have (a sustain miss of the total exits 1).
+pub fn run_group(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    let on_fault = match args.on_fault.as_deref() {
+        None | Some("continue") => shared::group::OnFault::Continue,
+        Some("stop") => shared::group::OnFault::Stop,
+        Some(other) => bail!("--on-fault {other}: continue or stop"),
+    };
+    let req = shared::group::CreateGroup {
+        agents: members(args)?,
+        run: request(args)?,
+        lead_ms: None,
+        max_offset_ms: None,
+        on_fault,
+    };
+    let started = crate::group::start(&req)?;
+    for (address, id) in started.runs() {
+        eprintln!("diskscope: run {id} on {address}");
+    }
+    let mut term = Terminal::for_steps(Vec::new(), args.quiet);
+    let report = crate::group::follow(started, cancel, &mut term)?;
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    print!("{}", crate::report::table::summary(&report));
+    print!("{}", crate::report::table::analysis(&report));
+    Ok(super::run::exit_code(&report))
+}
+
+/// The group's agents and their tokens: `--agent`s with their `--token`s (one each, one for
+/// all, or DISKSCOPE_TOKEN), then the `--agents` file's lines.
+fn members(args: &RunArgs) -> anyhow::Result<Vec<shared::group::Member>> {
+    let fallback = || {
+        std::env::var("DISKSCOPE_TOKEN")
+            .ok()
+            .or_else(|| (args.token.len() == 1).then(|| args.token[0].clone()))
+    };
+    if args.token.len() > 1 && args.token.len() != args.agent.len() {
+        bail!(
+            "{} --token for {} --agent: give one per agent, in the same order, or one for all",
+            args.token.len(),
+            args.agent.len()
+        );
+    }
+    let mut out = Vec::new();
+    for (i, address) in args.agent.iter().enumerate() {
+        let token = match args.token.get(i) {
+            Some(t) if args.token.len() > 1 => Some(t.clone()),
+            _ => fallback(),
+        };
+        let token = token.ok_or_else(|| {
+            anyhow!("--agent {address}: give --token (or DISKSCOPE_TOKEN): its operator token")
+        })?;
+        out.push(shared::group::Member {
+            address: address.clone(),
+            token,
+        });
+    }
+    if let Some(file) = &args.agents {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("--agents {}", file.display()))?;
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            let mut words = line.split_whitespace();
+            let Some(address) = words.next() else {
+                continue;
+            };
+            let at = || format!("{}:{}", file.display(), n + 1);
+            let token = match words.next() {
+                Some(path) => token_file(&file.parent().unwrap_or(file).join(path))
+                    .with_context(at)?,
+                None => fallback().ok_or_else(|| {
+                    anyhow!("{}: {address} names no token file, and no --token or DISKSCOPE_TOKEN is given", at())
+                })?,
+            };
+            if words.next().is_some() {
+                bail!(
+                    "{}: a line is an agent's URL and its token file, nothing more",
+                    at()
+                );
+            }
+            out.push(shared::group::Member {
+                address: address.to_string(),
+                token,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// An operator token from a file: the token alone, or an agent's `tokens.json`.
+fn token_file(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the token file {}", path.display()))?;
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+        return v
+            .get("operator")
+            .and_then(|t| t.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| anyhow!("{}: JSON without an \"operator\" token", path.display()));
+    }
+    let token = text.trim();
+    if token.is_empty() || token.contains(char::is_whitespace) {
+        bail!("{}: not one token", path.display());
+    }
+    Ok(token.to_string())
 }
 
 /// Prints the run's samples from the WebSocket until it ends; Ctrl-C stops it on the agent.
@@ -238,7 +285,7 @@ fn running(remote: &Remote, id: i64) -> anyhow::Result<bool> {
 
 /// `diskscope runs`: the agent's history, a line per run.
 pub fn runs(args: &RunsArgs) -> anyhow::Result<ExitCode> {
-    let remote = Remote::of(&args.agent)?;
+    let remote = remote_of(&args.agent)?;
     let mut path = format!("/api/v1/runs?page={}&per_page=50", args.page);
     if let Some(s) = &args.status {
         path.push_str(&format!("&status={s}"));
@@ -271,7 +318,7 @@ pub fn runs(args: &RunsArgs) -> anyhow::Result<ExitCode> {
 
 /// `diskscope stop ID`.
 pub fn stop(args: &RunIdArgs) -> anyhow::Result<ExitCode> {
-    let remote = Remote::of(&args.agent)?;
+    let remote = remote_of(&args.agent)?;
     remote.post(
         &format!("/api/v1/runs/{}/stop", args.id),
         &serde_json::json!({}),
@@ -283,7 +330,7 @@ pub fn stop(args: &RunIdArgs) -> anyhow::Result<ExitCode> {
 
 /// `diskscope export ID`: the agent's report (or CSV samples) as it serves it.
 pub fn export(args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    let remote = Remote::of(&args.agent)?;
+    let remote = remote_of(&args.agent)?;
     let path = format!("/api/v1/runs/{}/export?format={}", args.id, args.format);
     let text = remote.get(&path, "exporting the run")?;
     match &args.out {

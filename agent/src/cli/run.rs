@@ -20,11 +20,17 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
         };
         return run(&quiet, cancel);
     }
-    if let Some(agent) = &args.agent {
+    if !args.agent.is_empty() || args.agents.is_some() {
         if !args.job_files.is_empty() || args.output_format != OutputFormat::Normal {
             anyhow::bail!("job files and --output-format run here, not with --agent (yet)");
         }
-        return super::remote::run(args, agent, cancel);
+        return match (args.agent.as_slice(), &args.agents) {
+            ([agent], None) => super::remote::run(args, agent, cancel),
+            _ => super::remote::run_group(args, cancel),
+        };
+    }
+    if args.on_fault.is_some() {
+        anyhow::bail!("--on-fault goes with a group run (--agent A --agent B, or --agents FILE)");
     }
     if let Some(m) = args.max_memory {
         crate::budget::set_max(m);
@@ -32,7 +38,7 @@ pub fn run(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> 
     if !args.job_files.is_empty() {
         return job_files(args, cancel);
     }
-    if args.token.is_some() || args.confirm.is_some() {
+    if !args.token.is_empty() || args.confirm.is_some() {
         anyhow::bail!("--token and --confirm go with --agent URL (a local run needs neither)");
     }
     // The command line replays the user's own files (the service only its library).

@@ -7,7 +7,7 @@
 mod multi;
 mod steps;
 
-pub use multi::{run_multi, Part, MAX_PARTS};
+pub use multi::{merge_parts, run_multi, Msg as PartMsg, Part, MAX_PARTS};
 pub use steps::{plan_steps, planned_steps, run_steps, StepPlan};
 
 /// The buffer memory each step of a run holds (the steps that run at once together).

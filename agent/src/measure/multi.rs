@@ -86,6 +86,7 @@ fn run_parts(
     let (tx, rx) = std::sync::mpsc::channel::<Msg>();
     let mut handles = Vec::new();
     let mut jobs = Vec::with_capacity(n);
+    let start_at = observer.start_at();
     for (i, Part { job, plan }) in parts.into_iter().enumerate() {
         jobs.push(job);
         let tx = tx.clone();
@@ -94,7 +95,11 @@ fn run_parts(
             .name(format!("ds-part-{i}"))
             .spawn(move || {
                 let path = plan.target().path.display().to_string();
-                let mut fwd = Forward { i, tx: tx.clone() };
+                let mut fwd = Forward {
+                    i,
+                    tx: tx.clone(),
+                    start_at,
+                };
                 let r = run(plan, cancel, &mut fwd).map(|r| (r, path));
                 let _ = tx.send(Msg::Done(i, Box::new(r)));
             })
@@ -102,6 +107,26 @@ fn run_parts(
         handles.push(h);
     }
     drop(tx);
+    merge_parts(
+        rx,
+        jobs,
+        || handles.into_iter().for_each(|h| drop(h.join())),
+        observer,
+    )
+}
+
+/// The merging half of a run of parts at once, wherever the parts run (here on threads,
+/// or on other agents for a group run, `crate::group`): each part's samples as they come
+/// on `rx`, summed per interval and given to `observer` in order, then each part's end
+/// with its report and label, merged into the run's report (`joined` is called once every
+/// part has ended). `jobs` has one entry per part.
+pub fn merge_parts(
+    rx: std::sync::mpsc::Receiver<Msg>,
+    jobs: Vec<Option<String>>,
+    joined: impl FnOnce(),
+    observer: &mut dyn Observer,
+) -> Result<(RunReport, Option<Timeline>), MeasureError> {
+    let n = jobs.len();
     let mut merger = TargetMerger::new(n);
     let mut done: Vec<Option<Result<(RunReport, String), MeasureError>>> =
         (0..n).map(|_| None).collect();
@@ -115,9 +140,7 @@ fn run_parts(
         }
         merger.ready(|s| observer.sample(s));
     }
-    for h in handles {
-        let _ = h.join();
-    }
+    joined();
     merger.ready(|s| observer.sample(s));
     let reports = done.into_iter().flatten().collect::<Result<Vec<_>, _>>()?;
     let Some((first, _)) = reports.first().cloned() else {
@@ -183,7 +206,7 @@ fn run_parts(
 /// What a target's thread tells the merging one: a sample, or its end with its report and
 /// path. (Samples dominate the traffic; the rare end is boxed, the samples are not.)
 #[allow(clippy::large_enum_variant)]
-enum Msg {
+pub enum Msg {
     Sample(usize, Sample),
     Done(usize, Box<Result<(RunReport, String), MeasureError>>),
 }
@@ -192,10 +215,15 @@ enum Msg {
 struct Forward {
     i: usize,
     tx: std::sync::mpsc::Sender<Msg>,
+    /// The run's start time, if it was told one (every part waits for it).
+    start_at: Option<std::time::SystemTime>,
 }
 
 impl Observer for Forward {
     fn sample(&mut self, s: &Sample) {
         let _ = self.tx.send(Msg::Sample(self.i, s.clone()));
+    }
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        self.start_at
     }
 }

@@ -326,6 +326,9 @@ impl Observer for Shifted<'_> {
         }
         self.inner.sample(&s);
     }
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        self.inner.start_at()
+    }
 }
 
 /// The run being assembled from its steps, bounded like a single run (`stats::series`,

@@ -165,7 +165,9 @@ pub fn document<S: Borrow<Sample>>(
     }
     let step_samples = |i: u32| by_step.get(&i).copied().unwrap_or_default();
     let mut out = Vec::new();
-    if report.steps.is_empty() && report.targets.iter().any(|t| t.job.is_some()) {
+    if let Some(g) = &report.analysis.group {
+        out = client_jobs(report, g, jobs, &by_part, step_samples(0), form);
+    } else if report.steps.is_empty() && report.targets.iter().any(|t| t.job.is_some()) {
         // A job file's jobs that ran together: a fio job each, from its part.
         for (i, part) in report.targets.iter().enumerate() {
             out.push(part_job(jobs, part, 0, by_part.get(&(i as u32)), form));
@@ -232,6 +234,12 @@ pub fn document<S: Borrow<Sample>>(
         "jobs": out,
         "disk_util": [],
     });
+    if report.analysis.group.is_some() {
+        // fio's client output names its list of jobs so.
+        if let Some(list) = doc.as_object_mut().and_then(|d| d.remove("jobs")) {
+            doc["client_stats"] = list;
+        }
+    }
     if let Some(f) = jobs {
         let globals: Map<String, Value> = f
             .globals
@@ -243,6 +251,52 @@ pub fn document<S: Borrow<Sample>>(
         }
     }
     doc
+}
+
+/// fio `--client`'s jobs for a group run: one per client (host) with its `hostname` and
+/// `port`, then "All clients", the merged result.
+fn client_jobs(
+    report: &RunReport,
+    g: &shared::group::Group,
+    jobs: Option<&JobFile>,
+    by_part: &BTreeMap<u32, StepSamples>,
+    all: StepSamples,
+    form: Form,
+) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (i, (part, host)) in report.targets.iter().zip(&g.hosts).enumerate() {
+        let mut j = part_job(jobs, part, 0, by_part.get(&(i as u32)), form);
+        let (name, port) = host_port(&host.address);
+        j["hostname"] = json!(name);
+        j["port"] = json!(port);
+        out.push(j);
+    }
+    let spec_opts = spec_options(&report.spec);
+    out.push(job(
+        "All clients",
+        0,
+        spec_opts,
+        &report.summary,
+        &report.histogram,
+        all,
+        form,
+    ));
+    out
+}
+
+/// The host and port of an agent's URL, as fio's client JSON names a client.
+fn host_port(address: &str) -> (&str, u16) {
+    let rest = address.split_once("://").map_or(address, |(_, r)| r);
+    let rest = rest.split('/').next().unwrap_or(rest);
+    let default = if address.starts_with("https") {
+        443
+    } else {
+        80
+    };
+    match rest.rsplit_once(':') {
+        Some((h, p)) if !h.is_empty() => (h, p.parse().unwrap_or(default)),
+        _ => (rest, default),
+    }
 }
 
 /// The fio job of a part (a job that ran at the same time as others), in group `groupid`,

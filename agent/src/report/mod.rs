@@ -28,7 +28,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
         kernel: env::kernel(),
         diskscope_version: env::VERSION.to_string(),
         cpu_model: env::cpu_model(),
-        started_at_ms,
+        started_at_ms: outcome.started_at_ms.unwrap_or(started_at_ms),
         backend: outcome.backend,
         backend_note: outcome.backend_note,
         target: target.path.display().to_string(),

@@ -182,6 +182,9 @@ pub fn analysis(r: &RunReport) -> String {
             ));
         }
     }
+    if let Some(g) = &r.analysis.group {
+        out.push_str(&group(g));
+    }
     if let Some(grid) = shared::steps::grid_from_steps(&r.steps) {
         let cell = |v: Option<f64>| v.map_or("–".to_string(), |x| format!("{x:.2}"));
         out.push_str("\nCrystalDiskMark grid, MB/s (best / mean of the passes):\n");
@@ -220,6 +223,37 @@ pub fn analysis(r: &RunReport) -> String {
         for l in rep.lines() {
             out.push_str(&format!("{l}\n"));
         }
+    }
+    out
+}
+
+/// A group run's hosts (clock, start on the shared clock, the time one left) and its
+/// elbencho figures.
+fn group(g: &shared::group::Group) -> String {
+    let mut out = format!("\ngroup of {} host(s):\n", g.hosts.len());
+    for h in &g.hosts {
+        let run = h.run_id.map_or(String::new(), |id| format!(" run {id}"));
+        let started = h.started_ms.map_or("start unknown".to_string(), |ms| {
+            format!("started {ms:+.1} ms")
+        });
+        out.push_str(&format!(
+            "  {}{run}: clock {:+.2} ms (round trip {:.2} ms), {started}",
+            h.address, h.offset_ms, h.delay_ms
+        ));
+        if let Some(ms) = h.left_ms {
+            out.push_str(&format!(", LEFT at {:.1} s", ms as f64 / 1000.0));
+        }
+        out.push('\n');
+    }
+    for (name, f) in [
+        ("first done", &g.first_done),
+        ("last done", &g.last_done),
+        ("stonewall", &g.stonewall),
+    ] {
+        out.push_str(&format!(
+            "  {name:<11} {:>9.1} MB/s {:>10.0} IOPS over {:.2} s\n",
+            f.mb_s, f.iops, f.seconds
+        ));
     }
     out
 }

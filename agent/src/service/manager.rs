@@ -90,6 +90,10 @@ pub enum ServiceError {
     Repeated(String),
     #[error("cannot start the run thread: {0}")]
     Thread(std::io::Error),
+    #[error("start_at_ms = {0}: at most a minute ahead of this agent's clock ({1})")]
+    StartAt(u64, u64),
+    #[error(transparent)]
+    Group(#[from] crate::group::GroupError),
 }
 
 #[derive(Debug)]
@@ -296,6 +300,9 @@ impl Manager {
         let cancel = Arc::new(AtomicBool::new(false));
         let me = Arc::clone(self);
         let run_cancel = Arc::clone(&cancel);
+        let start_at = req
+            .start_at_ms
+            .map(|ms| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms));
         let thread = std::thread::Builder::new()
             .name(format!("ds-run-{id}"))
             .spawn(move || {
@@ -306,7 +313,7 @@ impl Manager {
                 } else {
                     How::Targets(also_plans)
                 };
-                me.run_thread(id, plans, how, analysis, run_cancel)
+                me.run_thread(id, plans, how, analysis, run_cancel, start_at)
             })
             .map_err(ServiceError::Thread)?;
         active.insert(
@@ -330,6 +337,69 @@ impl Manager {
         Ok(id)
     }
 
+    /// Starts a group run (`POST /api/v1/groups`): the run on every member at a shared
+    /// start, and here a run that follows and merges them (stored, streamed and stopped
+    /// like any run; a stop stops every member). Blocking: the members' clocks are
+    /// measured and their runs started before this returns.
+    pub fn start_group(
+        self: &Arc<Self>,
+        req: &shared::group::CreateGroup,
+    ) -> Result<RunId, ServiceError> {
+        if self.shutting_down.load(Ordering::Relaxed) {
+            return Err(ServiceError::ShuttingDown);
+        }
+        let started = crate::group::start(req)?;
+        let runs: Vec<String> = started
+            .runs()
+            .map(|(a, id)| format!("{a} run {id}"))
+            .collect();
+        let label = format!("group of {}: {}", runs.len(), runs.join(", "));
+        let created = self.store.create_run(&NewRun {
+            name: req.run.name.as_deref(),
+            target: &label,
+            preset: req.run.preset.as_deref(),
+            spec: &started.spec,
+            created_ms: crate::env::unix_ms(),
+            plan: &[],
+            job_file: req.run.fio_job.as_deref(),
+        });
+        let id = match created {
+            Ok(id) => id,
+            Err(e) => {
+                crate::group::abandon(&started);
+                return Err(e.into());
+            }
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (me, run_cancel) = (Arc::clone(self), Arc::clone(&cancel));
+        let analysis = AnalysisOptions::for_spec(&started.spec);
+        let how = How::Group(Box::new(started));
+        let mut active = self.active();
+        let thread = std::thread::Builder::new()
+            .name(format!("ds-group-{id}"))
+            .spawn(move || me.run_thread(id, Vec::new(), how, analysis, run_cancel, None))
+            .map_err(ServiceError::Thread)?;
+        active.insert(
+            id,
+            Active {
+                id,
+                target: PathBuf::from(label),
+                others: Vec::new(),
+                cancel,
+                thread: Some(thread),
+                memory: 0,
+                preset: req.run.preset.clone(),
+            },
+        );
+        drop(active);
+        let _ = self.events.send(Event::Lifecycle {
+            run_id: id,
+            event: RunEvent::Started,
+            error: None,
+        });
+        Ok(id)
+    }
+
     /// Everything about a request that can be checked before a target is opened (or
     /// created). Returns the size a missing file target is created at, if any.
     fn check_request(&self, req: &CreateRun) -> Result<Option<u64>, ServiceError> {
@@ -338,6 +408,10 @@ impl Manager {
         }
         if req.also.len() >= MAX_TARGETS {
             return Err(ServiceError::TooManyTargets(1 + req.also.len()));
+        }
+        let latest = crate::env::unix_ms() + shared::group::MAX_START_WAIT_MS;
+        if let Some(at) = req.start_at_ms.filter(|&at| at > latest) {
+            return Err(ServiceError::StartAt(at, latest));
         }
         if let Some(spec) = &req.spec {
             spec.validate()
@@ -402,6 +476,7 @@ impl Manager {
         how: How,
         analysis: AnalysisOptions,
         cancel: Arc<AtomicBool>,
+        start_at: Option<std::time::SystemTime>,
     ) {
         // `start` inserts the run before it lets go of the lock this waits for.
         let target = self
@@ -417,6 +492,9 @@ impl Manager {
             run_id: id,
             cancel: Arc::clone(&cancel),
             failure: None,
+            start_at,
+            // A group's samples are its members' own, counted on their agents.
+            counted: !matches!(how, How::Group(_)),
         };
         let keep_steps = matches!(how, How::Steps { keep_steps: true });
         let result = run_how(plans, how, &analysis, cancel, &mut persist);
@@ -640,6 +718,7 @@ fn run_how(
                 .collect();
             measure::run_multi(all, cancel, persist)
         }
+        How::Group(started) => crate::group::follow(*started, cancel, persist),
     }
 }
 
@@ -652,6 +731,8 @@ enum How {
     Targets(Vec<crate::workload::Plan>),
     /// A job file's jobs, all at once.
     Together,
+    /// A group: the same run on other agents, followed and merged (`crate::group`).
+    Group(Box<crate::group::Started>),
 }
 
 /// The request's steps, their analyses, whether the report keeps them, and whether they
@@ -813,6 +894,10 @@ struct Persist<'a> {
     run_id: RunId,
     cancel: Arc<AtomicBool>,
     failure: Option<String>,
+    /// The request's start time (`start_at_ms`), if any.
+    start_at: Option<std::time::SystemTime>,
+    /// Its samples count in `/metrics` (not a group's: each member counts its own).
+    counted: bool,
 }
 
 impl Observer for Persist<'_> {
@@ -832,11 +917,17 @@ impl Observer for Persist<'_> {
             // Only stored samples go live: a viewer never sees what history will not have.
             return;
         }
-        self.counters.sample(&self.target, sample);
+        if self.counted {
+            self.counters.sample(&self.target, sample);
+        }
         let _ = self.events.send(Event::Sample {
             run_id: self.run_id,
             sample: Arc::new(sample.clone()),
         });
+    }
+
+    fn start_at(&self) -> Option<std::time::SystemTime> {
+        self.start_at
     }
 
     fn exact_timeline(&mut self, buckets: &mut crate::stats::fine::Spill) {

@@ -273,6 +273,7 @@ fn StartOnMany(
                 repeat: None,
                 repeat_idle_ms: None,
                 fio_job: None,
+                start_at_ms: None,
             };
             leptos::task::spawn_local(async move {
                 let r = crate::api::start_at(&e.base, &e.token, &req).await;

@@ -95,6 +95,10 @@ pub struct Analysis {
     /// Application presets: storage bandwidth per application and overall.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apps: Option<replay::AppScores>,
+    /// A group run's hosts, their clocks and faults, and elbencho's first/last-done figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub group: Option<crate::group::Group>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.

@@ -21,6 +21,7 @@ mod fill_level;
 mod fio_agreement;
 mod fio_jobs;
 mod fleet;
+mod group;
 mod hardening;
 mod io_path;
 mod latency_target;
