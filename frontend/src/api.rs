@@ -96,9 +96,9 @@ async fn post_json<B: serde::Serialize, T: DeserializeOwned>(
     parse(post_text(url, token, json).await)
 }
 
-/// Starts a run at agent `base`.
-pub async fn start_at(base: &str, token: &str, body: &CreateRun) -> Result<Created, String> {
-    post_json(&format!("{base}/api/v1/runs"), token, body).await
+/// Starts a run (or a group: `/api/v1/groups`) by its full URL.
+pub async fn start_at(url: &str, token: &str, body: &CreateRun) -> Result<Created, String> {
+    post_json(url, token, body).await
 }
 
 /// A fio job file's steps as they would run on its target, or the agent's refusal.
@@ -204,7 +204,7 @@ pub fn chart_points() -> u32 {
 }
 
 pub async fn start(token: &str, body: &CreateRun) -> Result<Created, String> {
-    start_at("", token, body).await
+    start_at("/api/v1/runs", token, body).await
 }
 
 pub async fn stop(token: &str, id: i64) -> Result<(), String> {

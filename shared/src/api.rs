@@ -32,8 +32,9 @@ pub struct Health {
     pub protocol_version: u32,
 }
 
-/// `POST /api/v1/runs`: a target and one of a spec, a preset name or a fio job file.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+/// `POST /api/v1/runs`: a target and one of a spec, a preset name or a fio job file; and
+/// `POST /api/v1/groups`: the same with the `agents` it runs on.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateRun {
@@ -76,6 +77,24 @@ pub struct CreateRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub start_at_ms: Option<u64>,
+    /// `POST /api/v1/groups` only: the agents (1..64) this run starts on at a shared start,
+    /// merged on the agent asked (`crate::group`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<crate::group::Member>,
+    /// A group's time from the request to its shared start (default 2 s). (The dashboard
+    /// sends none of these three.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub lead_ms: Option<u64>,
+    /// A group member whose clock is further than this from the coordinator's is refused
+    /// (default 500 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub max_offset_ms: Option<u64>,
+    /// What a group does when a member fails or drops off mid-run.
+    #[serde(default, skip_serializing_if = "crate::group::OnFault::is_default")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    pub on_fault: crate::group::OnFault,
 }
 
 /// A fio job file to check before it runs (`POST /api/v1/fio-jobs/check`): its text and the

@@ -1,9 +1,8 @@
 //! A group run: one workload started on several agents at a shared start time, its samples
 //! added up on the shared clock (what fio's `--client` "All clients" and elbencho's
-//! `--hosts` give). The request (`POST /api/v1/groups`), the clock exchange each member
+//! `--hosts` give). A group's members (`CreateRun::agents`), the clock exchange each member
 //! answers (`GET /api/v1/clock`), and what the merged result says about its hosts.
 
-use crate::api::CreateRun;
 use serde::{Deserialize, Serialize};
 
 /// Most agents one group starts.
@@ -23,6 +22,10 @@ pub struct Member {
     /// The agent's URL, e.g. `http://capture-box:7878`.
     pub address: String,
     pub token: String,
+    /// Its own target, when not the run's (each host's local disk, or shared storage
+    /// mounted at another path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
 }
 
 /// What a group does when a member fails or drops off mid-run.
@@ -37,22 +40,10 @@ pub enum OnFault {
     Stop,
 }
 
-/// `POST /api/v1/groups`: the same run (its `target` on every member) on each member.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct CreateGroup {
-    pub agents: Vec<Member>,
-    pub run: CreateRun,
-    /// Time from the request to the shared start (default 2 s).
-    #[serde(default)]
-    pub lead_ms: Option<u64>,
-    /// A member whose clock is further than this from the coordinator's is refused
-    /// (default 500 ms).
-    #[serde(default)]
-    pub max_offset_ms: Option<u64>,
-    #[serde(default)]
-    pub on_fault: OnFault,
+impl OnFault {
+    pub fn is_default(&self) -> bool {
+        *self == OnFault::Continue
+    }
 }
 
 /// `GET /api/v1/clock`: the agent's wall clock when the request arrived and when the answer

@@ -116,6 +116,39 @@ try {
   await card(page, b).locator('.agent-state.online').waitFor(T);
   check(await card(page, c).count() === 0, 'the removed agent is back');
 
+  step = 'a group starts from the fleet view and the live view reads its merged headline';
+  const auth = { headers: { Authorization: `Bearer ${op}` } };
+  for (const url of [hub, b, c]) {
+    const going = await (await fetch(`${url}/api/v1/runs?status=running`, auth)).json();
+    for (const r of going.runs) await fetch(`${url}/api/v1/runs/${r.id}/stop`, { method: 'POST', ...auth });
+  }
+  for (const url of [hub, b]) {
+    await card(page, url).locator('.agent-run', { hasText: 'idle' }).waitFor(T);
+    await card(page, url).locator('.select-agent').check();
+  }
+  await page.selectOption('#fleet-preset', 'rnd4k-q1-read');
+  await page.fill('#fleet-runtime', '3s');
+  await page.click('#start-group');
+  await page.locator('#live-end', { hasText: 'group of 2' }).waitFor({ timeout: 60000 }).catch(() => {});
+  const group = (await (await fetch(`${hub}/api/v1/runs?per_page=1`, auth)).json()).runs[0];
+  check(group.target.startsWith('group of 2'), `the hub's newest run is not the group: ${group.target}`);
+  await page.locator('#live-end', { hasText: `run ${group.id}` }).waitFor({ timeout: 60000 });
+  const line = await page.locator('#live-result').textContent();
+  console.log(`group run ${group.id} (${group.status}): ${line}`);
+  check(group.status === 'completed', `the group ended ${group.status}`);
+  const iops = Math.round(group.summary.read.iops);
+  check(line.includes('IOPS') || line.includes('MB/s'), `no merged figure in the headline: ${line}`);
+  await page.screenshot({ path: `${shots}/group-live.png`, fullPage: true });
+  await page.click('#open-result');
+  const rows = page.locator('#targets-summary tbody tr');
+  await rows.first().waitFor(T);
+  check(await rows.count() === 2, `a row per host: ${await rows.count()}`);
+  for (const url of [hub, b]) {
+    check((await page.locator('#targets-summary').textContent()).includes(url), `no row for ${url}`);
+  }
+  console.log(`group: ${iops} IOPS merged over ${hub} and ${b}`);
+  await page.screenshot({ path: `${shots}/group-result.png`, fullPage: true });
+
   check(errors.length === 0, `page errors: ${errors.join('; ')}`);
   console.log('fleet e2e: all steps passed');
 } catch (e) {

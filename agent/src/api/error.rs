@@ -155,7 +155,8 @@ impl From<ServiceError> for ApiError {
             | ServiceError::Preset(_)
             | ServiceError::Repeated(_)
             | ServiceError::TooManyTargets(_)
-            | ServiceError::StartAt(..) => ApiError::new(S::BAD_REQUEST, "invalid_request", msg),
+            | ServiceError::StartAt(..)
+            | ServiceError::GroupHere => ApiError::new(S::BAD_REQUEST, "invalid_request", msg),
             ServiceError::NotFound(_) => ApiError::new(S::NOT_FOUND, "not_found", msg),
             ServiceError::ShuttingDown => {
                 ApiError::new(S::SERVICE_UNAVAILABLE, "shutting_down", msg)

@@ -172,8 +172,8 @@ pub fn table() -> Vec<Route> {
         route(Post, "/api/v1/runs", Operator, "Start a run: a target and a spec or a preset (a device write must repeat its path in confirm)", runs::create)
             .body::<CreateRun>()
             .json::<Created>(201),
-        route(Post, "/api/v1/groups", Operator, "Start one run on several agents (each an address and its operator token) at a shared start, measured clocks first (a member too far off, unreachable or refusing stops the group before anything runs); the merged run is stored here and streams, stops and exports like any run", runs::create_group)
-            .body::<shared::group::CreateGroup>()
+        route(Post, "/api/v1/groups", Operator, "Start one run on several agents (the run request with \"agents\": each an address, its operator token and optionally its own target) at a shared start, measured clocks first (a member too far off, unreachable or refusing stops the group before anything runs); the merged run is stored here and streams, stops and exports like any run", runs::create_group)
+            .body::<CreateRun>()
             .json::<Created>(201),
         route(Get, "/api/v1/clock", Viewer, "This agent's wall clock when the request arrived and when the answer left (ns since the Unix epoch): NTP's t2 and t3, for a group's coordinator", targets::clock)
             .json::<shared::group::Clock>(200),

@@ -26,7 +26,7 @@ pub async fn create(
 /// A group run: the members' runs started, the merged run here.
 pub async fn create_group(
     State(st): State<AppState>,
-    ApiJson(req): ApiJson<shared::group::CreateGroup>,
+    ApiJson(req): ApiJson<CreateRun>,
 ) -> Result<(StatusCode, Json<Created>), ApiError> {
     let manager = st.manager.clone();
     let id = blocking(move || manager.start_group(&req).map_err(ApiError::from)).await?;

@@ -65,7 +65,7 @@ fn request(args: &RunArgs) -> anyhow::Result<CreateRun> {
         repeat: args.repeat,
         repeat_idle_ms: args.repeat.and(args.idle),
         fio_job: None,
-        start_at_ms: None,
+        ..CreateRun::default()
     })
 }
 
@@ -116,12 +116,10 @@ pub fn run_group(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<Exit
         Some("stop") => shared::group::OnFault::Stop,
         Some(other) => bail!("--on-fault {other}: continue or stop"),
     };
-    let req = shared::group::CreateGroup {
+    let req = CreateRun {
         agents: members(args)?,
-        run: request(args)?,
-        lead_ms: None,
-        max_offset_ms: None,
         on_fault,
+        ..request(args)?
     };
     let started = crate::group::start(&req)?;
     for (address, id) in started.runs() {
@@ -165,6 +163,7 @@ fn members(args: &RunArgs) -> anyhow::Result<Vec<shared::group::Member>> {
         out.push(shared::group::Member {
             address: address.clone(),
             token,
+            target: None,
         });
     }
     if let Some(file) = &args.agents {
@@ -193,6 +192,7 @@ fn members(args: &RunArgs) -> anyhow::Result<Vec<shared::group::Member>> {
             out.push(shared::group::Member {
                 address: address.to_string(),
                 token,
+                target: None,
             });
         }
     }

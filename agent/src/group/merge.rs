@@ -75,6 +75,17 @@ pub fn finish(report: &mut RunReport, g: &Following) {
             unmeasured.iter().sum::<u64>()
         ));
     }
+    // A host that left fails the group, whatever the others did after it (with
+    // `on_fault = stop` they were stopped because of it).
+    if let Some(f) = hosts.iter().find_map(|h| h.fault.as_ref()) {
+        report.status = shared::RunStatus::Failed;
+        report.error = Some(shared::RunError {
+            message: f.clone(),
+            op: None,
+            offset: None,
+            errno: None,
+        });
+    }
     report.analysis.group = Some(Group {
         start_ms: g.start_ms,
         first_done: first_done(&report.samples, n),

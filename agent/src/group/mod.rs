@@ -15,7 +15,8 @@ mod merge;
 use crate::client::Remote;
 use crate::measure::MeasureError;
 use crate::runner::Observer;
-use shared::group::{CreateGroup, Host, OnFault, DEFAULT_LEAD_MS, DEFAULT_MAX_OFFSET_MS};
+use shared::api::CreateRun;
+use shared::group::{Host, OnFault, DEFAULT_LEAD_MS, DEFAULT_MAX_OFFSET_MS};
 use shared::group::{MAX_MEMBERS, MAX_START_WAIT_MS};
 use shared::{RunReport, WorkloadSpec};
 use std::sync::atomic::AtomicBool;
@@ -39,7 +40,7 @@ pub enum GroupError {
     Lead(u64),
     #[error("max_offset_ms = {0}: at most {MAX_START_WAIT_MS}")]
     MaxOffset(u64),
-    #[error("run.start_at_ms is the group's to set (its shared start): leave it out")]
+    #[error("start_at_ms is the group's to set (its shared start): leave it out")]
     StartAt,
     #[error("agent {address}: {message}")]
     Unreachable { address: String, message: String },
@@ -93,7 +94,7 @@ impl Started {
 /// shared start in its own clock. Blocking (a few round trips per member). A member that
 /// cannot be reached, is too far off, or refuses the run stops the group before (or, for
 /// a refusal, right after) anything ran: those already started are stopped.
-pub fn start(req: &CreateGroup) -> Result<Started, GroupError> {
+pub fn start(req: &CreateRun) -> Result<Started, GroupError> {
     check(req)?;
     let limit = req.max_offset_ms.unwrap_or(DEFAULT_MAX_OFFSET_MS);
     let mut measured = Vec::with_capacity(req.agents.len());
@@ -119,8 +120,18 @@ pub fn start(req: &CreateGroup) -> Result<Started, GroupError> {
     }
     let start_ms = crate::env::unix_ms() + req.lead_ms.unwrap_or(DEFAULT_LEAD_MS);
     let mut members: Vec<Joined> = Vec::with_capacity(measured.len());
-    for (remote, offset_ns, offset_ms, delay_ms) in measured {
-        let mut body = req.run.clone();
+    for ((remote, offset_ns, offset_ms, delay_ms), m) in measured.into_iter().zip(&req.agents) {
+        // The member's own run: the request without the group's parts.
+        let mut body = CreateRun {
+            agents: Vec::new(),
+            lead_ms: None,
+            max_offset_ms: None,
+            on_fault: OnFault::default(),
+            ..req.clone()
+        };
+        if let Some(t) = &m.target {
+            body.target = t.clone();
+        }
         // The shared start in the member's clock.
         body.start_at_ms = Some((start_ms as i64 + offset_ns / 1_000_000).max(0) as u64);
         match remote.start_run(&body) {
@@ -149,7 +160,7 @@ pub fn start(req: &CreateGroup) -> Result<Started, GroupError> {
         .first()
         .and_then(|m| m.remote.run_info(m.run_id).ok())
         .map(|i| i.spec)
-        .or_else(|| req.run.spec.clone())
+        .or_else(|| req.spec.clone())
         .unwrap_or_default();
     Ok(Started {
         members,
@@ -159,7 +170,7 @@ pub fn start(req: &CreateGroup) -> Result<Started, GroupError> {
     })
 }
 
-fn check(req: &CreateGroup) -> Result<(), GroupError> {
+fn check(req: &CreateRun) -> Result<(), GroupError> {
     let n = req.agents.len();
     if n == 0 || n > MAX_MEMBERS {
         return Err(GroupError::Members(n));
@@ -186,7 +197,7 @@ fn check(req: &CreateGroup) -> Result<(), GroupError> {
         Some(ms) if ms > MAX_START_WAIT_MS => return Err(GroupError::MaxOffset(ms)),
         _ => {}
     }
-    if req.run.start_at_ms.is_some() {
+    if req.start_at_ms.is_some() {
         return Err(GroupError::StartAt);
     }
     Ok(())

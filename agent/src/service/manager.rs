@@ -94,6 +94,8 @@ pub enum ServiceError {
     StartAt(u64, u64),
     #[error(transparent)]
     Group(#[from] crate::group::GroupError),
+    #[error("\"agents\" makes a group run: send it to POST /api/v1/groups")]
+    GroupHere,
 }
 
 #[derive(Debug)]
@@ -341,10 +343,7 @@ impl Manager {
     /// start, and here a run that follows and merges them (stored, streamed and stopped
     /// like any run; a stop stops every member). Blocking: the members' clocks are
     /// measured and their runs started before this returns.
-    pub fn start_group(
-        self: &Arc<Self>,
-        req: &shared::group::CreateGroup,
-    ) -> Result<RunId, ServiceError> {
+    pub fn start_group(self: &Arc<Self>, req: &CreateRun) -> Result<RunId, ServiceError> {
         if self.shutting_down.load(Ordering::Relaxed) {
             return Err(ServiceError::ShuttingDown);
         }
@@ -355,13 +354,13 @@ impl Manager {
             .collect();
         let label = format!("group of {}: {}", runs.len(), runs.join(", "));
         let created = self.store.create_run(&NewRun {
-            name: req.run.name.as_deref(),
+            name: req.name.as_deref(),
             target: &label,
-            preset: req.run.preset.as_deref(),
+            preset: req.preset.as_deref(),
             spec: &started.spec,
             created_ms: crate::env::unix_ms(),
             plan: &[],
-            job_file: req.run.fio_job.as_deref(),
+            job_file: req.fio_job.as_deref(),
         });
         let id = match created {
             Ok(id) => id,
@@ -388,7 +387,7 @@ impl Manager {
                 cancel,
                 thread: Some(thread),
                 memory: 0,
-                preset: req.run.preset.clone(),
+                preset: req.preset.clone(),
             },
         );
         drop(active);
@@ -408,6 +407,9 @@ impl Manager {
         }
         if req.also.len() >= MAX_TARGETS {
             return Err(ServiceError::TooManyTargets(1 + req.also.len()));
+        }
+        if !req.agents.is_empty() {
+            return Err(ServiceError::GroupHere);
         }
         let latest = crate::env::unix_ms() + shared::group::MAX_START_WAIT_MS;
         if let Some(at) = req.start_at_ms.filter(|&at| at > latest) {

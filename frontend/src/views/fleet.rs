@@ -235,7 +235,9 @@ fn StartOnMany(
             }
         });
     }
-    let start = move |_| {
+    // The preset's options and each selected agent with its target (one without a known
+    // target is marked so and left out).
+    let plan = move || {
         let options = match runtime.get_untracked().trim() {
             "" => None,
             r => match shared::units::parse_duration_ms(r) {
@@ -243,11 +245,15 @@ fn StartOnMany(
                     runtime_ms: Some(ms),
                     ..Default::default()
                 }),
-                Err(e) => return error.set(Some(format!("time per step: {e}"))),
+                Err(e) => {
+                    error.set(Some(format!("time per step: {e}")));
+                    return None;
+                }
             },
         };
         error.set(None);
         let sel = selected.get_untracked();
+        let mut picked = Vec::new();
         for e in all
             .get_untracked()
             .into_iter()
@@ -256,27 +262,73 @@ fn StartOnMany(
             let target = chosen
                 .with_untracked(|m| m.get(&e.url).cloned())
                 .or_else(|| status.with_untracked(|s| scratch_of(s.get(&e.url))));
-            let Some(target) = target else {
-                started.update(|m| {
+            match target {
+                Some(t) => picked.push((e, t)),
+                None => started.update(|m| {
                     m.insert(e.url.clone(), Err("no target known yet".into()));
-                });
-                continue;
+                }),
+            }
+        }
+        Some((options, picked))
+    };
+    let request = move |target: String, options| CreateRun {
+        target,
+        spec: None,
+        preset: Some(preset.get_untracked()),
+        name: None,
+        confirm: None,
+        options,
+        also: Vec::new(),
+        repeat: None,
+        repeat_idle_ms: None,
+        fio_job: None,
+        ..Default::default()
+    };
+    // Each selected agent its own run (`group` false), or one group run of them all at a
+    // shared start, merged on this agent (the hub), whose live view then follows it.
+    let go = move |group: bool| {
+        let Some((options, picked)) = plan() else {
+            return;
+        };
+        let runs: Vec<(Entry, CreateRun)> = if group {
+            let (Some(own), Some(first)) = (
+                all.get_untracked().into_iter().find(|e| e.own),
+                picked.first().map(|(_, t)| t.clone()),
+            ) else {
+                return;
             };
-            let req = CreateRun {
-                target,
-                spec: None,
-                preset: Some(preset.get_untracked()),
-                name: None,
-                confirm: None,
-                options: options.clone(),
-                also: Vec::new(),
-                repeat: None,
-                repeat_idle_ms: None,
-                fio_job: None,
-                start_at_ms: None,
-            };
+            let agents = picked
+                .into_iter()
+                .map(|(e, t)| shared::group::Member {
+                    address: e.url,
+                    token: e.token,
+                    target: Some(t),
+                })
+                .collect();
+            vec![(
+                own,
+                CreateRun {
+                    agents,
+                    ..request(first, options)
+                },
+            )]
+        } else {
+            picked
+                .into_iter()
+                .map(|(e, t)| (e, request(t, options.clone())))
+                .collect()
+        };
+        let path = if group {
+            "/api/v1/groups"
+        } else {
+            "/api/v1/runs"
+        };
+        for (e, req) in runs {
             leptos::task::spawn_local(async move {
-                let r = crate::api::start_at(&e.base, &e.token, &req).await;
+                let r = crate::api::start_at(&format!("{}{path}", e.base), &e.token, &req).await;
+                if group && r.is_ok() {
+                    c.tab.set(super::Tab::Live);
+                }
                 started.update(|m| {
                     m.insert(e.url.clone(), r.map(|c| c.id));
                 });
@@ -299,8 +351,11 @@ fn StartOnMany(
                 <label for="fleet-runtime">"Time per step (optional)"</label>
                 <input id="fleet-runtime" placeholder="e.g. 30s" on:input=move |ev| runtime.set(event_target_value(&ev)) prop:value=move || runtime.get()/>
             </div>
-            <button id="start-many" on:click=start disabled=move || selected.with(BTreeSet::is_empty)>
+            <button id="start-many" on:click=move |_| go(false) disabled=move || selected.with(BTreeSet::is_empty)>
                 {move || format!("Start on {} selected", selected.with(BTreeSet::len))}
+            </button>
+            <button id="start-group" on:click=move |_| go(true) disabled=move || selected.with(BTreeSet::is_empty)>
+                "Start as one group"
             </button>
             {move || error.get().map(|e| view! { <p class="banner error" role="alert">{e}</p> })}
         </div>

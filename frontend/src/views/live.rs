@@ -49,7 +49,7 @@ pub fn LiveView() -> impl IntoView {
                     repeat: None,
                     repeat_idle_ms: None,
                     fio_job: None,
-                    start_at_ms: None,
+                    ..Default::default()
                 };
                 crate::api::start(&t, &req).await
             }

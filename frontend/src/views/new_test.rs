@@ -406,7 +406,7 @@ fn request(
         repeat: None,
         repeat_idle_ms: None,
         fio_job: None,
-        start_at_ms: None,
+        ..Default::default()
     }
 }
 
@@ -415,7 +415,6 @@ fn fio_request(target: &str, text: String, name: &str, confirm: Option<String>) 
     CreateRun {
         spec: None,
         fio_job: Some(text),
-        start_at_ms: None,
         ..request(
             target,
             None,

@@ -31,6 +31,16 @@ fn unreachable() -> String {
     format!("http://127.0.0.1:{port}")
 }
 
+/// The group request: `run` with the agents it runs on (and `extra` members).
+fn group_request(run: &Value, urls: &[String], extra: Value) -> Value {
+    let mut body = run.clone();
+    body["agents"] = members(urls);
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    body
+}
+
 fn members(urls: &[String]) -> Value {
     Value::Array(
         urls.iter()
@@ -92,11 +102,7 @@ fn a_group_of_three_agents_merges_to_the_sum_of_their_own_results() {
 
     let gone = unreachable();
     urls.push(gone.clone());
-    let (status, refused) = hub.post(
-        "/api/v1/groups",
-        OP,
-        &json!({"agents": members(&urls), "run": run}),
-    );
+    let (status, refused) = hub.post("/api/v1/groups", OP, &group_request(&run, &urls, json!({})));
     assert_eq!(status, 502, "{refused}");
     assert!(
         refused["message"].as_str().unwrap_or("").contains(&gone),
@@ -108,11 +114,7 @@ fn a_group_of_three_agents_merges_to_the_sum_of_their_own_results() {
     }
     urls.pop();
 
-    let (status, created) = hub.post(
-        "/api/v1/groups",
-        OP,
-        &json!({"agents": members(&urls), "run": run}),
-    );
+    let (status, created) = hub.post("/api/v1/groups", OP, &group_request(&run, &urls, json!({})));
     assert_eq!(status, 201, "{created}");
     let id = created["id"].as_i64().expect("id");
     hub.wait_status_within(id, "completed", Duration::from_secs(30));
@@ -206,23 +208,21 @@ fn a_group_of_three_agents_merges_to_the_sum_of_their_own_results() {
 }
 
 /// A member killed mid-run is marked gone at the time it left; the others run to their end
-/// with their data intact, and what the killed one sent before is kept. A stop on the hub
-/// stops every member.
+/// with their data intact, and what the killed one sent before is kept; with
+/// `on_fault: stop` they are stopped instead. A stop on the hub stops every member.
 #[test]
 fn an_agent_killed_mid_run_is_marked_gone_and_a_stop_on_the_hub_stops_all() {
     require_io_uring!();
     let shared_dir = disk_tempdir();
     let target = laid_out_file(shared_dir.path(), "shared.bin");
-    let (_dirs, mut servers) = agents(3, shared_dir.path());
-    let urls: Vec<String> = servers.iter().map(url).collect();
+    let (_dirs, mut servers) = agents(4, shared_dir.path());
+    let all: Vec<String> = servers.iter().map(url).collect();
+    let urls = &all[..3];
     let run = json!({"target": target, "spec": {
         "rw": "randread", "bs": 4096, "size": 64 << 20, "iodepth": 2,
         "runtime_ms": 4000, "interval_ms": 100, "rate": "300iops"}});
-    let (status, created) = servers[0].post(
-        "/api/v1/groups",
-        OP,
-        &json!({"agents": members(&urls), "run": run}),
-    );
+    let (status, created) =
+        servers[0].post("/api/v1/groups", OP, &group_request(&run, urls, json!({})));
     assert_eq!(status, 201, "{created}");
     let id = created["id"].as_i64().expect("id");
     servers[0].wait_samples(id, 15);
@@ -264,15 +264,37 @@ fn an_agent_killed_mid_run_is_marked_gone_and_a_stop_on_the_hub_stops_all() {
     );
     assert!(merged.summary.read.bytes >= kept + merged.targets[0].summary.read.bytes);
 
-    // A stop on the hub stops every member.
-    let urls = &urls[..2];
-    let run = json!({"target": target, "spec": {
-        "rw": "randread", "bs": 4096, "size": 64 << 20, "runtime_ms": 60000, "rate": "100iops"}});
+    // With on_fault = stop, the others are stopped when one leaves.
+    let urls = [all[0].clone(), all[1].clone(), all[3].clone()];
     let (status, created) = servers[0].post(
         "/api/v1/groups",
         OP,
-        &json!({"agents": members(urls), "run": run}),
+        &group_request(&run, &urls, json!({"on_fault": "stop"})),
     );
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_i64().expect("id");
+    servers[0].wait_samples(id, 10);
+    servers[3].kill9();
+    servers[0].wait_status_within(id, "failed", Duration::from_secs(30));
+    let merged = export(&servers[0], id);
+    let group = merged.analysis.group.clone().expect("group");
+    assert!(group.hosts[2].left_ms.is_some());
+    for (i, s) in servers[..2].iter().enumerate() {
+        let own = export(s, group.hosts[i].run_id.expect("run"));
+        assert_eq!(own.status, shared::RunStatus::Stopped, "host {i} stopped");
+        assert!(
+            own.summary.duration_ns < 3_500_000_000,
+            "{}",
+            own.summary.duration_ns
+        );
+    }
+
+    // A stop on the hub stops every member.
+    let urls = &all[..2];
+    let run = json!({"target": target, "spec": {
+        "rw": "randread", "bs": 4096, "size": 64 << 20, "runtime_ms": 60000, "rate": "100iops"}});
+    let (status, created) =
+        servers[0].post("/api/v1/groups", OP, &group_request(&run, urls, json!({})));
     assert_eq!(status, 201, "{created}");
     let id = created["id"].as_i64().expect("id");
     servers[0].wait_samples(id, 3);

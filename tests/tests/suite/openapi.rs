@@ -98,7 +98,7 @@ fn the_openapi_document_matches_the_routes() {
                 ("post", "/api/v1/groups") => {
                     // A group of one: this agent coordinating itself.
                     let body = json!({"agents": [{"address": format!("http://{}", server.addr), "token": OP}],
-                        "run": {"target": scratch, "spec": {"rw": "randread", "bs": "4k", "size": "16M", "runtime_ms": "300ms"}},
+                        "target": scratch, "spec": {"rw": "randread", "bs": "4k", "size": "16M", "runtime_ms": "300ms"},
                         "lead_ms": 300});
                     check(
                         &doc,
