@@ -21,6 +21,9 @@ export RUSTFLAGS="${RUSTFLAGS:-} --cfg erase_components"
 # turns JavaScript errors into text with `js_error`): -5.4 KB gzipped.
 SIZE_FLAGS="-Zfmt-debug=none -Zlocation-detail=none -Zunstable-options -Cpanic=immediate-abort"
 BUILD_STD=(-Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
+# DISKSCOPE_FRONTEND_FEATURES=bench adds the chart benchmark's export (bench/dashboard.sh);
+# the bundle the agent serves has none.
+FEATURES=(--features "${DISKSCOPE_FRONTEND_FEATURES:-}")
 WB_VERSION=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
 
 if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown ||
@@ -28,11 +31,11 @@ if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown 
   if timeout 180 rustup component add rust-src >/dev/null 2>&1; then
     RUSTFLAGS="$RUSTFLAGS $SIZE_FLAGS" RUSTC_BOOTSTRAP=1 \
       cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
-        --profile wasm-release --target-dir target-wasm "${BUILD_STD[@]}"
+        --profile wasm-release --target-dir target-wasm "${FEATURES[@]}" "${BUILD_STD[@]}"
   else
     echo "build-frontend: no rust-src component here; the standard library is not rebuilt for size (a larger bundle)" >&2
     cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
-      --profile wasm-release --target-dir target-wasm
+      --profile wasm-release --target-dir target-wasm "${FEATURES[@]}"
   fi
 else
   echo "build-frontend: rustup has no wasm32 target here; using Debian's rustc-web with build-std" >&2
@@ -44,7 +47,7 @@ else
   CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER=/usr/bin/wasm-ld-19 \
   RUSTFLAGS="$RUSTFLAGS $SIZE_FLAGS" \
     /usr/bin/cargo build --locked -p frontend --lib --target wasm32-unknown-unknown \
-      --profile wasm-release --target-dir target-wasm "${BUILD_STD[@]}"
+      --profile wasm-release --target-dir target-wasm "${FEATURES[@]}" "${BUILD_STD[@]}"
 fi
 
 if ! command -v wasm-bindgen >/dev/null 2>&1 ||

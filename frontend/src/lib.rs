@@ -45,8 +45,8 @@ pub fn js_error(e: wasm_bindgen::JsValue) -> String {
 /// The chart redraw benchmark (`bench/dashboard.sh`): draws `series` series of `points`
 /// points each (a 24-hour run at 1 s intervals is 86,400) on the canvas with id
 /// `canvas_id`, `rounds` times, and returns each redraw's milliseconds (SVG drawn, decoded
-/// and painted).
-#[cfg(target_arch = "wasm32")]
+/// and painted). Built only with the `bench` feature.
+#[cfg(all(target_arch = "wasm32", feature = "bench"))]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub async fn bench_chart(
     canvas_id: String,

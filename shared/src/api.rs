@@ -73,27 +73,27 @@ pub struct CreateRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_job: Option<String>,
     /// Start the run's I/O at this time of the agent's clock (ms since the Unix epoch), at
-    /// most a minute ahead: a group's shared start. (Not sent by the dashboard.)
+    /// most a minute ahead: a group's shared start. (Not in the wasm build: the dashboard
+    /// sends none of the four fields so marked.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    #[cfg(not(target_arch = "wasm32"))]
     pub start_at_ms: Option<u64>,
     /// `POST /api/v1/groups` only: the agents (1..64) this run starts on at a shared start,
     /// merged on the agent asked (`crate::group`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<crate::group::Member>,
-    /// A group's time from the request to its shared start (default 2 s). (The dashboard
-    /// sends none of these three.)
+    /// A group's time from the request to its shared start (default 2 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    #[cfg(not(target_arch = "wasm32"))]
     pub lead_ms: Option<u64>,
     /// A group member whose clock is further than this from the coordinator's is refused
     /// (default 500 ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    #[cfg(not(target_arch = "wasm32"))]
     pub max_offset_ms: Option<u64>,
     /// What a group does when a member fails or drops off mid-run.
     #[serde(default, skip_serializing_if = "crate::group::OnFault::is_default")]
-    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    #[cfg(not(target_arch = "wasm32"))]
     pub on_fault: crate::group::OnFault,
 }
 

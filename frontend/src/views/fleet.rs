@@ -214,6 +214,69 @@ fn AddAgent(members: RwSignal<Vec<Member>>) -> impl IntoView {
 }
 
 /// A preset (with an optional time per step) started on every selected agent at once.
+/// Each selected agent with its target (one without a known target is marked so in
+/// `started` and left out).
+fn picked(
+    all: Memo<Vec<Entry>>,
+    status: RwSignal<BTreeMap<String, Status>>,
+    selected: RwSignal<BTreeSet<String>>,
+    chosen: RwSignal<BTreeMap<String, String>>,
+    started: RwSignal<BTreeMap<String, Result<i64, String>>>,
+) -> Vec<(Entry, String)> {
+    let sel = selected.get_untracked();
+    let mut picked = Vec::new();
+    for e in all
+        .get_untracked()
+        .into_iter()
+        .filter(|e| sel.contains(&e.url))
+    {
+        let target = chosen
+            .with_untracked(|m| m.get(&e.url).cloned())
+            .or_else(|| status.with_untracked(|s| scratch_of(s.get(&e.url))));
+        match target {
+            Some(t) => picked.push((e, t)),
+            None => started.update(|m| {
+                m.insert(e.url.clone(), Err("no target known yet".into()));
+            }),
+        }
+    }
+    picked
+}
+
+/// The runs to start for `picked`: each agent its own, or (`group`) one group run of them
+/// all, sent to this agent (the hub), each member on its own target.
+fn runs_to_start(
+    group: bool,
+    all: &[Entry],
+    picked: Vec<(Entry, String)>,
+    request: impl Fn(String) -> CreateRun,
+) -> Vec<(Entry, CreateRun)> {
+    if !group {
+        return picked.into_iter().map(|(e, t)| (e, request(t))).collect();
+    }
+    let (Some(own), Some(first)) = (
+        all.iter().find(|e| e.own),
+        picked.first().map(|(_, t)| t.clone()),
+    ) else {
+        return Vec::new();
+    };
+    let agents = picked
+        .into_iter()
+        .map(|(e, t)| shared::group::Member {
+            address: e.url,
+            token: e.token,
+            target: Some(t),
+        })
+        .collect();
+    vec![(
+        own.clone(),
+        CreateRun {
+            agents,
+            ..request(first)
+        },
+    )]
+}
+
 #[component]
 fn StartOnMany(
     all: Memo<Vec<Entry>>,
@@ -235,8 +298,7 @@ fn StartOnMany(
             }
         });
     }
-    // The preset's options and each selected agent with its target (one without a known
-    // target is marked so and left out).
+    // The preset's options and each selected agent with its target.
     let plan = move || {
         let options = match runtime.get_untracked().trim() {
             "" => None,
@@ -252,24 +314,7 @@ fn StartOnMany(
             },
         };
         error.set(None);
-        let sel = selected.get_untracked();
-        let mut picked = Vec::new();
-        for e in all
-            .get_untracked()
-            .into_iter()
-            .filter(|e| sel.contains(&e.url))
-        {
-            let target = chosen
-                .with_untracked(|m| m.get(&e.url).cloned())
-                .or_else(|| status.with_untracked(|s| scratch_of(s.get(&e.url))));
-            match target {
-                Some(t) => picked.push((e, t)),
-                None => started.update(|m| {
-                    m.insert(e.url.clone(), Err("no target known yet".into()));
-                }),
-            }
-        }
-        Some((options, picked))
+        Some((options, picked(all, status, selected, chosen, started)))
     };
     let request = move |target: String, options| CreateRun {
         target,
@@ -290,34 +335,9 @@ fn StartOnMany(
         let Some((options, picked)) = plan() else {
             return;
         };
-        let runs: Vec<(Entry, CreateRun)> = if group {
-            let (Some(own), Some(first)) = (
-                all.get_untracked().into_iter().find(|e| e.own),
-                picked.first().map(|(_, t)| t.clone()),
-            ) else {
-                return;
-            };
-            let agents = picked
-                .into_iter()
-                .map(|(e, t)| shared::group::Member {
-                    address: e.url,
-                    token: e.token,
-                    target: Some(t),
-                })
-                .collect();
-            vec![(
-                own,
-                CreateRun {
-                    agents,
-                    ..request(first, options)
-                },
-            )]
-        } else {
-            picked
-                .into_iter()
-                .map(|(e, t)| (e, request(t, options.clone())))
-                .collect()
-        };
+        let runs = runs_to_start(group, &all.get_untracked(), picked, |t| {
+            request(t, options.clone())
+        });
         let path = if group {
             "/api/v1/groups"
         } else {

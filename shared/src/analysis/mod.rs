@@ -96,8 +96,9 @@ pub struct Analysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apps: Option<replay::AppScores>,
     /// A group run's hosts, their clocks and faults, and elbencho's first/last-done figures.
+    /// (Not in the wasm build: the dashboard shows a group's hosts from `targets`.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(target_arch = "wasm32", serde(skip))]
+    #[cfg(not(target_arch = "wasm32"))]
     pub group: Option<crate::group::Group>,
 }
 
