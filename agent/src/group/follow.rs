@@ -33,6 +33,8 @@ pub struct Ended {
     pub fault: Option<String>,
     /// I/Os it made before it left, which no histogram of it carries.
     pub unmeasured_ios: [u64; 3],
+    /// Its run's steps (a preset's, a job file's), merged step by step with the others'.
+    pub steps: Vec<shared::steps::StepReport>,
 }
 
 /// What came over the stream so far: the last sample's `seq`, and the samples added up.
@@ -168,6 +170,7 @@ pub fn member(g: &Group, i: usize, cancel: &AtomicBool, tx: &Sender<PartMsg>) {
                     .sustain
                     .as_ref()
                     .map(|s| (s.required_mbps, s.buffer_ms)),
+                steps: r.steps.clone(),
                 ..Ended::default()
             };
             (r, ended)

@@ -42,6 +42,7 @@ pub fn finish(report: &mut RunReport, g: &Following) {
         dir.ios += extra;
         *dir = dir.with_rates(d);
     }
+    report.steps = merge_steps(&ends);
     // The sustain of the total: what every host was required to carry, added up.
     let mut opts = AnalysisOptions::for_spec(&report.spec);
     let sustains: Vec<(f64, u64)> = ends.iter().filter_map(|e| e.sustain).collect();
@@ -165,4 +166,34 @@ fn stonewall(samples: &[Sample], hosts: usize) -> Figure {
         (b + sb, i + si)
     });
     figure(ns, &sum)
+}
+
+/// The hosts' steps merged step by step (by index): amounts added up, latency from the
+/// exact merge of the steps' histograms, over the longest host's time of that step; where
+/// the step lies in the run is the first host's (they start together).
+fn merge_steps(ends: &[super::follow::Ended]) -> Vec<shared::steps::StepReport> {
+    let n = ends.iter().map(|e| e.steps.len()).max().unwrap_or(0);
+    (0..n)
+        .filter_map(|k| {
+            let of: Vec<&shared::steps::StepReport> =
+                ends.iter().filter_map(|e| e.steps.get(k)).collect();
+            let first = *of.first()?;
+            let mut totals = crate::stats::Totals::default();
+            for s in &of {
+                totals.add_summary(&s.summary, &s.histogram.clone().unwrap_or_default());
+            }
+            let duration = of.iter().map(|s| s.summary.duration_ns).max().unwrap_or(0);
+            let fsync = of.iter().filter_map(|s| s.summary.fsync_ns).max();
+            let (summary, mut histogram) = totals.summary(duration, first.summary.samples, fsync);
+            if let Some(h) = &first.histogram {
+                histogram.layout = h.layout.clone();
+                histogram.max_relative_error = h.max_relative_error;
+            }
+            Some(shared::steps::StepReport {
+                summary,
+                histogram: Some(histogram),
+                ..first.clone()
+            })
+        })
+        .collect()
 }

@@ -498,7 +498,7 @@ impl Manager {
             // A group's samples are its members' own, counted on their agents.
             counted: !matches!(how, How::Group(_)),
         };
-        let keep_steps = matches!(how, How::Steps { keep_steps: true });
+        let keep_steps = matches!(how, How::Steps { keep_steps: true } | How::Group(_));
         let result = run_how(plans, how, &analysis, cancel, &mut persist);
         let store_failure = persist.failure.take();
         let result = match (result, store_failure) {

@@ -19,21 +19,25 @@ pub struct Totals {
 
 impl Totals {
     pub fn add(&mut self, r: &RunReport) {
+        self.add_summary(&r.summary, &r.histogram);
+    }
+
+    /// Adds one summary and its histogram (a report's, or a step's).
+    pub fn add_summary(&mut self, s: &RunSummary, h: &shared::HistogramDump) {
         let hist = |b: &[shared::sample::HistBucket], d: &shared::DirSample| {
             let buckets: Vec<(usize, u64)> =
                 b.iter().map(|x| (x.index as usize, x.count)).collect();
             Histogram::from_buckets(&buckets, d.lat.min_ns, d.lat.mean_ns, d.lat.max_ns)
         };
-        self.read.merge(&hist(&r.histogram.read, &r.summary.read));
-        self.write
-            .merge(&hist(&r.histogram.write, &r.summary.write));
-        self.trim.merge(&hist(&r.histogram.trim, &r.summary.trim));
-        if let Some(f) = &r.summary.flush {
-            self.flush.merge(&hist(&r.histogram.flush, f));
+        self.read.merge(&hist(&h.read, &s.read));
+        self.write.merge(&hist(&h.write, &s.write));
+        self.trim.merge(&hist(&h.trim, &s.trim));
+        if let Some(f) = &s.flush {
+            self.flush.merge(&hist(&h.flush, f));
         }
-        self.read_bytes += r.summary.read.bytes;
-        self.write_bytes += r.summary.write.bytes;
-        self.trim_bytes += r.summary.trim.bytes;
+        self.read_bytes += s.read.bytes;
+        self.write_bytes += s.write.bytes;
+        self.trim_bytes += s.trim.bytes;
     }
 
     /// Sets `report`'s summary and histogram to these totals over `duration_ns`.
@@ -44,6 +48,21 @@ impl Totals {
         samples: u64,
         fsync_ns: Option<u64>,
     ) {
+        let (summary, histogram) = self.summary(duration_ns, samples, fsync_ns);
+        report.summary = summary;
+        report.histogram.read = histogram.read;
+        report.histogram.write = histogram.write;
+        report.histogram.trim = histogram.trim;
+        report.histogram.flush = histogram.flush;
+    }
+
+    /// These totals as a summary over `duration_ns` and their histogram's buckets.
+    pub fn summary(
+        &self,
+        duration_ns: u64,
+        samples: u64,
+        fsync_ns: Option<u64>,
+    ) -> (RunSummary, shared::HistogramDump) {
         let dir = |h: &Histogram, bytes: u64| {
             shared::DirSample {
                 bytes,
@@ -54,7 +73,7 @@ impl Totals {
             }
             .with_rates(duration_ns)
         };
-        report.summary = RunSummary {
+        let summary = RunSummary {
             duration_ns,
             read: dir(&self.read, self.read_bytes),
             write: dir(&self.write, self.write_bytes),
@@ -63,10 +82,14 @@ impl Totals {
             fsync_ns,
             flush: (self.flush.count() > 0).then(|| dir(&self.flush, 0)),
         };
-        report.histogram.read = super::merge::dump(&self.read);
-        report.histogram.write = super::merge::dump(&self.write);
-        report.histogram.trim = super::merge::dump(&self.trim);
-        report.histogram.flush = super::merge::dump(&self.flush);
+        let histogram = shared::HistogramDump {
+            read: super::merge::dump(&self.read),
+            write: super::merge::dump(&self.write),
+            trim: super::merge::dump(&self.trim),
+            flush: super::merge::dump(&self.flush),
+            ..shared::HistogramDump::default()
+        };
+        (summary, histogram)
     }
 }
 

@@ -374,4 +374,65 @@ fn the_cli_runs_a_group_and_exits_like_a_local_run() {
         r.summary.read.bytes,
         r.targets.iter().map(|t| t.summary.read.bytes).sum::<u64>()
     );
+
+    // A preset of several steps: each merged step is the sum of the hosts' same step.
+    let out = diskscope(&[
+        "run",
+        "--agent",
+        &a,
+        "--agent",
+        &b,
+        "--token",
+        OP,
+        "--target",
+        target,
+        "--preset",
+        "cdm",
+        "--count",
+        "1",
+        "--runtime",
+        "300ms",
+        "--idle",
+        "100ms",
+        "--size",
+        "32M",
+        "--json",
+        json.to_str().expect("utf8"),
+    ]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let merged = read_report(&json);
+    let ids: Vec<(&Server, i64)> = servers
+        .iter()
+        .map(|s| {
+            let tail = format!(" on http://{}", s.addr);
+            let line = err
+                .lines()
+                .rfind(|l| l.ends_with(&tail))
+                .unwrap_or_else(|| panic!("no run on {}: {err}", s.addr));
+            let id = line
+                .trim_start_matches("diskscope: run ")
+                .trim_end_matches(&tail);
+            (s, id.parse().expect("run id"))
+        })
+        .collect();
+    let own: Vec<shared::RunReport> = ids.iter().map(|(s, id)| export(s, *id)).collect();
+    assert!(merged.steps.len() >= 8, "{} steps", merged.steps.len());
+    for (k, step) in merged.steps.iter().enumerate() {
+        let ios = |r: &shared::RunReport| {
+            let s = &r.steps[k].summary;
+            s.read.ios + s.write.ios
+        };
+        assert_eq!(
+            step.summary.read.ios + step.summary.write.ios,
+            own.iter().map(ios).sum::<u64>(),
+            "step {k} ({})",
+            step.name
+        );
+    }
+    println!(
+        "{} merged steps; CrystalDiskMark's grid from them:\n{}",
+        merged.steps.len(),
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
