@@ -20,6 +20,9 @@ impl Remote {
             http: ureq::Agent::config_builder()
                 .http_status_as_error(false)
                 .timeout_global(Some(Duration::from_secs(60)))
+                // An address that drops packets is unreachable in seconds, not after the
+                // kernel's two minutes of retries (a group's member that vanished).
+                .timeout_connect(Some(Duration::from_secs(5)))
                 .build()
                 .new_agent(),
         }

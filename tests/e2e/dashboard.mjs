@@ -317,13 +317,14 @@ try {
     await w.locator('.banner.error', { hasText: 'refused' }).waitFor(T);
 
     at('a bug in the dashboard (a Rust panic: the module aborts) shows a banner, not a blank page');
-    // A real abort: the chart benchmark export asked for 2^32 - 1 points per series panics
-    // with "capacity overflow" inside the module (last step: the module is dead after it).
+    // A real abort inside the module: its allocator (the one the JavaScript glue calls to
+    // pass every string in) asked for 4 GiB fails and aborts, as a panic does in this
+    // build (-Cpanic=immediate-abort). Last step: the module is dead after it.
     await page.evaluate(() => {
-      const c = document.createElement('canvas');
-      c.id = 'trap';
-      document.body.appendChild(c);
-      import('/pkg/frontend.js').then((m) => { m.bench_chart('trap', 0xFFFFFFFF, 1, 1); });
+      import('/pkg/frontend.js').then(async (m) => {
+        const wasm = await m.default();
+        wasm.__wbindgen_malloc(0xFFFFFFFF, 1);
+      });
     });
     await page.locator('.banner.fatal', { hasText: 'hit a bug and stopped' }).waitFor(T);
     await page.screenshot({ path: `${shots}/fatal.png` });
