@@ -18,6 +18,8 @@ use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest, Message};
 const SILENCE: Duration = Duration::from_secs(5);
 /// How often a blocked read wakes to see a stop.
 const POLL: Duration = Duration::from_millis(200);
+/// The longest a member's stream may take to connect (and to answer the handshake).
+const CONNECT: Duration = Duration::from_secs(5);
 /// Reconnections to a member whose stream broke while its run went on.
 const RECONNECTS: u32 = 5;
 
@@ -294,13 +296,30 @@ fn stream(
 
 type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>>;
 
-/// The member's live stream, its reads waking every [`POLL`].
+/// The member's live stream, its reads waking every [`POLL`]. A plain `ws://` stream is
+/// connected with a deadline (a member that vanished is not waited on for the kernel's
+/// minutes of retries); `wss://` goes through tungstenite's own connect.
 fn connect(m: &Joined) -> anyhow::Result<Socket> {
-    let mut req = m.remote.ws_url().into_client_request()?;
+    use tungstenite::stream::MaybeTlsStream;
+    let url = m.remote.ws_url();
+    let mut req = url.as_str().into_client_request()?;
     req.headers_mut()
         .insert("Authorization", m.remote.auth().parse()?);
-    let (socket, _) = tungstenite::connect(req)?;
-    if let tungstenite::stream::MaybeTlsStream::Plain(s) = socket.get_ref() {
+    let socket = match url.strip_prefix("ws://") {
+        Some(rest) => {
+            let host = rest.split('/').next().unwrap_or(rest);
+            let addr = std::net::ToSocketAddrs::to_socket_addrs(host)?
+                .next()
+                .ok_or_else(|| anyhow::anyhow!("{host} resolves to no address"))?;
+            let tcp = std::net::TcpStream::connect_timeout(&addr, CONNECT)?;
+            tcp.set_read_timeout(Some(CONNECT))?;
+            let (socket, _) = tungstenite::client(req, MaybeTlsStream::Plain(tcp))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            socket
+        }
+        None => tungstenite::connect(req)?.0,
+    };
+    if let MaybeTlsStream::Plain(s) = socket.get_ref() {
         s.set_read_timeout(Some(POLL))?;
     }
     Ok(socket)

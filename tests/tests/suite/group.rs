@@ -205,6 +205,29 @@ fn a_group_of_three_agents_merges_to_the_sum_of_their_own_results() {
     assert_eq!(clients.len(), 4, "three hosts and All clients: {fio}");
     assert_eq!(clients[3]["jobname"], "All clients");
     assert_eq!(clients[3]["read"]["total_ios"], json!(ios));
+
+    // A fio job file as the group's workload: every member runs the job on its target.
+    let job = json!({"target": target,
+        "fio_job": "[reader]\nrw=randread\nbs=4k\nsize=16m\nruntime=1\ntime_based\nrate_iops=300\n"});
+    let (status, created) = hub.post("/api/v1/groups", OP, &group_request(&job, &urls, json!({})));
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_i64().expect("id");
+    hub.wait_status_within(id, "completed", Duration::from_secs(30));
+    let merged = export(hub, id);
+    let group = merged.analysis.group.clone().expect("group");
+    let own: u64 = group
+        .hosts
+        .iter()
+        .zip(&servers)
+        .map(|(h, s)| export(s, h.run_id.expect("run")).summary.read.ios)
+        .sum();
+    assert_eq!(merged.targets.len(), 3);
+    assert_eq!(merged.summary.read.ios, own, "a job file's group");
+    assert!(
+        within(merged.summary.read.iops, 900.0, 10.0),
+        "{}",
+        merged.summary.read.iops
+    );
 }
 
 /// A member killed mid-run is marked gone at the time it left; the others run to their end
@@ -434,5 +457,85 @@ fn the_cli_runs_a_group_and_exits_like_a_local_run() {
         "{} merged steps; CrystalDiskMark's grid from them:\n{}",
         merged.steps.len(),
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// libfaketime, which shifts the wall clock of the process it is preloaded into.
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+/// A member whose clock is 10 s ahead (a real agent under libfaketime): the group is refused
+/// naming its offset and the limit, with nothing started; with the limit raised, the member
+/// is told the shared start in its own clock and starts with the others, within one
+/// interval, as measured on the coordinator's clock.
+#[test]
+fn a_member_whose_clock_is_off_is_refused_by_name_or_started_on_the_shared_clock() {
+    require_io_uring!();
+    if !std::path::Path::new(FAKETIME).exists() {
+        skip!(Missing::Tool, "no libfaketime (apt-get install faketime)");
+    }
+    let shared_dir = disk_tempdir();
+    let target = laid_out_file(shared_dir.path(), "shared.bin");
+    let dirs: Vec<tempfile::TempDir> = (0..2).map(|_| disk_tempdir()).collect();
+    let hub = Server::start(dirs[0].path(), &[shared_dir.path()]);
+    let ahead = Server::start_env(
+        dirs[1].path(),
+        &[shared_dir.path()],
+        &[],
+        &[
+            ("LD_PRELOAD", FAKETIME),
+            ("FAKETIME", "+10s"),
+            ("DONT_FAKE_MONOTONIC", "1"),
+        ],
+    );
+    let urls = [url(&hub), url(&ahead)];
+    let run = json!({"target": target, "spec": {
+        "rw": "randread", "bs": 4096, "size": 64 << 20, "runtime_ms": 2000,
+        "interval_ms": 100, "rate": "200iops"}});
+    let (status, refused) = hub.post("/api/v1/groups", OP, &group_request(&run, &urls, json!({})));
+    let message = refused["message"].as_str().unwrap_or("").to_string();
+    println!("{status}: {message}");
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["code"], "clock_offset");
+    assert!(
+        message.contains(&urls[1]) && message.contains("max_offset_ms = 500"),
+        "{message}"
+    );
+    for s in [&hub, &ahead] {
+        let (_, runs) = s.get("/api/v1/runs", VIEW);
+        assert_eq!(runs["total"], 0, "nothing started on {}: {runs}", s.addr);
+    }
+
+    let body = group_request(&run, &urls, json!({"max_offset_ms": 15000}));
+    let (status, created) = hub.post("/api/v1/groups", OP, &body);
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_i64().expect("id");
+    hub.wait_status_within(id, "completed", Duration::from_secs(30));
+    let merged = export(&hub, id);
+    let group = merged.analysis.group.expect("group");
+    let off = &group.hosts[1];
+    println!(
+        "{}: clock {:+.1} ms over a {:.2} ms round trip, started {:+.1} ms on the shared clock",
+        off.address,
+        off.offset_ms,
+        off.delay_ms,
+        off.started_ms.unwrap_or(f64::NAN)
+    );
+    assert!(
+        (off.offset_ms - 10_000.0).abs() < 100.0,
+        "the offset measured: {off:?}"
+    );
+    for h in &group.hosts {
+        let started = h.started_ms.expect("started");
+        assert!(
+            started.abs() < 100.0,
+            "{} started {started} ms off",
+            h.address
+        );
+    }
+    let full = merged.samples.iter().filter(|s| s.parts.len() == 2).count();
+    assert!(
+        full + 1 >= merged.samples.len(),
+        "{full} of {}",
+        merged.samples.len()
     );
 }
