@@ -99,6 +99,9 @@ pub struct Job {
     pub trim_bs: Option<u64>,
     /// fio's `latency_target` (µs), `latency_window` (ms) and `latency_percentile`.
     pub latency: (Option<u64>, Option<u64>, f64),
+    /// fio's io_uring `fixedbufs` and `registerfiles`, as the job sets them (fio's default:
+    /// neither registered).
+    pub registrations: (Option<bool>, Option<bool>),
 }
 
 impl Job {
@@ -122,6 +125,7 @@ impl Job {
             group_reporting: false,
             norandommap: false,
             do_verify: true,
+            registrations: (None, None),
             logs: Logs::default(),
             options: Vec::new(),
             steady: (None, None, 0),
@@ -295,6 +299,12 @@ impl Job {
         };
         sized.map_err(bad)?;
         let s = &mut self.spec;
+        // fio's io_uring registers neither its buffers nor its file unless asked
+        // (`fixedbufs`, `registerfiles`): the same job here registers what fio's does.
+        if s.backend.is_ring() {
+            s.fixed_buffers = self.registrations.0.unwrap_or(false);
+            s.registered_file = self.registrations.1.unwrap_or(false);
+        }
         s.verify = s.verify && self.do_verify;
         s.latency_target = match self.latency {
             (None, _, _) => None,
@@ -662,6 +672,28 @@ mod tests {
     /// Every fio name of the one table of workload options is an option the parser takes
     /// (a bad value is named as such, never "not supported"), and the plain ones set what
     /// the table's reader sets from the same text.
+    /// fio's io_uring registers its buffers and file only when asked; so does a job file's
+    /// run here. Another engine's job keeps the spec's defaults (nothing to register).
+    #[test]
+    fn io_uring_registrations_follow_fixedbufs_and_registerfiles() {
+        let regs = |text: &str| {
+            let f = load(text).unwrap();
+            let s = &f.jobs[0].spec;
+            (s.fixed_buffers, s.registered_file)
+        };
+        assert_eq!(regs("[j]\nioengine=io_uring\nrw=read\n"), (false, false));
+        assert_eq!(
+            regs("[j]\nioengine=io_uring\nfixedbufs\nregisterfiles=1\nrw=read\n"),
+            (true, true)
+        );
+        assert_eq!(
+            regs("[j]\nioengine=io_uring\nfixedbufs=1\nregisterfiles=0\nrw=read\n"),
+            (true, false)
+        );
+        let f = load("[j]\nioengine=psync\nrw=read\n").unwrap();
+        assert!(f.jobs[0].spec.validate().is_ok());
+    }
+
     #[test]
     fn every_fio_name_of_the_table_is_read() {
         for o in shared::options::OPTIONS {
@@ -688,9 +720,12 @@ mod tests {
             ("seed", "7"),
             ("blockalign", "8K"),
             ("rate_process", "poisson"),
-            // fio's defaults: buffered I/O, buffers in 4 KiB pages (iomem=malloc).
+            // fio's defaults: buffered I/O, buffers in 4 KiB pages (iomem=malloc), and its
+            // io_uring registering neither buffers nor file (fixedbufs, registerfiles).
             ("direct", "false"),
             ("iomem", "pages"),
+            ("fixed_buffers", "false"),
+            ("registered_file", "false"),
             // fio's rate is per job; the spec's is the jobs' together.
             ("rate", "2MiB"),
         ]);

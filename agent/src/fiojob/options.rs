@@ -66,11 +66,13 @@ pub(super) fn apply(
             job.spec.backend = engine(v).map_err(bad)?;
             job.engine = Some((v.to_string(), at.clone()));
         }
-        // Taken as they are what diskscope does anyway: its io_uring registers its buffers
-        // and file, its jobs are threads (fio 3.33 also takes `threads`: its
-        // steadystate.fio example uses it), its offsets and data follow the seed (the same
-        // seed repeats them), and every write gets fresh data.
-        "fixedbufs" | "registerfiles" | "thread" | "threads" | "randrepeat" | "refill_buffers" => {
+        // io_uring's registrations, as fio's engine takes them (off unless set).
+        "fixedbufs" => job.registrations.0 = Some(flag(value).map_err(bad)?),
+        "registerfiles" => job.registrations.1 = Some(flag(value).map_err(bad)?),
+        // Taken as they are what diskscope does anyway: its jobs are threads (fio 3.33 also
+        // takes `threads`: its steadystate.fio example uses it), its offsets and data follow
+        // the seed (the same seed repeats them), and every write gets fresh data.
+        "thread" | "threads" | "randrepeat" | "refill_buffers" => {
             flag(value).map_err(bad)?;
         }
         "random_distribution" => {

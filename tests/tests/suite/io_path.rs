@@ -614,6 +614,29 @@ fn ring_registrations_switch_off_and_a_nop_ring_runs() {
         "{text}"
     );
 
+    // A job file registers what fio's io_uring does: nothing unless fixedbufs and
+    // registerfiles ask for it.
+    for (extra, files, bufs) in [("", 0, false), ("fixedbufs\nregisterfiles\n", 1, true)] {
+        let job = dir.path().join("ring.fio");
+        std::fs::write(
+            &job,
+            format!("[j]\nioengine=io_uring\nfilename={t}\nrw=randread\nbs=4k\nsize=16m\ndirect=1\niodepth=4\nruntime=1\ntime_based\n{extra}"),
+        )
+        .expect("job file");
+        let (text, ring, _) = run_watching_the_ring(&["run", job.to_str().expect("utf8")]);
+        assert_eq!(
+            fdinfo_value(&ring, "UserFiles"),
+            Some(files),
+            "{extra:?}: {ring}\n{text}"
+        );
+        let n = fdinfo_value(&ring, "UserBufs").unwrap_or(0);
+        assert_eq!(
+            n > 0,
+            bufs,
+            "{extra:?}: {n} registered buffers\n{ring}\n{text}"
+        );
+    }
+
     // The registered ring is the kernel's to see in each system call's flags.
     for (registered, want) in [("true", true), ("false", false)] {
         let trace = dir.path().join(format!("enter-{registered}.txt"));
