@@ -23,7 +23,10 @@ pub fn of(spec: &WorkloadSpec) -> (i32, i32) {
 
 /// What stops `spec`'s flags on `target` (nothing when it asks for none).
 pub fn check(spec: &WorkloadSpec, target: &super::TargetInfo) -> Vec<SpecError> {
+    // Named by its path; probed through the descriptor the access check pinned (a link
+    // swapped in for the path since is not what the probes see).
     let path = target.path.as_path();
+    let at = target.at();
     let mut errs = Vec::new();
     if spec.hipri {
         if let Err(why) = poll_queues(target) {
@@ -31,7 +34,7 @@ pub fn check(spec: &WorkloadSpec, target: &super::TargetInfo) -> Vec<SpecError> 
         }
     }
     if spec.uncached {
-        if let Err(e) = probe_dontcache(path) {
+        if let Err(e) = probe_dontcache(&at) {
             errs.push(SpecError::new(
                 "uncached",
                 true,
@@ -43,7 +46,7 @@ pub fn check(spec: &WorkloadSpec, target: &super::TargetInfo) -> Vec<SpecError> 
         }
     }
     if spec.atomic {
-        match atomic_limits(path) {
+        match atomic_limits(&at) {
             Ok((min, max)) if max > 0 => {
                 for size in write_sizes(spec) {
                     if size < u64::from(min) || size > u64::from(max) || !size.is_power_of_two() {

@@ -403,6 +403,33 @@ fn uncached_leaves_no_pages_and_atomic_names_the_limits() {
         "{}",
         stderr(&atomic)
     );
+    // Through the service, whose target is a pinned descriptor: the same probes see the
+    // file the access check opened, and name it by its path.
+    let data = disk_tempdir();
+    let server = tests::server::Server::start(data.path(), &[dir.path()]);
+    let (status, v) = server.post(
+        "/api/v1/runs",
+        tests::server::OP,
+        &serde_json::json!({"target": t, "spec": {"rw": "randwrite", "bs": 4096, "size": 32 << 20, "atomic": true}}),
+    );
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("{t} has no atomic writes"))),
+        "{v}"
+    );
+    let id = server.start_run(&serde_json::json!({"target": t, "spec": {
+        "rw": "read", "bs": 4096, "size": 8 << 20, "direct": false, "uncached": true}}));
+    let run = server.wait_status(id, "completed");
+    assert!(
+        run["environment"]["ring_features"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|x| x == "uncached")),
+        "{run}"
+    );
+    drop(server);
+
     let dev = match LoopDevice::in_memory(16 << 20) {
         Ok(d) => d,
         Err(e) => skip!(
