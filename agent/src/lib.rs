@@ -15,6 +15,7 @@ pub mod devices;
 pub mod emulate;
 pub mod engine;
 pub mod env;
+pub mod files;
 pub mod fiojob;
 pub mod group;
 pub mod io_target;

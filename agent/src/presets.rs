@@ -184,6 +184,8 @@ const DEFS: &[Def] = &[
           takes: RUNTIME, build: |c| c.single(RwMode::RandRead, 4096, 1), tune: None },
     Def { kind: PresetKind::Rnd4kQ1Write, description: "RND4K Q1T1 write, 10 s",
           takes: RUNTIME, build: |c| c.single(RwMode::RandWrite, 4096, 1), tune: None },
+    Def { kind: PresetKind::Files, description: "small files and metadata, as elbencho and mdtest measure them: in a work directory of its own, mkdir, create (write), stat, read, delete and rmdir per second, each a step with its latency; streams: jobs, dirs per job, count: files per dir (1000), bs: file size (4 KiB), fsync-each, phases",
+          takes: &["count", "streams", "bs", "dirs", "fsync", "phases"], build: files, tune: None },
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
@@ -564,6 +566,12 @@ const FREE_SPACE_RESERVE: u64 = 64 * MIB;
 /// The size a missing file target of preset `name` is created at: `size`, or for
 /// `fakecap` the free space of the file's filesystem less a reserve (a full filesystem
 /// would fail other writers, the agent's own database among them).
+/// Whether preset `name` works in a directory (the files workload) instead of on a file
+/// or device.
+pub fn in_directory(name: &str) -> bool {
+    name == PresetKind::Files.name()
+}
+
 pub fn create_size(name: &str, o: &PresetOptions, path: &std::path::Path) -> Option<u64> {
     if o.size.is_some() || name != "fakecap" || path.exists() {
         return o.size;
@@ -571,6 +579,70 @@ pub fn create_size(name: &str, o: &PresetOptions, path: &std::path::Path) -> Opt
     let free = crate::io_target::free_space(path).ok()?;
     let keep = (free / 100).max(FREE_SPACE_RESERVE);
     Some(align_down(free.saturating_sub(keep), MIB)).filter(|s| *s < free)
+}
+
+/// `files`: a step per phase, all in one work directory named for this run.
+fn files(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    use shared::files::{FilesSpec, Phase, WORK_PREFIX};
+    let phases = match &c.o.phases {
+        Some(t) => Phase::parse_list(t).map_err(|e| c.bad(format!("phases = {t}: {e}")))?,
+        None => Phase::ALL.to_vec(),
+    };
+    // The tree is made in the run: its directories first, its files before they are used.
+    let needs = |p: Phase| phases.contains(&p);
+    let uses_files = needs(Phase::Stat) || needs(Phase::Read) || needs(Phase::Delete);
+    if !needs(Phase::Mkdir) || (uses_files && !needs(Phase::Create)) {
+        return Err(c.bad(format!(
+            "phases = {}: the tree is made in the run, so mkdir comes first and create before stat, read or delete",
+            c.o.phases.clone().unwrap_or_default()
+        )));
+    }
+    let (dirs, files, size) = (
+        c.o.dirs.unwrap_or(1),
+        c.o.count.unwrap_or(1000),
+        c.o.bs.unwrap_or(4096),
+    );
+    let work = format!(
+        "{WORK_PREFIX}{}-{}",
+        std::process::id(),
+        crate::env::unix_ms()
+    );
+    let n = phases.len();
+    Ok(phases
+        .iter()
+        .enumerate()
+        .map(|(i, &phase)| {
+            let rw = if phase.writes() {
+                RwMode::Write
+            } else {
+                RwMode::Read
+            };
+            let mut s = spec(rw, 4096, 1);
+            s.backend = shared::spec::Backend::Sync;
+            s.direct = false;
+            s.jobs = c.o.streams.unwrap_or(1).max(1);
+            s.files = Some(FilesSpec {
+                phase,
+                dirs,
+                files,
+                file_size: size,
+                fsync: c.o.fsync.unwrap_or(false),
+                work: work.clone(),
+                first: i == 0,
+                last: i + 1 == n,
+            });
+            let what = if phase.on_dirs() {
+                format!("{dirs} dirs per job")
+            } else {
+                format!(
+                    "{} files of {} per job",
+                    u64::from(dirs) * u64::from(files),
+                    size_short(size)
+                )
+            };
+            step(format!("{} ({what})", phase.name()), s)
+        })
+        .collect())
 }
 
 const IOMETER_MS: u64 = 600_000;

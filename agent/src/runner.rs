@@ -99,27 +99,12 @@ pub fn run(
 ) -> Result<RunOutcome, StartError> {
     let spec = plan.spec();
     let target = plan.target();
-    let mut laid_out_bytes = 0;
-    // Held until the run ends: an exclusive claim on a block device being written.
-    let mut claim = None;
-    if target.kind != TargetKind::None {
-        // Surface open errors (missing permission, O_DIRECT refused) before any thread starts.
-        drop(target.open_with(plan.writes(), spec.direct, spec.write_sync)?);
-        if plan.writes() {
-            claim = target.claim()?;
-        }
-        if plan.reads() && target.kind == TargetKind::File {
-            let (start, end) = plan.span_bytes();
-            laid_out_bytes = io_target::ensure_written(
-                target,
-                start,
-                end,
-                spec.direct,
-                plan.writes(),
-                &mut |bytes| observer.layout(bytes),
-            )?;
-        }
-    }
+    // The claim is held until the run ends.
+    let Prepared {
+        laid_out_bytes,
+        claim,
+        files_note,
+    } = prepare(plan, observer)?;
     let n = plan.jobs().len();
     let shared = Arc::new(RunShared {
         gate: StartGate::default(),
@@ -135,7 +120,10 @@ pub fn run(
         let (plan, job_shared, tx) = (Arc::clone(plan), Arc::clone(&shared), tx.clone());
         let h = std::thread::Builder::new()
             .name(format!("ds-job-{j}"))
-            .spawn(move || job_thread(&plan, j, &job_shared, &tx));
+            .spawn(move || match plan.spec().files {
+                Some(_) => crate::files::job_thread(&plan, j, &job_shared, &tx),
+                None => job_thread(&plan, j, &job_shared, &tx),
+            });
         match h {
             Ok(h) => handles.push(h),
             Err(e) => {
@@ -203,7 +191,58 @@ pub fn run(
     let cancelled = shared.cancel.load(Ordering::Relaxed);
     let mut outcome = out.finish(cancelled, laid_out_bytes, probe);
     outcome.started_at_ms = started_at_ms;
+    if spec.files.is_some() {
+        let ended_early = cancelled || outcome.error.is_some();
+        let notes = [files_note, crate::files::finish(plan, ended_early)];
+        let notes: Vec<String> = notes.into_iter().flatten().collect();
+        if !notes.is_empty() {
+            outcome.backend_note = Some(notes.join("; "));
+        }
+    }
     Ok(outcome)
+}
+
+/// What a run set up before its threads: the bytes laid out for reads, an exclusive claim
+/// on a block device being written, the files workload's notes.
+struct Prepared {
+    laid_out_bytes: u64,
+    claim: Option<std::fs::File>,
+    files_note: Option<String>,
+}
+
+/// Opens the target once (surfacing permission and O_DIRECT errors before any thread
+/// starts), claims a block device being written, lays out a file's holes before reads; the
+/// files workload instead makes (or finds) its work directory.
+fn prepare(plan: &Plan, observer: &mut dyn Observer) -> Result<Prepared, StartError> {
+    let (spec, target) = (plan.spec(), plan.target());
+    let mut out = Prepared {
+        laid_out_bytes: 0,
+        claim: None,
+        files_note: None,
+    };
+    if spec.files.is_some() {
+        out.files_note = crate::files::prepare(plan).map_err(StartError::Setup)?;
+        return Ok(out);
+    }
+    if target.kind == TargetKind::None {
+        return Ok(out);
+    }
+    drop(target.open_with(plan.writes(), spec.direct, spec.write_sync)?);
+    if plan.writes() {
+        out.claim = target.claim()?;
+    }
+    if plan.reads() && target.kind == TargetKind::File {
+        let (start, end) = plan.span_bytes();
+        out.laid_out_bytes = io_target::ensure_written(
+            target,
+            start,
+            end,
+            spec.direct,
+            plan.writes(),
+            &mut |bytes| observer.layout(bytes),
+        )?;
+    }
+    Ok(out)
 }
 
 /// How often the target's temperature goes into the fine timeline.

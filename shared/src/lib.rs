@@ -13,6 +13,7 @@ pub mod api;
 pub mod bssplit;
 pub mod devices;
 pub mod durability;
+pub mod files;
 pub mod group;
 pub mod headline;
 pub mod lenient;

@@ -49,6 +49,7 @@ pub enum PresetKind {
     Rnd4kQ1Read,
     #[serde(rename = "rnd4k-q1-write")]
     Rnd4kQ1Write,
+    Files,
 }
 
 /// The form a run's result opens with (the dashboard draws each; history rows, the kiosk
@@ -128,6 +129,7 @@ impl PresetKind {
         PresetKind::Rnd4kQ32Write,
         PresetKind::Rnd4kQ1Read,
         PresetKind::Rnd4kQ1Write,
+        PresetKind::Files,
     ];
 
     /// The name the CLI (`--preset`), the API and the database use.
@@ -160,6 +162,7 @@ impl PresetKind {
             Rnd4kQ32Write => "rnd4k-q32-write",
             Rnd4kQ1Read => "rnd4k-q1-read",
             Rnd4kQ1Write => "rnd4k-q1-write",
+            Files => "files",
         }
     }
 
@@ -184,7 +187,7 @@ impl PresetKind {
             | Seq1mQ8Write | Rnd4kQ32Read | Rnd4kQ32Write | Rnd4kQ1Read | Rnd4kQ1Write => {
                 HeadlineKind::Single
             }
-            OrionMatrix | LatencyTarget | FillLevel | Fakecap | Apps => HeadlineKind::Steps,
+            OrionMatrix | LatencyTarget | FillLevel | Fakecap | Apps | Files => HeadlineKind::Steps,
         }
     }
 

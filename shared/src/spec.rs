@@ -436,6 +436,11 @@ pub struct WorkloadSpec {
     /// Replay a recorded trace instead of generating I/O: its offsets, lengths, directions
     /// and (recorded timing) times; `rw` and `bs` follow from the trace.
     pub replay: Option<crate::replay::ReplaySpec>,
+    /// Small files instead of I/O on one target (`--preset files`): the target is a
+    /// directory, each I/O one operation of the phase. (Not in the wasm build.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub files: Option<crate::files::FilesSpec>,
     /// How `rate` spaces the I/Os: evenly (default) or as Poisson arrivals.
     pub rate_process: crate::pacing::RateProcess,
     /// A pause after every few I/Os (fio's thinktime).
@@ -629,6 +634,8 @@ impl Default for WorkloadSpec {
             random_distribution: crate::access::Distribution::Uniform,
             seq_pct: 0,
             replay: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            files: None,
             rate_process: crate::pacing::RateProcess::Linear,
             think: None,
             bssplit: None,
@@ -766,6 +773,20 @@ impl WorkloadSpec {
         self.check_replay(&mut bad);
         self.check_durability(&mut bad);
         self.check_trims(&mut bad);
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(f) = &self.files {
+            for (field, value, msg) in f.check(self.jobs) {
+                bad(field, &value, msg);
+            }
+            if self.backend != Backend::Sync {
+                bad(
+                    "backend",
+                    &self.backend,
+                    "the files workload runs its operations as plain system calls: backend sync"
+                        .into(),
+                );
+            }
+        }
         if let Some(rule) = &self.latency_target {
             self.check_latency_target(rule, &mut bad);
         }

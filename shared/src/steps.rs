@@ -183,6 +183,16 @@ pub struct PresetOptions {
         schemars(schema_with = "crate::lenient::schema::opt_us")
     )]
     pub p99_us: Option<u64>,
+    /// `files`: directories per job (default 1). (This and the next two are not in the
+    /// wasm build: the dashboard's form does not offer them yet.)
+    #[cfg(not(target_arch = "wasm32"))]
+    pub dirs: Option<u32>,
+    /// `files`: fsync each file after writing it.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fsync: Option<bool>,
+    /// `files`: the phases to run, e.g. `create,stat,delete` (default all six).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub phases: Option<String>,
 }
 
 impl PresetOptions {
@@ -244,6 +254,12 @@ impl PresetOptions {
         add("interval", self.interval_ms.map(|x| format!("{x} ms")));
         add("verify", self.verify.map(|x| x.to_string()));
         add("p99_us", self.p99_us.map(|x| x.to_string()));
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            add("dirs", self.dirs.map(|x| x.to_string()));
+            add("fsync", self.fsync.map(|x| x.to_string()));
+            add("phases", self.phases.clone());
+        }
         v
     }
 }

@@ -220,9 +220,19 @@ pub struct RunArgs {
     /// Passes per test (cdm: 5) or maximum rounds (snia-steady: 25).
     #[arg(long)]
     pub count: Option<u32>,
-    /// Parallel streams for sustain (the rate is shared among them).
+    /// Parallel streams for sustain (the rate is shared among them); for files, its jobs.
     #[arg(long)]
     pub streams: Option<u32>,
+    /// files: directories per job (default 1; --count files in each, --bs bytes each).
+    #[arg(long)]
+    pub dirs: Option<u32>,
+    /// files: fsync each file after writing it.
+    #[arg(long)]
+    pub fsync_each: bool,
+    /// files: the phases to run, in their order: mkdir,create,stat,read,delete,rmdir
+    /// (default all).
+    #[arg(long, value_name = "LIST")]
+    pub phases: Option<String>,
     /// Idle time between steps (cdm: 1s; cache-recovery: 30s), and between the passes of
     /// --repeat.
     #[arg(long, value_parser = duration_ms)]
@@ -311,6 +321,9 @@ impl RunArgs {
             interval_ms: w.has("interval").then_some(s.interval_ms),
             verify: s.verify.then_some(true),
             p99_us: self.p99,
+            dirs: self.dirs,
+            fsync: self.fsync_each.then_some(true),
+            phases: self.phases.clone(),
         }
     }
 

@@ -137,7 +137,11 @@ fn preset(
     // A missing file is created at --size; an existing one is probed as it is (each
     // step then extends it for writes, or refuses a read beyond its end).
     let create = presets::create_size(name, &options, first).filter(|_| !first.exists());
-    let info = crate::io_target::TargetInfo::probe(first, create, false)?;
+    let info = if presets::in_directory(name) {
+        crate::io_target::Locator::path(first).probe_dir()?
+    } else {
+        crate::io_target::TargetInfo::probe(first, create, false)?
+    };
     let built = presets::build(name, &options, info.size, info.logical_block_size)?;
     let mut at = crate::io_target::Locator::path(first);
     at.created = info.created;

@@ -42,6 +42,31 @@ impl Locator {
         }
     }
 
+    /// Probes a directory for the files workload: its free bytes as its size, its
+    /// filesystem's block size; anything but a directory is refused naming its kind.
+    pub fn probe_dir(&self) -> Result<TargetInfo, TargetError> {
+        let at = match &self.pin {
+            Some(p) => p.proc_path(),
+            None => self.path.clone(),
+        };
+        let meta = std::fs::metadata(&at).map_err(|e| TargetError::io("stat", &self.path, e))?;
+        if !meta.is_dir() {
+            return Err(TargetError::NotADirectory {
+                path: self.path.clone(),
+            });
+        }
+        let (free_bytes, _) =
+            crate::files::free_space(&at).map_err(|e| TargetError::io("statvfs", &self.path, e))?;
+        Ok(TargetInfo {
+            path: self.path.clone(),
+            kind: TargetKind::Dir,
+            size: free_bytes,
+            logical_block_size: 512,
+            pin: self.pin.clone(),
+            created: false,
+        })
+    }
+
     /// Probes the target (see [`TargetInfo::probe`]).
     pub fn probe(&self, create_size: Option<u64>, writes: bool) -> Result<TargetInfo, TargetError> {
         match &self.pin {
@@ -64,6 +89,8 @@ pub enum TargetKind {
     Block,
     /// Nothing is opened (null backend): the path is a label.
     None,
+    /// A directory the files workload makes its tree in (`--preset files`).
+    Dir,
 }
 
 impl TargetKind {
@@ -72,6 +99,7 @@ impl TargetKind {
             TargetKind::File => "file",
             TargetKind::Block => "block",
             TargetKind::None => "none",
+            TargetKind::Dir => "directory",
         }
     }
 }
@@ -97,8 +125,10 @@ pub struct TargetInfo {
 pub enum TargetError {
     #[error("target {path} does not exist: give --size to create it as a file")]
     Missing { path: PathBuf },
-    #[error("target {path} is a {kind}: only regular files and block devices can be measured")]
+    #[error("target {path} is a {kind}: only regular files and block devices can be measured (a directory takes --preset files)")]
     UnsupportedKind { path: PathBuf, kind: &'static str },
+    #[error("target {path} is not a directory: the files workload makes its tree in a directory")]
+    NotADirectory { path: PathBuf },
     #[error("refusing to write to {path}: {}", .reasons.join("; "))]
     InUse { path: PathBuf, reasons: Vec<String> },
     #[error("the filesystem holding {path} refuses O_DIRECT: run with --buffered (results will include the page cache)")]

@@ -71,6 +71,8 @@ pub fn plan_on(spec: &WorkloadSpec, target: &Locator) -> Result<Plan, MeasureErr
     crate::budget::check(spec, 1).map_err(|e| MeasureError::Spec(vec![e]))?;
     let info = if spec.backend.opens_nothing() {
         null_target(spec, &target.path)
+    } else if spec.files.is_some() {
+        target.probe_dir()?
     } else {
         let writes = spec.rw.read_pct(spec.read_pct) < 100;
         target.probe(wanted_target_size(spec), writes)?

@@ -17,7 +17,8 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
     let spec = plan.spec();
     let target = plan.target();
     let mut warnings = io_path_warnings(&outcome.io_path, spec.backend);
-    if !spec.direct && !spec.backend.opens_nothing() {
+    // (The files workload's operations go through the page cache by nature.)
+    if !spec.direct && !spec.backend.opens_nothing() && spec.files.is_none() {
         warnings.push("buffered I/O (--buffered): figures include the page cache".into());
     }
     if let Some(note) = &outcome.backend_note {

@@ -758,9 +758,12 @@ fn steps_of(
         }
         (None, Some(name), None) => {
             let options = req.options.clone().unwrap_or_default();
-            let info = target
-                .probe(None, false)
-                .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))?;
+            let info = if presets::in_directory(name) {
+                target.probe_dir()
+            } else {
+                target.probe(None, false)
+            }
+            .map_err(|e| ServiceError::Measure(MeasureError::Target(e)))?;
             let built = presets::build(name, &options, info.size, info.logical_block_size)?;
             Ok((built.steps, built.analysis, true, false))
         }

@@ -17,6 +17,7 @@ mod fakecap;
 mod family;
 mod figures;
 mod file_target;
+mod files;
 mod fill_level;
 mod fio_agreement;
 mod fio_jobs;
