@@ -211,7 +211,7 @@ pub struct RunArgs {
     pub workload: super::workload_flags::WorkloadFlags,
     /// Run a named sequence instead of one workload: cdm, cdm-peak, atto, orion-matrix,
     /// full-span, iometer-mix, snia-steady, fill, sustain, compress-probe, cache-recovery,
-    /// fakecap, error-scan
+    /// fakecap, error-scan, files (a directory's small files and metadata)
     /// (and the single tests quick, seq1m-q8-read, ...). --size, --runtime, --rate, --bs,
     /// --count, --streams, --idle and --buffer-ms tune it; `sustain` exits 1 when the target
     /// cannot hold the rate.

@@ -230,3 +230,148 @@ fn the_service_stops_cleanly_and_refuses_by_name() {
         "refused naming the inodes: {text}"
     );
 }
+
+/// A link swapped in for the work directory while the run makes its tree: the operations
+/// go on in the directory the run holds open (now under another name) and nothing is ever
+/// made where the link points; the next phase finds a link, not its directory, and fails
+/// naming it; the moved tree is not removed through the link.
+#[test]
+fn a_link_swapped_in_for_the_work_directory_leads_nothing_outside() {
+    let dir = disk_tempdir();
+    let elsewhere = disk_tempdir();
+    let d = dir.path().to_str().expect("utf8");
+    let child = std::process::Command::new(diskscope_bin())
+        .args([
+            "run", "-q", "--target", d, "--preset", "files", "--count", "100000",
+        ])
+        .args(["--bs", "0", "--phases", "mkdir,create,stat"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let t0 = std::time::Instant::now();
+    let work = loop {
+        if let Some(w) = work_dirs(dir.path()).first() {
+            if walk(&dir.path().join(w)).0 > 1000 {
+                break w.clone();
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no tree appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let moved = dir.path().join("moved-away");
+    std::fs::rename(dir.path().join(&work), &moved).expect("rename");
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(&work)).expect("link");
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let (outside, _, _) = walk(elsewhere.path());
+    assert_eq!(outside, 0, "nothing made where the link points");
+    let (inside, _, _) = walk(&moved);
+    assert!(
+        inside >= 100_000,
+        "the create phase went on in the directory it held: {inside} files"
+    );
+    assert!(
+        !out.status.success(),
+        "the next phase cannot find its directory: {err}"
+    );
+    assert!(
+        err.contains(&work),
+        "the failure names the work directory: {err}"
+    );
+    std::fs::remove_dir_all(&moved).expect("clean up");
+}
+
+/// fio's own metadata engines (`filecreate`, `filestat`, `filedelete`) on the same tmpfs,
+/// 2,000 files in one directory, one job, alternated three times. Per operation, create
+/// takes what fio's takes (median ratio of the mean latencies within ±20 %); stat and
+/// delete take no longer than fio's (diskscope resolves one name relative to its directory
+/// descriptor where fio resolves the whole path, so it may be faster, never slower by more
+/// than 20 %). Files per second are not fio's: its throughput is bounded by its own per-file
+/// bookkeeping (measured here: 71,000 creates/s at 500 files, 12,000 at 8,000, with the
+/// same 4.5 µs per create), so diskscope's is asserted at least fio's.
+#[test]
+fn create_stat_and_delete_take_what_fios_metadata_engines_take() {
+    if !fio_or_skip("files") {
+        return;
+    }
+    let shm = ram_tempdir();
+    let (fio_dir, ds_dir) = (shm.path().join("fio"), shm.path().join("ds"));
+    std::fs::create_dir(&fio_dir).expect("dir");
+    std::fs::create_dir(&ds_dir).expect("dir");
+    let n = 2000u64;
+    let fio = |engine: &str| -> (f64, f64) {
+        let v = fio_json(
+            std::process::Command::new("fio")
+                .args(["--name=fc", "--filesize=4k", "--openfiles=1", "--numjobs=1"])
+                .arg(format!("--ioengine={engine}"))
+                .arg(format!("--directory={}", fio_dir.display()))
+                .arg(format!("--nrfiles={n}"))
+                .arg("--output-format=json"),
+        );
+        let r = &v["jobs"][0]["read"];
+        assert_eq!(r["total_ios"].as_u64(), Some(n), "{engine}: {v}");
+        (
+            r["clat_ns"]["mean"].as_f64().expect("clat"),
+            r["iops"].as_f64().expect("iops"),
+        )
+    };
+    let json = shm.path().join("files.json");
+    let mut ratios: [Vec<f64>; 3] = Default::default();
+    let mut rates: [Vec<(f64, f64)>; 3] = Default::default();
+    for _ in 0..3 {
+        let theirs = [fio("filecreate"), fio("filestat"), fio("filedelete")];
+        let out = diskscope(&[
+            "run",
+            "-q",
+            "--target",
+            ds_dir.to_str().expect("utf8"),
+            "--preset",
+            "files",
+            "--count",
+            "2000",
+            "--bs",
+            "0",
+            "--phases",
+            "mkdir,create,stat,delete,rmdir",
+            "--json",
+            json.to_str().expect("utf8"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let r = read_report(&json);
+        for (k, name) in ["create", "stat", "delete"].iter().enumerate() {
+            let s = r
+                .steps
+                .iter()
+                .find(|s| s.name.starts_with(name))
+                .expect("step");
+            let d = if s.summary.write.ios > 0 {
+                &s.summary.write
+            } else {
+                &s.summary.read
+            };
+            assert_eq!(d.ios, n, "{name}");
+            ratios[k].push(d.lat.mean_ns as f64 / theirs[k].0);
+            rates[k].push((d.iops, theirs[k].1));
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for (k, name) in ["create", "stat", "delete"].iter().enumerate() {
+        let m = median(&mut ratios[k]);
+        println!(
+            "{name}: mean latency diskscope/fio {m:.2} (pairs {:?}); files/s diskscope, fio {:?}",
+            ratios[k], rates[k]
+        );
+        if k == 0 {
+            assert!((0.8..=1.2).contains(&m), "{name}: {m:.2} of fio's latency");
+        } else {
+            assert!(m <= 1.2, "{name}: {m:.2} of fio's latency");
+        }
+        for (ours, theirs) in &rates[k] {
+            assert!(ours >= theirs, "{name}: {ours:.0} files/s, fio {theirs:.0}");
+        }
+    }
+}
