@@ -319,6 +319,12 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
         }
         return a;
     }
+    // Small files are judged by each phase's operations (the steps table): a cache cliff, a
+    // throttle or a stall read into a tree's phases would be the phases' own shapes.
+    let files = r.spec.files.is_some() || r.steps.iter().any(|s| s.spec.files.is_some());
+    if files {
+        return a;
+    }
     a.fill_level = analysis::fill::fill_levels(&r.steps);
     a.latency_target = o.p99_target_us.map(|limit| latency_target_of(r, limit));
     if r.samples.is_empty() {

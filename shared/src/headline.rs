@@ -252,6 +252,22 @@ pub fn line(r: &RunInfo) -> String {
 /// A preset without a form of its own: its own finding (fake capacity, application
 /// score, fill levels, latency target) when it has one, else its best step per direction.
 fn steps_line(r: &RunInfo) -> String {
+    // Small files: each phase's operations per second.
+    if r.preset.as_deref() == Some("files") {
+        let mut line = String::new();
+        for s in &r.steps {
+            let name = s.name.split_once(' ').map_or(s.name.as_str(), |(n, _)| n);
+            let ops = (s.summary.read.iops + s.summary.write.iops) as u64;
+            if !line.is_empty() {
+                line.push_str(" · ");
+            }
+            line.push_str(name);
+            line.push(' ');
+            line.push_str(&ops.to_string());
+            line.push_str("/s");
+        }
+        return line;
+    }
     if let Some(l) = r
         .analysis
         .as_ref()

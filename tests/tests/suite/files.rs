@@ -174,6 +174,17 @@ fn the_service_stops_cleanly_and_refuses_by_name() {
     assert!(steps["steps"][0]["name"]
         .as_str()
         .is_some_and(|n| n.starts_with("mkdir")));
+    // Its one line (history, kiosk, `diskscope runs`): each phase's operations per second.
+    let url = format!("http://{}", server.addr);
+    let out = diskscope(&["runs", "--agent", &url, "--token", VIEW]);
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    let mkdir_rate = steps["steps"][0]["summary"]["write"]["iops"]
+        .as_f64()
+        .expect("iops") as u64;
+    assert!(
+        listed.contains(&format!("mkdir {mkdir_rate}/s · create ")),
+        "{listed}"
+    );
 
     let o = outside.path().to_str().expect("utf8");
     let (status, v) = server.post(
