@@ -49,6 +49,8 @@ pub struct RunOutcome {
     /// When the I/O began (ms since the Unix epoch), for a run told when to start
     /// ([`Observer::start_at`]).
     pub started_at_ms: Option<u64>,
+    /// A files phase's first-done and last-done rates.
+    pub files_done: Option<shared::files::Done>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -113,6 +115,7 @@ pub fn run(
         ramp_ns: spec.ramp_ms * 1_000_000,
         interval_ns: spec.interval_ms * 1_000_000,
         runtime_ns: spec.runtime_ms.map(|ms| ms * 1_000_000),
+        first_done_ns: std::sync::atomic::AtomicU64::new(u64::MAX),
     });
     let (tx, rx) = mpsc::channel();
     let mut handles = Vec::with_capacity(n);
@@ -271,6 +274,10 @@ struct Collector {
     search: Option<(Vec<u32>, Option<IntervalStats>)>,
     /// The spec's rate floor and steady-state rule, judging each merged interval.
     rules: crate::stop_rules::StopRules,
+    /// The files workload's operations and bytes of all jobs when the first job ended, and
+    /// when that was.
+    first_done: Option<(u64, u64)>,
+    first_end_ns: u64,
 }
 
 impl Collector {
@@ -292,7 +299,38 @@ impl Collector {
             replay: None,
             search: None,
             rules: Default::default(),
+            first_done: None,
+            first_end_ns: u64::MAX,
         }
+    }
+
+    /// A files phase's rate until the first job ended and until the last one did.
+    fn files_done(&self, s: &shared::RunSummary) -> Option<shared::files::Done> {
+        let (ops, bytes) = self.first_done?;
+        let figure = |ns: u64, ops: u64, bytes: u64| {
+            let seconds = ns as f64 / 1e9;
+            let per = |x: u64| {
+                if seconds > 0.0 {
+                    x as f64 / seconds
+                } else {
+                    0.0
+                }
+            };
+            shared::group::Figure {
+                seconds,
+                bytes,
+                mb_s: per(bytes) / 1e6,
+                iops: per(ops),
+            }
+        };
+        Some(shared::files::Done {
+            first: figure(self.first_end_ns, ops, bytes),
+            last: figure(
+                s.duration_ns,
+                s.read.ios + s.write.ios,
+                s.read.bytes + s.write.bytes,
+            ),
+        })
     }
 
     fn setup(
@@ -350,6 +388,7 @@ impl Collector {
                 fsync_ns,
             } => {
                 self.merger.finish(job, end_ns);
+                self.first_end_ns = self.first_end_ns.min(end_ns);
                 self.running -= 1;
                 if let Some(f) = fsync_ns {
                     self.fsync_ns = Some(self.fsync_ns.unwrap_or(0).max(f));
@@ -374,6 +413,11 @@ impl Collector {
                 None => self.scan = Some(map),
             },
             JobMsg::Replayed { replay, .. } => self.replay = Some(*replay),
+            JobMsg::FirstDone { ops, bytes, .. } => {
+                let d = self.first_done.get_or_insert((0, 0));
+                d.0 += ops;
+                d.1 += bytes;
+            }
             JobMsg::Ready { .. } => {}
         }
         for mut s in self.merger.take_ready() {
@@ -406,6 +450,7 @@ impl Collector {
             (None, false) => RunStatus::Completed,
         };
         let summary = self.merger.summary(self.fsync_ns);
+        let files_done = self.files_done(&summary);
         let histogram = self.merger.histogram();
         let fine = self.merger.take_spill();
         RunOutcome {
@@ -427,6 +472,7 @@ impl Collector {
             verify: self.verify,
             scan: self.scan,
             replay: self.replay,
+            files_done,
             search: self.search,
             started_at_ms: None,
         }

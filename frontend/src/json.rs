@@ -637,6 +637,7 @@ mod tests {
         let analysis = Analysis {
             qd_search: Vec::new(),
             group: None,
+            files_done: None,
             cache_cliff: Some(Default::default()),
             steady_state: Some(Default::default()),
             first_last: Some(Default::default()),

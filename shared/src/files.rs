@@ -155,6 +155,22 @@ impl FilesSpec {
     }
 }
 
+/// A phase's rate over all jobs, as elbencho gives it: until the first job was done, and
+/// until the last one was (`seconds` since the phase began).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Done {
+    pub first: crate::group::Figure,
+    pub last: crate::group::Figure,
+}
+
+impl Done {
+    /// Whether the two differ enough to be worth saying (more than 10 %).
+    pub fn differ(&self) -> bool {
+        self.last.iops > 0.0 && (self.first.iops / self.last.iops - 1.0).abs() > 0.10
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -392,6 +392,7 @@ mod tests {
             histogram: None,
             verify: None,
             pass: None,
+            files_done: None,
         }
     }
 

@@ -294,6 +294,10 @@ pub struct StepReport {
     /// percentiles and latency buckets come from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<crate::HistogramDump>,
+    /// A files phase's first-done and last-done rates. (Not in the wasm build.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub files_done: Option<crate::files::Done>,
 }
 
 /// CrystalDiskMark's name for a test: `SEQ1M Q8T1`, `RND4K Q32T1`.

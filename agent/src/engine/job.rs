@@ -77,6 +77,12 @@ pub enum JobMsg {
         depth: u32,
         tally: Option<IntervalStats>,
     },
+    /// Before `Done`, from a files job: its operations and bytes when the first job ended.
+    FirstDone {
+        job: usize,
+        ops: u64,
+        bytes: u64,
+    },
     /// Before `Done`, from a replay: the trace's figures with what the replay measured.
     Replayed {
         job: usize,
@@ -114,6 +120,9 @@ pub struct RunShared {
     pub ramp_ns: u64,
     pub interval_ns: u64,
     pub runtime_ns: Option<u64>,
+    /// When the first job ended (ns of its own clock; `u64::MAX` until one has): the files
+    /// workload's jobs count what they had done by then (elbencho's first-done).
+    pub first_done_ns: std::sync::atomic::AtomicU64,
 }
 
 /// Opened once by the runner: with time zero of the run (ramp included), or with `None`
@@ -1450,6 +1459,7 @@ mod tests {
             ramp_ns: 0,
             interval_ns: 100_000_000,
             runtime_ns: Some(200_000_000),
+            first_done_ns: std::sync::atomic::AtomicU64::new(u64::MAX),
         };
         let (tx, rx) = mpsc::channel();
         shared

@@ -271,6 +271,11 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     let r = run_phase(&f, &work, job, &data, &mut t);
     let end_ns = t.elapsed();
     t.flush(end_ns);
+    // elbencho's first-done: what this job had done when the first job ended (itself, if
+    // it was the first).
+    shared.first_done_ns.fetch_min(end_ns, Ordering::SeqCst);
+    let (ops, bytes) = t.at_first_done.unwrap_or((t.ops, t.bytes));
+    let _ = tx.send(JobMsg::FirstDone { job, ops, bytes });
     let error = r.err().map(|(what, e)| RunError {
         message: format!("{} {what}: {e}", f.phase.name()),
         op: Some(f.phase.name().to_string()),
@@ -316,6 +321,10 @@ struct Timer<'a> {
     epoch: Instant,
     interval_ns: u64,
     cur: IntervalStats,
+    /// Operations and bytes so far, and as they were when the first job ended.
+    ops: u64,
+    bytes: u64,
+    at_first_done: Option<(u64, u64)>,
 }
 
 impl<'a> Timer<'a> {
@@ -328,6 +337,9 @@ impl<'a> Timer<'a> {
             epoch: Instant::now(),
             interval_ns,
             cur: IntervalStats::new(0, 0, interval_ns),
+            ops: 0,
+            bytes: 0,
+            at_first_done: None,
         }
     }
 
@@ -345,8 +357,15 @@ impl<'a> Timer<'a> {
         dir: Dir,
         op: impl FnOnce() -> std::io::Result<(T, u64)>,
     ) -> std::io::Result<T> {
+        if self.at_first_done.is_none()
+            && self.shared.first_done_ns.load(Ordering::Relaxed) != u64::MAX
+        {
+            self.at_first_done = Some((self.ops, self.bytes));
+        }
         let t0 = self.elapsed();
         let (v, bytes) = op()?;
+        self.ops += 1;
+        self.bytes += bytes;
         let at_ns = self.elapsed();
         while at_ns >= self.cur.end_ns {
             let next = IntervalStats::new(

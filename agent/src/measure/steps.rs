@@ -534,12 +534,7 @@ impl Sequence {
         let verify = self.add_verify(&r);
         self.add_scan(&r);
         self.replay.extend(r.analysis.replay.iter().cloned());
-        let at = self.steps.len() as u32;
-        self.qd_search
-            .extend(r.analysis.qd_search.iter().cloned().map(|mut q| {
-                q.step = at;
-                q
-            }));
+        self.add_searches(&r);
         self.steps.push(StepReport {
             verify,
             io_path,
@@ -554,6 +549,7 @@ impl Sequence {
             round,
             pass: step.pass,
             histogram: Some(r.histogram.clone()),
+            files_done: r.analysis.files_done,
         });
         self.status = Some(r.status);
         if r.error.is_some() {
@@ -569,6 +565,16 @@ impl Sequence {
                 ..r
             });
         }
+    }
+
+    /// The step's latency searches, as this step's.
+    fn add_searches(&mut self, r: &RunReport) {
+        let at = self.steps.len() as u32;
+        self.qd_search
+            .extend(r.analysis.qd_search.iter().cloned().map(|mut q| {
+                q.step = at;
+                q
+            }));
     }
 
     /// The step's error-scan map, naming the step.

@@ -158,6 +158,13 @@ pub fn analysis(r: &RunReport) -> String {
                 d.read.iops + d.write.iops,
                 format_ns(d.read.lat.p99_ns.max(d.write.lat.p99_ns))
             ));
+            // elbencho's pair, where the jobs ended far apart.
+            if let Some(done) = s.files_done.filter(shared::files::Done::differ) {
+                out.push_str(&format!(
+                    "    first done {:.0}/s over {:.3} s, last done {:.0}/s over {:.3} s\n",
+                    done.first.iops, done.first.seconds, done.last.iops, done.last.seconds
+                ));
+            }
         }
     }
     if !r.targets.is_empty() {

@@ -100,6 +100,11 @@ pub struct Analysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg(not(target_arch = "wasm32"))]
     pub group: Option<crate::group::Group>,
+    /// A files phase's first-done and last-done rates (a step's own report; the run's
+    /// steps carry them). (Not in the wasm build.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub files_done: Option<crate::files::Done>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.

@@ -108,6 +108,20 @@ fn the_phases_count_what_the_tree_holds_and_leave_nothing() {
         .expect("create");
     assert_eq!(create.summary.write.bytes, 2 * 3 * 50 * 3000);
     assert_eq!(r.environment.backend, "files");
+    // elbencho's pair per phase: until the first job was done (its whole part, at least),
+    // and until the last one was (every operation).
+    for s in &r.steps {
+        let done = s.files_done.expect("first and last done");
+        let ops = |f: &shared::group::Figure| (f.iops * f.seconds).round() as u64;
+        let all = s.summary.read.ios + s.summary.write.ios;
+        assert_eq!(ops(&done.last), all, "{}", s.name);
+        assert!(
+            ops(&done.first) >= all / 2 && ops(&done.first) <= all,
+            "{}: {done:?}",
+            s.name
+        );
+        assert!(done.first.seconds <= done.last.seconds + 1e-3, "{done:?}");
+    }
     assert!(
         work_dirs(dir.path()).is_empty(),
         "the work directory is removed after the last phase: {:?}",
