@@ -312,7 +312,9 @@ pub fn build(
     if let Some(Rate::BytesPerSec(b)) = steps.first().and_then(|s| s.spec.rate) {
         analysis.required_rate = Some(b as f64);
     }
-    if o.verify == Some(true) {
+    // The files workload checks what it wrote in its own read phase (`FilesSpec::verify`).
+    let files = steps.iter().any(|s| s.spec.files.is_some());
+    if o.verify == Some(true) && !files {
         let mut any = false;
         for s in steps
             .iter_mut()
@@ -591,6 +593,12 @@ fn files(c: &Ctx) -> Result<Vec<Step>, PresetError> {
     // The tree is made in the run: its directories first, its files before they are used.
     let needs = |p: Phase| phases.contains(&p);
     let uses_files = needs(Phase::Stat) || needs(Phase::Read) || needs(Phase::Delete);
+    let verify = c.o.verify == Some(true);
+    if verify && !(needs(Phase::Create) && needs(Phase::Read)) {
+        return Err(c.bad(
+            "verify = true: the read phase checks what create wrote: run both (phases)".into(),
+        ));
+    }
     if !needs(Phase::Mkdir) || (uses_files && !needs(Phase::Create)) {
         return Err(c.bad(format!(
             "phases = {}: the tree is made in the run, so mkdir comes first and create before stat, read or delete",
@@ -627,6 +635,7 @@ fn files(c: &Ctx) -> Result<Vec<Step>, PresetError> {
                 files,
                 file_size: size,
                 fsync: c.o.fsync.unwrap_or(false),
+                verify,
                 work: work.clone(),
                 first: i == 0,
                 last: i + 1 == n,

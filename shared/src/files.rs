@@ -96,6 +96,9 @@ pub struct FilesSpec {
     pub file_size: u64,
     /// fsync each file after writing it (create).
     pub fsync: bool,
+    /// The read phase checks each file holds what create wrote (`--verify`).
+    #[serde(default)]
+    pub verify: bool,
     /// The work directory's name in the target directory, the same for every phase of a run.
     pub work: String,
     /// The run's first phase (makes the work directory) and last one (removes it after).

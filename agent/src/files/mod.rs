@@ -418,8 +418,9 @@ fn run_phase(
             .map_err(at(jname.clone()))?;
     }
     let jdir = dir_at(work, &jname).map_err(at(jname.clone()))?;
-    // The read phase's buffer, once per job.
-    let mut buf = vec![0u8; f.file_size.clamp(1, 1 << 20) as usize];
+    // The read phase's buffer, once per job; with `verify`, what each file must hold.
+    let mut buf = vec![0u8; data.len().max(1)];
+    let check = f.verify.then_some((data, f.file_size));
     for d in 0..f.dirs {
         if t.stopped() {
             return Ok(());
@@ -448,7 +449,7 @@ fn run_phase(
             let r = match f.phase {
                 Phase::Create => t.op(Dir::Write, || create(&dir, &name, data, f)),
                 Phase::Stat => t.op(Dir::Read, || stat(&dir, &name).map(|()| ((), 0))),
-                Phase::Read => t.op(Dir::Read, || read(&dir, &name, &mut buf)),
+                Phase::Read => t.op(Dir::Read, || read(&dir, &name, &mut buf, check)),
                 Phase::Delete => t.op(Dir::Write, || unlink(&dir, &name).map(|()| ((), 0))),
                 Phase::Mkdir | Phase::Rmdir => Ok(()),
             };
@@ -517,16 +518,44 @@ fn create(dir: &OwnedFd, name: &str, data: &[u8], f: &FilesSpec) -> std::io::Res
     Ok(((), f.file_size))
 }
 
-/// Reads the whole file into `buf` (over and over); the bytes it held.
-fn read(dir: &OwnedFd, name: &str, buf: &mut [u8]) -> std::io::Result<((), u64)> {
+/// Reads the whole file, a pattern's length at a time, into `buf`; the bytes it held. With
+/// `check` (the pattern create wrote over and over, and the size it wrote), a byte that
+/// differs or a length that does fails the read naming it.
+fn read(
+    dir: &OwnedFd,
+    name: &str,
+    buf: &mut [u8],
+    check: Option<(&[u8], u64)>,
+) -> std::io::Result<((), u64)> {
     use std::io::Read;
     let fd = open_at(Some(dir), name.as_bytes(), libc::O_RDONLY, 0)?;
     let mut file = std::fs::File::from(fd);
     let mut total = 0u64;
     loop {
-        let n = file.read(buf)?;
+        // Whole chunks of the pattern's length (the last one short), so chunk k of the file
+        // is compared with the pattern from its start.
+        let mut n = 0;
+        while n < buf.len() {
+            match file.read(&mut buf[n..])? {
+                0 => break,
+                got => n += got,
+            }
+        }
         if n == 0 {
-            return Ok(((), total));
+            return match check {
+                Some((_, size)) if total != size => Err(std::io::Error::other(format!(
+                    "holds {total} bytes, create wrote {size}"
+                ))),
+                _ => Ok(((), total)),
+            };
+        }
+        if let Some((want, _)) = check {
+            if let Some(at) = (0..n).find(|&i| buf[i] != want[i]) {
+                return Err(std::io::Error::other(format!(
+                    "holds other data than create wrote, from byte {}",
+                    total + at as u64
+                )));
+            }
         }
         total += n as u64;
     }

@@ -405,3 +405,70 @@ fn create_stat_and_delete_take_what_fios_metadata_engines_take() {
         }
     }
 }
+
+/// `--verify`: the read phase checks each file holds what create wrote; a file changed
+/// between the phases fails the run naming it and the first byte that differs.
+#[test]
+fn verify_reads_back_what_create_wrote() {
+    let dir = ram_tempdir();
+    let d = dir.path().to_str().expect("utf8");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--target",
+        d,
+        "--preset",
+        "files",
+        "--count",
+        "200",
+        "--bs",
+        "10000",
+        "--verify",
+        "--phases",
+        "mkdir,create,read,delete,rmdir",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let refused = diskscope(&[
+        "run",
+        "-q",
+        "--target",
+        d,
+        "--preset",
+        "files",
+        "--verify",
+        "--phases",
+        "mkdir,create",
+    ]);
+    assert!(
+        stderr(&refused).contains("verify = true: the read phase checks what create wrote"),
+        "{}",
+        stderr(&refused)
+    );
+
+    // A file changed after create: its read fails, naming it and the byte.
+    let child = std::process::Command::new(diskscope_bin())
+        .args([
+            "run", "-q", "--target", d, "--preset", "files", "--count", "300000",
+        ])
+        .args(["--bs", "100", "--verify", "--phases", "mkdir,create,read"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let work = made(dir.path(), "j0/d0/f10");
+    let victim = dir.path().join(&work).join("j0/d0/f3");
+    let mut bytes = std::fs::read(&victim).expect("read");
+    bytes[42] ^= 0xff;
+    std::fs::write(&victim, &bytes).expect("write");
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("j0/d0/f3") && err.contains("from byte 42"),
+        "{err}"
+    );
+    assert!(
+        work_dirs(dir.path()).is_empty(),
+        "a failed run removes its tree"
+    );
+}
