@@ -11,11 +11,13 @@
 #   case 7    bench/fio_corpus.py          fio's example job files, by fio and by diskscope
 #   case 8    bench/overhead.py            the overhead table: io_uring's features one by one on a
 #             ring of no-ops and on zram, diskscope and fio (`--only overhead` or `--only 8`)
+#   case 9    bench/files.py               small files: the files preset against fio's
+#             filecreate/filestat/filedelete on tmpfs and ext4 (`--only files` or `--only 9`)
 # Cases 2 and 5 run on zram (the reference), the file and a loop device (informational).
 # Raw measurements go to bench/out/*.json; bench/report.py writes the document.
 #
 # Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--long-secs SECS]
-#                     [--only 1,2,3,4,5,6,7,8|overhead]
+#                     [--only 1,2,3,4,5,6,7,8,9|overhead|files]
 #   --quick: 3 pairs of 2 s, a 60 s memory run (a smoke run, not figures to publish)
 #   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes,
 #   and case 5 with 5 pairs of 1 s per step (184 steps × 3 runs × 5 pairs; about 60 minutes),
@@ -23,7 +25,7 @@
 # Needs root for the loop device cases, fio, and for case 4 chromium + npm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=5 runtime=5 rss=600 only=1,2,3,4,5,6,7,8 preset_pairs=5 long=1800 overhead_pairs=3
+pairs=5 runtime=5 rss=600 only=1,2,3,4,5,6,7,8,9 preset_pairs=5 long=1800 overhead_pairs=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) pairs=3 runtime=2 rss=60 preset_pairs=1 long=60 overhead_pairs=1 ;;
@@ -81,6 +83,10 @@ fi
 if has 7; then
   echo "== case 7: fio's example job files ($pairs pairs of 2 s per job)" >&2
   python3 bench/fio_corpus.py --pairs "$pairs" --runtime 2 --out bench/out/corpus.json
+fi
+if has 9 || has files; then
+  echo "== case 9: small files against fio's metadata engines ($pairs pairs)" >&2
+  python3 bench/files.py --pairs "$pairs" --out bench/out/files.json
 fi
 if has 8 || has overhead; then
   echo "== case 8: the overhead table ($overhead_pairs pairs of 2 s per cell)" >&2
