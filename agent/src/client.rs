@@ -149,3 +149,170 @@ impl Remote {
         self.base.replacen("http", "ws", 1) + "/api/v1/ws"
     }
 }
+
+/// How long a stream may stay silent (no sample, no message) before the agent is asked over
+/// HTTP whether its run still goes on.
+const SILENCE: Duration = Duration::from_secs(5);
+/// How often a blocked read wakes to see a stop.
+const POLL: Duration = Duration::from_millis(200);
+/// The longest a stream may take to connect (and to answer the handshake).
+const CONNECT: Duration = Duration::from_secs(5);
+/// Reconnections to an agent whose stream broke while its run went on.
+const RECONNECTS: u32 = 5;
+/// The furthest a sample's `seq` may jump past the last one (a stream delivers every
+/// interval in order; a client that fell behind is caught up from the agent's database).
+const MAX_SEQ_JUMP: u64 = 1_000_000;
+
+impl Remote {
+    /// Follows run `id`'s live stream to the run's end, giving `on_sample` each sample once,
+    /// in order, from the one after `*last_seq`; a stop (`cancel`) is passed to the agent once.
+    /// A stream that breaks is reopened from where it left while the agent says the run goes
+    /// on. `Err` says why the agent could no longer be followed (it failed, dropped off, or
+    /// sent what no stream sends); what was given before stays given.
+    pub fn follow(
+        &self,
+        id: i64,
+        cancel: &std::sync::atomic::AtomicBool,
+        last_seq: &mut Option<u64>,
+        on_sample: &mut dyn FnMut(shared::Sample),
+    ) -> Result<(), String> {
+        let mut stopped = false;
+        for _ in 0..=RECONNECTS {
+            let why = match self.stream(id, cancel, &mut stopped, last_seq, on_sample) {
+                Ok(()) => return Ok(()),
+                Err(why) => why,
+            };
+            match self.run_info(id) {
+                Ok(info) if info.status != shared::RunStatus::Running => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(format!("{why}; then {e:#}")),
+            }
+        }
+        Err(format!(
+            "its stream kept breaking ({RECONNECTS} reconnections)"
+        ))
+    }
+
+    /// One connection of [`Remote::follow`]: `Ok` when the run ended, else why it broke.
+    fn stream(
+        &self,
+        id: i64,
+        cancel: &std::sync::atomic::AtomicBool,
+        stopped: &mut bool,
+        last_seq: &mut Option<u64>,
+        on_sample: &mut dyn FnMut(shared::Sample),
+    ) -> Result<(), String> {
+        use shared::api::{ClientMsg, RunEvent, ServerMsg};
+        use std::sync::atomic::Ordering;
+        use tokio_tungstenite::tungstenite::{self, Message};
+        let mut socket = self
+            .connect()
+            .map_err(|e| format!("cannot open its stream: {e:#}"))?;
+        let sub = ClientMsg::Subscribe {
+            run_id: id,
+            after_seq: *last_seq,
+            max_points: None,
+        };
+        let text = serde_json::to_string(&sub).map_err(|e| e.to_string())?;
+        socket
+            .send(Message::text(text))
+            .map_err(|e| format!("its stream refused the subscription: {e}"))?;
+        let mut heard = std::time::Instant::now();
+        loop {
+            if cancel.load(Ordering::Relaxed) && !*stopped {
+                *stopped = true;
+                if let Err(e) = self.stop_run(id) {
+                    tracing::warn!("stopping run {id} on {}: {e:#}", self.base);
+                }
+            }
+            let msg = match socket.read() {
+                Ok(msg) => msg,
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if heard.elapsed() > SILENCE {
+                        return Err(format!("its stream was silent for {} s", SILENCE.as_secs()));
+                    }
+                    continue;
+                }
+                Err(e) => return Err(format!("its stream ended: {e}")),
+            };
+            heard = std::time::Instant::now();
+            let text = match msg {
+                Message::Text(t) => t,
+                Message::Close(_) => return Err("its stream was closed".into()),
+                _ => continue,
+            };
+            let samples = match serde_json::from_str::<ServerMsg>(&text) {
+                Ok(ServerMsg::Sample { run_id, sample }) if run_id == id => vec![sample],
+                Ok(ServerMsg::History {
+                    run_id, samples, ..
+                }) if run_id == id => samples,
+                Ok(ServerMsg::Run { run_id, event, .. })
+                    if run_id == id && event != RunEvent::Started =>
+                {
+                    return Ok(())
+                }
+                // (A client that fell behind is caught up by the agent from its database.)
+                Ok(ServerMsg::Error { message, .. }) => {
+                    return Err(format!("its stream said: {message}"))
+                }
+                _ => continue,
+            };
+            for s in samples {
+                let next = last_seq.map_or(0, |l| l + 1);
+                if s.seq < next {
+                    continue;
+                }
+                if s.seq - next > MAX_SEQ_JUMP {
+                    return Err(format!(
+                        "it sent interval {} after {next}: no stream skips so far",
+                        s.seq
+                    ));
+                }
+                *last_seq = Some(s.seq);
+                on_sample(s);
+            }
+        }
+    }
+
+    /// The live stream, its reads waking every [`POLL`]. A plain `ws://` stream is connected
+    /// with a deadline (an agent that vanished is not waited on for the kernel's minutes of
+    /// retries); `wss://` goes through tungstenite's own connect.
+    fn connect(
+        &self,
+    ) -> anyhow::Result<
+        tokio_tungstenite::tungstenite::WebSocket<
+            tokio_tungstenite::tungstenite::stream::MaybeTlsStream<std::net::TcpStream>,
+        >,
+    > {
+        use tokio_tungstenite::tungstenite::{
+            self, client::IntoClientRequest, stream::MaybeTlsStream,
+        };
+        let url = self.ws_url();
+        let mut req = url.as_str().into_client_request()?;
+        req.headers_mut()
+            .insert("Authorization", self.auth().parse()?);
+        let socket = match url.strip_prefix("ws://") {
+            Some(rest) => {
+                let host = rest.split('/').next().unwrap_or(rest);
+                let addr = std::net::ToSocketAddrs::to_socket_addrs(host)?
+                    .next()
+                    .ok_or_else(|| anyhow!("{host} resolves to no address"))?;
+                let tcp = std::net::TcpStream::connect_timeout(&addr, CONNECT)?;
+                tcp.set_read_timeout(Some(CONNECT))?;
+                let (socket, _) = tungstenite::client(req, MaybeTlsStream::Plain(tcp))
+                    .map_err(|e| anyhow!("{e}"))?;
+                socket
+            }
+            None => tungstenite::connect(req)?.0,
+        };
+        if let MaybeTlsStream::Plain(s) = socket.get_ref() {
+            s.set_read_timeout(Some(POLL))?;
+        }
+        Ok(socket)
+    }
+}

@@ -307,22 +307,7 @@ impl Collector {
     /// A files phase's rate until the first job ended and until the last one did.
     fn files_done(&self, s: &shared::RunSummary) -> Option<shared::files::Done> {
         let (ops, bytes) = self.first_done?;
-        let figure = |ns: u64, ops: u64, bytes: u64| {
-            let seconds = ns as f64 / 1e9;
-            let per = |x: u64| {
-                if seconds > 0.0 {
-                    x as f64 / seconds
-                } else {
-                    0.0
-                }
-            };
-            shared::group::Figure {
-                seconds,
-                bytes,
-                mb_s: per(bytes) / 1e6,
-                iops: per(ops),
-            }
-        };
+        let figure = shared::group::Figure::over;
         Some(shared::files::Done {
             first: figure(self.first_end_ns, ops, bytes),
             last: figure(

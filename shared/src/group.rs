@@ -78,6 +78,26 @@ pub struct Figure {
     pub iops: f64,
 }
 
+impl Figure {
+    /// `ops` operations moving `bytes` over `ns` nanoseconds.
+    pub fn over(ns: u64, ops: u64, bytes: u64) -> Figure {
+        let seconds = ns as f64 / 1e9;
+        let per = |x: u64| {
+            if seconds > 0.0 {
+                x as f64 / seconds
+            } else {
+                0.0
+            }
+        };
+        Figure {
+            seconds,
+            bytes,
+            mb_s: per(bytes) / 1e6,
+            iops: per(ops),
+        }
+    }
+}
+
 /// One member as the merged result tells of it.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

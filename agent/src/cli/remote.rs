@@ -10,14 +10,10 @@ use super::terminal::Terminal;
 use crate::client::Remote;
 use crate::runner::Observer;
 use anyhow::{anyhow, bail, Context};
-use futures_util::{SinkExt, StreamExt};
-use shared::api::{ClientMsg, CreateRun, RunEvent, ServerMsg};
+use shared::api::CreateRun;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::Message;
 
 /// The agent of `--agent`/`--token` (or DISKSCOPE_TOKEN).
 fn remote_of(a: &AgentArgs) -> anyhow::Result<Remote> {
@@ -83,24 +79,19 @@ pub fn run(args: &RunArgs, agent: &str, cancel: Arc<AtomicBool>) -> anyhow::Resu
         })?;
     let remote = Remote::new(agent, token);
     let body = request(args)?;
-    let created = remote.post("/api/v1/runs", &body, "starting the run")?;
-    let id = serde_json::from_str::<shared::api::Created>(&created)
-        .context("the agent's answer to POST /api/v1/runs")?
-        .id;
+    let id = remote.start_run(&body)?;
     eprintln!("diskscope: run {id} on {}", remote.base);
     let mut term = Terminal::for_steps(Vec::new(), args.quiet);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(follow(&remote, id, &mut term, &cancel))?;
-    let text = remote.get(
-        &format!("/api/v1/runs/{id}/export?format=json"),
-        "fetching the report",
-    )?;
+    remote
+        .follow(id, &cancel, &mut None, &mut |s| term.sample(&s))
+        .map_err(|why| anyhow!("run {id} on {}: {why}", remote.base))?;
+    if cancel.load(Ordering::Relaxed) {
+        eprintln!("diskscope: stopped run {id} on the agent");
+    }
+    let (text, report) = remote.report(id)?;
     if let Some(path) = &args.json {
         std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
     }
-    let report: shared::RunReport = serde_json::from_str(&text).context("the agent's report")?;
     print!("{}", crate::report::table::summary(&report));
     print!("{}", crate::report::table::analysis(&report));
     Ok(super::run::exit_code(&report))
@@ -215,72 +206,6 @@ fn token_file(path: &std::path::Path) -> anyhow::Result<String> {
         bail!("{}: not one token", path.display());
     }
     Ok(token.to_string())
-}
-
-/// Prints the run's samples from the WebSocket until it ends; Ctrl-C stops it on the agent.
-async fn follow(
-    remote: &Remote,
-    id: i64,
-    term: &mut Terminal,
-    cancel: &AtomicBool,
-) -> anyhow::Result<()> {
-    let ws = remote.base.replacen("http", "ws", 1) + "/api/v1/ws";
-    let mut req = ws.as_str().into_client_request()?;
-    req.headers_mut()
-        .insert("Authorization", remote.auth().parse()?);
-    let (mut socket, _) = tokio_tungstenite::connect_async(req)
-        .await
-        .with_context(|| format!("connecting to {ws}"))?;
-    let sub = ClientMsg::Subscribe {
-        run_id: id,
-        after_seq: None,
-        max_points: None,
-    };
-    // Sends have a deadline here too: an agent that stops reading does not hang the CLI.
-    tokio::time::timeout(
-        Duration::from_secs(10),
-        socket.send(Message::text(serde_json::to_string(&sub)?)),
-    )
-    .await
-    .with_context(|| format!("{ws} did not take the subscription within 10 s"))??;
-    let mut stopped = false;
-    loop {
-        if cancel.load(Ordering::Relaxed) && !stopped {
-            stopped = true;
-            let path = format!("/api/v1/runs/{id}/stop");
-            remote.post(&path, &serde_json::json!({}), "stopping the run")?;
-            eprintln!("diskscope: stopping run {id} on the agent");
-        }
-        let msg = match tokio::time::timeout(Duration::from_millis(500), socket.next()).await {
-            Err(_) => {
-                // Quiet: the run may have ended before the subscription.
-                if !running(remote, id)? {
-                    return Ok(());
-                }
-                continue;
-            }
-            Ok(None) => return Ok(()),
-            Ok(Some(m)) => m?,
-        };
-        let Message::Text(text) = msg else { continue };
-        match serde_json::from_str::<ServerMsg>(&text) {
-            Ok(ServerMsg::Sample { run_id, sample }) if run_id == id => term.sample(&sample),
-            Ok(ServerMsg::History { samples, .. }) => samples.iter().for_each(|s| term.sample(s)),
-            Ok(ServerMsg::Run { run_id, event, .. })
-                if run_id == id && event != RunEvent::Started =>
-            {
-                return Ok(())
-            }
-            Ok(ServerMsg::Error { message, .. }) => bail!("the agent's stream: {message}"),
-            _ => {}
-        }
-    }
-}
-
-fn running(remote: &Remote, id: i64) -> anyhow::Result<bool> {
-    let text = remote.get(&format!("/api/v1/runs/{id}"), "reading the run")?;
-    let info: shared::api::RunInfo = serde_json::from_str(&text).context("the run")?;
-    Ok(info.status == shared::RunStatus::Running)
 }
 
 /// `diskscope runs`: the agent's history, a line per run.

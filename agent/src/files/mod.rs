@@ -23,14 +23,12 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::Instant;
 
-/// The free bytes and free inodes of the filesystem holding `at`.
-pub fn free_space(at: &Path) -> std::io::Result<(u64, u64)> {
-    let c = cstr(at.as_os_str().as_encoded_bytes())?;
-    // SAFETY: statvfs fills the zeroed struct; `c` is a valid C string for the call.
+/// The free bytes and free inodes of the filesystem holding directory `dir` (asked of the
+/// descriptor held, not of a path looked up again).
+fn free_space(dir: &OwnedFd) -> std::io::Result<(u64, u64)> {
+    // SAFETY: fstatvfs fills the zeroed struct from a descriptor we hold.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
+    check(unsafe { libc::fstatvfs(dir.as_raw_fd(), &mut st) })?;
     Ok((st.f_bavail * st.f_frsize, st.f_favail))
 }
 
@@ -121,7 +119,7 @@ pub fn prepare(plan: &Plan) -> Result<Option<String>, String> {
     let block = 4096u64;
     let bytes = files * f.file_size.div_ceil(block) * block;
     let (free_bytes, free_inodes) =
-        free_space(&plan.target().at()).map_err(|e| format!("statvfs {path}: {e}"))?;
+        free_space(&target).map_err(|e| format!("statvfs {path}: {e}"))?;
     if inodes > free_inodes || bytes > free_bytes {
         return Err(format!(
             "the tree needs {inodes} inodes and {bytes} bytes; {path} has {free_inodes} inodes and {free_bytes} bytes free"
@@ -267,7 +265,12 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         return done(tx, job, 0, None);
     }
     let mut t = Timer::new(job, shared, tx);
-    let data = pattern(plan, job, f.file_size);
+    // What create writes, and what a verified read compares with.
+    let data = match f.phase {
+        Phase::Create => pattern(plan, job, f.file_size),
+        Phase::Read if f.verify => pattern(plan, job, f.file_size),
+        _ => Vec::new(),
+    };
     let r = run_phase(&f, &work, job, &data, &mut t);
     let end_ns = t.elapsed();
     t.flush(end_ns);
@@ -419,7 +422,8 @@ fn run_phase(
     }
     let jdir = dir_at(work, &jname).map_err(at(jname.clone()))?;
     // The read phase's buffer, once per job; with `verify`, what each file must hold.
-    let mut buf = vec![0u8; data.len().max(1)];
+    let read_len = f.file_size.clamp(1, 1 << 20) as usize;
+    let mut buf = vec![0u8; if f.phase == Phase::Read { read_len } else { 0 }];
     let check = f.verify.then_some((data, f.file_size));
     for d in 0..f.dirs {
         if t.stopped() {
@@ -550,7 +554,7 @@ fn read(
             };
         }
         if let Some((want, _)) = check {
-            if let Some(at) = (0..n).find(|&i| buf[i] != want[i]) {
+            if let Some(at) = (0..n).find(|&i| want.get(i) != Some(&buf[i])) {
                 return Err(std::io::Error::other(format!(
                     "holds other data than create wrote, from byte {}",
                     total + at as u64

@@ -113,20 +113,7 @@ fn totals(s: &shared::RunSummary) -> (u64, u64) {
 }
 
 fn figure(ns: u64, (bytes, ios): &(u64, u64)) -> Figure {
-    let seconds = ns as f64 / 1e9;
-    let per = |x: u64| {
-        if seconds > 0.0 {
-            x as f64 / seconds
-        } else {
-            0.0
-        }
-    };
-    Figure {
-        seconds,
-        bytes: *bytes,
-        mb_s: per(*bytes) / 1e6,
-        iops: per(*ios),
-    }
+    Figure::over(ns, *ios, *bytes)
 }
 
 /// Everything until the first host ended (its last interval included).

@@ -55,8 +55,7 @@ impl Locator {
                 path: self.path.clone(),
             });
         }
-        let (free_bytes, _) =
-            crate::files::free_space(&at).map_err(|e| TargetError::io("statvfs", &self.path, e))?;
+        let free_bytes = free_space(&at).map_err(|e| TargetError::io("statvfs", &self.path, e))?;
         Ok(TargetInfo {
             path: self.path.clone(),
             kind: TargetKind::Dir,

@@ -235,7 +235,7 @@ impl Manager {
             .map(|t| open(t, create_size))
             .collect::<Result<_, _>>()?;
         // Hold the lock from the busy check to the insert: one run per target.
-        let mut active = self.active();
+        let active = self.active();
         check_free(&active, &target, &also)?;
         let (steps, analysis, keep_steps, together) = steps_of(req, &target)?;
         // A job file's run is named for its jobs unless the request names it.
@@ -318,8 +318,8 @@ impl Manager {
                 me.run_thread(id, plans, how, analysis, run_cancel, start_at)
             })
             .map_err(ServiceError::Thread)?;
-        active.insert(
-            id,
+        self.register(
+            active,
             Active {
                 id,
                 target: path,
@@ -330,13 +330,20 @@ impl Manager {
                 preset: req.preset.clone(),
             },
         );
+        Ok(id)
+    }
+
+    /// Makes a started run active (under the lock its checks were made under) and tells the
+    /// subscribers it started.
+    fn register(&self, mut active: MutexGuard<'_, HashMap<RunId, Active>>, run: Active) {
+        let id = run.id;
+        active.insert(id, run);
         drop(active);
         let _ = self.events.send(Event::Lifecycle {
             run_id: id,
             event: RunEvent::Started,
             error: None,
         });
-        Ok(id)
     }
 
     /// Starts a group run (`POST /api/v1/groups`): the run on every member at a shared
@@ -373,13 +380,13 @@ impl Manager {
         let (me, run_cancel) = (Arc::clone(self), Arc::clone(&cancel));
         let analysis = AnalysisOptions::for_spec(&started.spec);
         let how = How::Group(Box::new(started));
-        let mut active = self.active();
+        let active = self.active();
         let thread = std::thread::Builder::new()
             .name(format!("ds-group-{id}"))
             .spawn(move || me.run_thread(id, Vec::new(), how, analysis, run_cancel, None))
             .map_err(ServiceError::Thread)?;
-        active.insert(
-            id,
+        self.register(
+            active,
             Active {
                 id,
                 target: PathBuf::from(label),
@@ -390,12 +397,6 @@ impl Manager {
                 preset: req.preset.clone(),
             },
         );
-        drop(active);
-        let _ = self.events.send(Event::Lifecycle {
-            run_id: id,
-            event: RunEvent::Started,
-            error: None,
-        });
         Ok(id)
     }
 
@@ -486,6 +487,8 @@ impl Manager {
             .get(&id)
             .map(|a| a.target.display().to_string())
             .unwrap_or_default();
+        // A group's I/O is its members', counted in their agents' `/metrics`, not again here.
+        let counted = !matches!(how, How::Group(_));
         let mut persist = Persist {
             store: &self.store,
             events: &self.events,
@@ -495,8 +498,7 @@ impl Manager {
             cancel: Arc::clone(&cancel),
             failure: None,
             start_at,
-            // A group's samples are its members' own, counted on their agents.
-            counted: !matches!(how, How::Group(_)),
+            counted,
         };
         let keep_steps = matches!(how, How::Steps { keep_steps: true } | How::Group(_));
         let result = run_how(plans, how, &analysis, cancel, &mut persist);
@@ -521,9 +523,11 @@ impl Manager {
                     report.steps.clear();
                 }
                 let state = report.status;
-                self.counters.histogram(&target, &report.histogram);
-                if let Some(s) = &report.analysis.sustain {
-                    self.counters.sustain(&target, s.pass);
+                if counted {
+                    self.counters.histogram(&target, &report.histogram);
+                    if let Some(s) = &report.analysis.sustain {
+                        self.counters.sustain(&target, s.pass);
+                    }
                 }
                 let end = RunEnd {
                     state,

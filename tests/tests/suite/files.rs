@@ -28,6 +28,17 @@ fn walk(dir: &Path) -> (u64, u64, u64) {
     (files, dirs, bytes)
 }
 
+/// `diskscope run -q --target TARGET --preset files ARGS` started, its stderr kept.
+fn spawn_files(target: &str, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(diskscope_bin())
+        .args(["run", "-q", "--target", target, "--preset", "files"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn")
+}
+
 /// Waits (at most 20 s) until the work directory under `dir` holds `path`; its name.
 fn made(dir: &Path, path: &str) -> String {
     let t0 = std::time::Instant::now();
@@ -134,23 +145,19 @@ fn the_phases_count_what_the_tree_holds_and_leave_nothing() {
     let hold = shm.path().join("hold");
     std::fs::create_dir(&hold).expect("dir");
     let h = hold.to_str().expect("utf8");
-    let mut child = std::process::Command::new(diskscope_bin())
-        .args([
-            "run",
-            "-q",
-            "--target",
-            h,
-            "--preset",
-            "files",
+    let mut child = spawn_files(
+        h,
+        &[
             "--streams",
             "2",
-        ])
-        .args(["--dirs", "3", "--count", "20000", "--bs", "100"])
-        .args(["--phases", "mkdir,create,stat,read,delete,rmdir"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
+            "--dirs",
+            "3",
+            "--count",
+            "20000",
+            "--bs",
+            "100",
+        ],
+    );
     // Let it make part of the tree, then kill it: the tree stays, marked with its pid.
     made(&hold, "j0/d0/f2000");
     child.kill().expect("kill");
@@ -279,15 +286,17 @@ fn a_link_swapped_in_for_the_work_directory_leads_nothing_outside() {
     let dir = ram_tempdir();
     let elsewhere = ram_tempdir();
     let d = dir.path().to_str().expect("utf8");
-    let child = std::process::Command::new(diskscope_bin())
-        .args([
-            "run", "-q", "--target", d, "--preset", "files", "--count", "300000",
-        ])
-        .args(["--bs", "0", "--phases", "mkdir,create,stat"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let child = spawn_files(
+        d,
+        &[
+            "--count",
+            "300000",
+            "--bs",
+            "0",
+            "--phases",
+            "mkdir,create,stat",
+        ],
+    );
     let work = made(dir.path(), "j0/d0/f1000");
     let moved = dir.path().join("moved-away");
     std::fs::rename(dir.path().join(&work), &moved).expect("rename");
@@ -446,15 +455,18 @@ fn verify_reads_back_what_create_wrote() {
     );
 
     // A file changed after create: its read fails, naming it and the byte.
-    let child = std::process::Command::new(diskscope_bin())
-        .args([
-            "run", "-q", "--target", d, "--preset", "files", "--count", "300000",
-        ])
-        .args(["--bs", "100", "--verify", "--phases", "mkdir,create,read"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
+    let child = spawn_files(
+        d,
+        &[
+            "--count",
+            "300000",
+            "--bs",
+            "100",
+            "--verify",
+            "--phases",
+            "mkdir,create,read",
+        ],
+    );
     let work = made(dir.path(), "j0/d0/f10");
     let victim = dir.path().join(&work).join("j0/d0/f3");
     let mut bytes = std::fs::read(&victim).expect("read");

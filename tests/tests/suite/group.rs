@@ -9,6 +9,18 @@ use std::time::{Duration, Instant};
 use tests::server::{Server, OP, VIEW};
 use tests::*;
 
+/// `diskscope run --agent A --agent B … --token OP --target TARGET ARGS`: a group from the
+/// command line.
+fn group_cli(urls: &[&str], target: &str, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["run"];
+    for u in urls {
+        all.extend(["--agent", u]);
+    }
+    all.extend(["--token", OP, "--target", target]);
+    all.extend_from_slice(args);
+    diskscope(&all)
+}
+
 /// `n` agents, each with its own data directory, all allowed to use `shared`.
 fn agents(n: usize, shared: &std::path::Path) -> (Vec<tempfile::TempDir>, Vec<Server>) {
     let dirs: Vec<tempfile::TempDir> = (0..n).map(|_| disk_tempdir()).collect();
@@ -189,6 +201,12 @@ fn a_group_of_three_agents_merges_to_the_sum_of_their_own_results() {
         group.last_done
     );
     assert!(group.stonewall.seconds > 2.5, "{:?}", group.stonewall);
+    // Each agent counts its own I/O in /metrics; the hub does not count the group again.
+    let (_, metrics) = hub.get_text("/metrics", VIEW);
+    assert!(
+        !metrics.contains("group of"),
+        "the group's I/O is not the hub's: {metrics}"
+    );
     // The merged run is a run of the hub like any: its history line, its fio client JSON.
     let (_, runs) = hub.get("/api/v1/runs", VIEW);
     assert!(
@@ -344,25 +362,20 @@ fn the_cli_runs_a_group_and_exits_like_a_local_run() {
     let target = target.to_str().expect("utf8");
     let (_dirs, servers) = agents(2, shared_dir.path());
     let (a, b) = (url(&servers[0]), url(&servers[1]));
-    let out = diskscope(&[
-        "run",
-        "--agent",
-        &a,
-        "--agent",
-        &b,
-        "--token",
-        OP,
-        "--target",
+    let out = group_cli(
+        &[&a, &b],
         target,
-        "--preset",
-        "sustain",
-        "--rate",
-        "100GB",
-        "--runtime",
-        "2s",
-        "--size",
-        "32M",
-    ]);
+        &[
+            "--preset",
+            "sustain",
+            "--rate",
+            "100GB",
+            "--runtime",
+            "2s",
+            "--size",
+            "32M",
+        ],
+    );
     let (stdout, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{err}");
     assert!(err.contains("did not sustain the required rate"), "{err}");
@@ -399,29 +412,24 @@ fn the_cli_runs_a_group_and_exits_like_a_local_run() {
     );
 
     // A preset of several steps: each merged step is the sum of the hosts' same step.
-    let out = diskscope(&[
-        "run",
-        "--agent",
-        &a,
-        "--agent",
-        &b,
-        "--token",
-        OP,
-        "--target",
+    let out = group_cli(
+        &[&a, &b],
         target,
-        "--preset",
-        "cdm",
-        "--count",
-        "1",
-        "--runtime",
-        "300ms",
-        "--idle",
-        "100ms",
-        "--size",
-        "32M",
-        "--json",
-        json.to_str().expect("utf8"),
-    ]);
+        &[
+            "--preset",
+            "cdm",
+            "--count",
+            "1",
+            "--runtime",
+            "300ms",
+            "--idle",
+            "100ms",
+            "--size",
+            "32M",
+            "--json",
+            json.to_str().expect("utf8"),
+        ],
+    );
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     let merged = read_report(&json);
