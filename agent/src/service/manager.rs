@@ -111,12 +111,14 @@ struct Active {
     memory: u64,
     /// The preset it runs, if any (`/metrics`' `diskscope_run_active`).
     preset: Option<String>,
+    /// Its I/O is over and its end is being recorded: it holds no target any more.
+    ended: bool,
 }
 
 impl Active {
     /// The run measures `target` (its first target or a further one).
     fn holds(&self, target: &std::path::Path) -> bool {
-        self.target == target || self.others.iter().any(|o| o == target)
+        !self.ended && (self.target == target || self.others.iter().any(|o| o == target))
     }
 }
 
@@ -328,6 +330,7 @@ impl Manager {
                 thread: Some(thread),
                 memory,
                 preset: req.preset.clone(),
+                ended: false,
             },
         );
         Ok(id)
@@ -395,6 +398,7 @@ impl Manager {
                 thread: Some(thread),
                 memory: 0,
                 preset: req.preset.clone(),
+                ended: false,
             },
         );
         Ok(id)
@@ -517,6 +521,13 @@ impl Manager {
             }
             (r, _) => r,
         };
+        // Its I/O is over: the targets and the memory are free before the end is recorded,
+        // so that a client that reads the recorded end can start the next run on them (the
+        // entry stays until then, for `shutdown` to wait on).
+        if let Some(a) = self.active().get_mut(&id) {
+            a.ended = true;
+            a.memory = 0;
+        }
         let (state, end_error) = match result {
             Ok(mut report) => {
                 if !keep_steps {
