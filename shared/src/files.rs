@@ -4,8 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Most directories one job makes.
+/// Most directories one job makes (all levels of its tree).
 pub const MAX_DIRS: u32 = 100_000;
+/// Most levels of directories in a job's tree.
+pub const MAX_DEPTH: u32 = 16;
 /// Most files one directory holds.
 pub const MAX_FILES: u32 = 1_000_000;
 /// Most files one run makes, all jobs together.
@@ -84,14 +86,24 @@ impl Phase {
     }
 }
 
-/// A files phase of a run: the tree's shape (per job: `dirs` directories of `files` files
-/// of `file_size` bytes), the phase, and the run's work directory.
+/// A files phase of a run: the tree's shape, the phase, and the run's work directory.
+///
+/// Each job's tree (`jJ/` in the work directory): `dirs` directories at its top, each
+/// holding `fanout` directories when `depth` is more than 1, and so on for `depth` levels
+/// (mdtest's `-z`/`-b`); each directory of the last level holds `files` files of
+/// `file_size` bytes. `depth` 1 is elbencho's flat tree.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FilesSpec {
     pub phase: Phase,
     pub dirs: u32,
+    /// Levels of directories (1: the `dirs` directories hold the files).
+    #[serde(default = "one")]
+    pub depth: u32,
+    /// Directories in each directory above the last level.
+    #[serde(default)]
+    pub fanout: u32,
     pub files: u32,
     pub file_size: u64,
     /// fsync each file after writing it (create).
@@ -106,10 +118,36 @@ pub struct FilesSpec {
     pub last: bool,
 }
 
+fn one() -> u32 {
+    1
+}
+
 impl FilesSpec {
+    /// Directories at each level of one job's tree, top first (saturating: a shape too
+    /// large is refused by [`FilesSpec::check`]).
+    pub fn levels(&self) -> impl Iterator<Item = u64> + '_ {
+        let depth = self.depth.clamp(1, MAX_DEPTH);
+        (0..depth).scan(0u64, |n, level| {
+            *n = if level == 0 {
+                u64::from(self.dirs)
+            } else {
+                n.saturating_mul(u64::from(self.fanout))
+            };
+            Some(*n)
+        })
+    }
+
+    /// Directories one job makes (all levels), and those of the last level (the files').
+    pub fn dirs_per_job(&self) -> (u64, u64) {
+        self.levels()
+            .fold((0u64, 0u64), |(all, _), n| (all.saturating_add(n), n))
+    }
+
     /// Files all `jobs` make.
     pub fn total_files(&self, jobs: u32) -> u64 {
-        u64::from(jobs) * u64::from(self.dirs) * u64::from(self.files)
+        u64::from(jobs)
+            .saturating_mul(self.dirs_per_job().1)
+            .saturating_mul(u64::from(self.files))
     }
 
     /// Problems with the shape, each naming its field and value.
@@ -120,6 +158,28 @@ impl FilesSpec {
                 "files.dirs",
                 self.dirs.to_string(),
                 format!("1..{MAX_DIRS}"),
+            ));
+        }
+        if !(1..=MAX_DEPTH).contains(&self.depth) {
+            out.push((
+                "files.depth",
+                self.depth.to_string(),
+                format!("1..{MAX_DEPTH}"),
+            ));
+        }
+        if self.depth > 1 && !(1..=MAX_DIRS).contains(&self.fanout) {
+            out.push((
+                "files.fanout",
+                self.fanout.to_string(),
+                format!("1..{MAX_DIRS} with depth {}", self.depth),
+            ));
+        }
+        let all_dirs = self.dirs_per_job().0;
+        if all_dirs > u64::from(MAX_DIRS) {
+            out.push((
+                "files.dirs",
+                all_dirs.to_string(),
+                format!("{MAX_DIRS} directories at most per job (all levels of its tree)"),
             ));
         }
         if !(1..=MAX_FILES).contains(&self.files) {
@@ -187,5 +247,44 @@ mod tests {
         assert!(Phase::parse_list("create,chmod")
             .unwrap_err()
             .contains("phase 'chmod'"));
+    }
+
+    fn shape(dirs: u32, depth: u32, fanout: u32) -> FilesSpec {
+        FilesSpec {
+            phase: Phase::Mkdir,
+            dirs,
+            depth,
+            fanout,
+            files: 10,
+            file_size: 0,
+            fsync: false,
+            verify: false,
+            work: format!("{WORK_PREFIX}1-2"),
+            first: true,
+            last: true,
+        }
+    }
+
+    #[test]
+    fn a_tree_counts_its_levels_and_leaves() {
+        let flat = shape(7, 1, 0);
+        assert_eq!(flat.dirs_per_job(), (7, 7));
+        assert_eq!(flat.total_files(2), 140);
+        assert!(flat.check(2).is_empty());
+        let tree = shape(3, 3, 4);
+        assert_eq!(tree.levels().collect::<Vec<_>>(), [3, 12, 48]);
+        assert_eq!(tree.dirs_per_job(), (63, 48));
+        assert_eq!(tree.total_files(1), 480);
+        // The largest shapes saturate and are refused, naming the field.
+        let huge = shape(MAX_DIRS, MAX_DEPTH, MAX_DIRS);
+        assert!(huge.check(1).iter().any(|(f, _, _)| *f == "files.dirs"));
+        assert!(shape(2, 2, 0)
+            .check(1)
+            .iter()
+            .any(|(f, _, _)| *f == "files.fanout"));
+        assert!(shape(2, 17, 2)
+            .check(1)
+            .iter()
+            .any(|(f, _, _)| *f == "files.depth"));
     }
 }

@@ -778,11 +778,11 @@ impl WorkloadSpec {
             for (field, value, msg) in f.check(self.jobs) {
                 bad(field, &value, msg);
             }
-            if self.backend != Backend::Sync {
+            if !matches!(self.backend, Backend::Sync | Backend::Uring) {
                 bad(
                     "backend",
                     &self.backend,
-                    "the files workload runs its operations as plain system calls: backend sync"
+                    "the files workload runs its operations through io_uring (uring) or as plain system calls (sync)"
                         .into(),
                 );
             }

@@ -193,6 +193,16 @@ pub struct PresetOptions {
     /// `files`: the phases to run, e.g. `create,stat,delete` (default all six).
     #[cfg(not(target_arch = "wasm32"))]
     pub phases: Option<String>,
+    /// `files`: levels of directories in each job's tree (default 1: `dirs` hold the files).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub depth: Option<u32>,
+    /// `files`: directories in each directory above the tree's last level (default 2).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fanout: Option<u32>,
+    /// `files`: its operations as plain system calls (`sync`, the default) or through
+    /// io_uring (`uring`).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub backend: Option<crate::spec::Backend>,
 }
 
 impl PresetOptions {
@@ -259,6 +269,9 @@ impl PresetOptions {
             add("dirs", self.dirs.map(|x| x.to_string()));
             add("fsync", self.fsync.map(|x| x.to_string()));
             add("phases", self.phases.clone());
+            add("depth", self.depth.map(|x| x.to_string()));
+            add("fanout", self.fanout.map(|x| x.to_string()));
+            add("backend", self.backend.map(|x| x.as_str().to_string()));
         }
         v
     }

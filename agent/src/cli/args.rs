@@ -233,6 +233,13 @@ pub struct RunArgs {
     /// (default all).
     #[arg(long, value_name = "LIST")]
     pub phases: Option<String>,
+    /// files: levels of directories in each job's tree (default 1; --dirs at the top,
+    /// --fanout in each directory below, the files in the last level's).
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// files: directories in each directory above the tree's last level (default 2).
+    #[arg(long)]
+    pub fanout: Option<u32>,
     /// Idle time between steps (cdm: 1s; cache-recovery: 30s), and between the passes of
     /// --repeat.
     #[arg(long, value_parser = duration_ms)]
@@ -303,7 +310,9 @@ pub enum OutputFormat {
 
 impl RunArgs {
     /// The options a preset takes as its knobs when given as flags.
-    const PRESET_KNOBS: [&'static str; 6] = ["size", "runtime", "rate", "bs", "interval", "verify"];
+    const PRESET_KNOBS: [&'static str; 7] = [
+        "size", "runtime", "rate", "bs", "interval", "verify", "backend",
+    ];
 
     /// The preset's knobs, from the flags given.
     pub fn preset_options(&self) -> shared::PresetOptions {
@@ -324,6 +333,9 @@ impl RunArgs {
             dirs: self.dirs,
             fsync: self.fsync_each.then_some(true),
             phases: self.phases.clone(),
+            depth: self.depth,
+            fanout: self.fanout,
+            backend: w.has("backend").then_some(s.backend),
         }
     }
 

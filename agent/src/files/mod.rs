@@ -9,19 +9,20 @@
 //! trees are removed: at the end of the last phase, after a stop or a failure, and, left by
 //! a killed agent, at the next files run's start (said in the run's notes).
 
+mod ops;
+mod ring;
+mod tree;
+
 use crate::engine::job::{JobMsg, JobSetup, RunShared};
-use crate::engine::Dir;
-use crate::stats::interval::Completed;
-use crate::stats::IntervalStats;
 use crate::workload::Plan;
+use ops::{check, cstr, open_at, Ops};
 use shared::files::{FilesSpec, Phase, MARK, WORK_PREFIX};
+use shared::spec::Backend;
 use shared::RunError;
-use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
-use std::time::Instant;
 
 /// The free bytes and free inodes of the filesystem holding directory `dir` (asked of the
 /// descriptor held, not of a path looked up again).
@@ -32,45 +33,9 @@ fn free_space(dir: &OwnedFd) -> std::io::Result<(u64, u64)> {
     Ok((st.f_bavail * st.f_frsize, st.f_favail))
 }
 
-fn cstr(bytes: &[u8]) -> std::io::Result<CString> {
-    CString::new(bytes).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
-}
-
-/// `openat(dir, name, flags)` with no link followed.
-fn open_at(dir: Option<&OwnedFd>, name: &[u8], flags: i32, mode: u32) -> std::io::Result<OwnedFd> {
-    let c = cstr(name)?;
-    let base = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
-    // SAFETY: a plain openat on a valid C string; the descriptor is owned from here.
-    let fd = unsafe {
-        libc::openat(
-            base,
-            c.as_ptr(),
-            flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            mode,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just opened and is not owned elsewhere.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
+/// The directory `name` below `dir`, no link followed.
 fn dir_at(dir: &OwnedFd, name: &str) -> std::io::Result<OwnedFd> {
-    open_at(
-        Some(dir),
-        name.as_bytes(),
-        libc::O_DIRECTORY | libc::O_RDONLY,
-        0,
-    )
-}
-
-fn check(rc: libc::c_int) -> std::io::Result<()> {
-    if rc < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    ops::dir_at(dir, &cstr(name.as_bytes())?)
 }
 
 /// The target directory, as the access check pinned it (its `/proc/self/fd` link, which
@@ -115,7 +80,7 @@ pub fn prepare(plan: &Plan) -> Result<Option<String>, String> {
     let cleared = clear_leftovers(&target, &path);
     let jobs = plan.spec().jobs;
     let files = f.total_files(jobs);
-    let inodes = files + u64::from(jobs) * (u64::from(f.dirs) + 1) + 2;
+    let inodes = files + u64::from(jobs) * (f.dirs_per_job().0 + 1) + 2;
     let block = 4096u64;
     let bytes = files * f.file_size.div_ceil(block) * block;
     let (free_bytes, free_inodes) =
@@ -136,7 +101,7 @@ pub fn prepare(plan: &Plan) -> Result<Option<String>, String> {
     let dir = dir_at(&target, &f.work).map_err(|e| e.to_string())?;
     let mark = open_at(
         Some(&dir),
-        MARK.as_bytes(),
+        &cstr(MARK.as_bytes()).map_err(|e| e.to_string())?,
         libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
         0o644,
     )
@@ -198,7 +163,7 @@ fn clear_leftovers(target: &OwnedFd, path: &str) -> Option<String> {
 
 /// The pid a work directory's mark names, if it carries one.
 fn owner_of(dir: &OwnedFd) -> Option<u32> {
-    let mark = open_at(Some(dir), MARK.as_bytes(), libc::O_RDONLY, 0).ok()?;
+    let mark = open_at(Some(dir), &cstr(MARK.as_bytes()).ok()?, libc::O_RDONLY, 0).ok()?;
     let text = std::io::read_to_string(std::fs::File::from(mark)).ok()?;
     text.lines()
         .find_map(|l| l.strip_prefix("pid="))
@@ -233,7 +198,35 @@ pub fn finish(plan: &Plan, ended_early: bool) -> Option<String> {
         .map(|e| format!("could not remove {path}/{}: {e}", f.work))
 }
 
-/// One job of a files phase: its part of the tree (`jJ/dD/fF`), each operation timed and
+/// The operations as the spec's backend asks: io_uring (falling back to plain system
+/// calls when the kernel's ring lacks an operation, saying so) or plain system calls. The
+/// backend's name, its features and the note.
+fn backend(plan: &Plan) -> (Box<dyn Ops>, &'static str, Vec<String>, Option<String>) {
+    let plain = || -> Box<dyn Ops> { Box::new(ops::Plain) };
+    let plain_features = vec![
+        "plain system calls: mkdirat, openat, write, read, fsync, close, fstatat, unlinkat"
+            .to_string(),
+    ];
+    if plan.spec().backend != Backend::Uring {
+        return (plain(), "sync", plain_features, None);
+    }
+    match ring::Ring::new() {
+        Ok(r) => (
+            Box::new(r),
+            "uring",
+            vec!["io_uring: MKDIRAT, STATX, UNLINKAT; a file's OPENAT, WRITE/READ, FSYNC and CLOSE as one hard-linked submission on a direct descriptor".to_string()],
+            None,
+        ),
+        Err(e) => (
+            plain(),
+            "sync",
+            plain_features,
+            Some(format!("{e}: the files workload runs as plain system calls")),
+        ),
+    }
+}
+
+/// One job of a files phase: its part of the tree (`jJ/dD/…/fF`), each operation timed and
 /// counted as an I/O (writes: mkdir, create, delete, rmdir; reads: stat, read).
 pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMsg>) {
     let setup = || -> Result<(FilesSpec, OwnedFd), String> {
@@ -252,33 +245,42 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
             return;
         }
     };
+    let (mut ops, name, features, note) = backend(plan);
     let _ = tx.send(JobMsg::Ready {
         job,
         result: Ok(JobSetup {
-            backend: "files",
-            note: None,
-            features: vec!["plain system calls".into()],
+            backend: name,
+            note,
+            features,
             buffers: (0, 0),
         }),
     });
     if shared.gate.wait().is_none() {
         return done(tx, job, 0, None);
     }
-    let mut t = Timer::new(job, shared, tx);
-    // What create writes, and what a verified read compares with.
+    let mut t = tree::Timer::new(job, shared, tx);
+    // What create writes, and what a verified read compares with; the read buffer.
     let data = match f.phase {
         Phase::Create => pattern(plan, job, f.file_size),
         Phase::Read if f.verify => pattern(plan, job, f.file_size),
         _ => Vec::new(),
     };
-    let r = run_phase(&f, &work, job, &data, &mut t);
+    let read_len = f.file_size.clamp(1, 1 << 20) as usize;
+    let mut walk = tree::Walk {
+        f: &f,
+        ops: &mut *ops,
+        t: &mut t,
+        data: &data,
+        buf: vec![0u8; if f.phase == Phase::Read { read_len } else { 0 }],
+    };
+    let r = walk.run(&work, job);
     let end_ns = t.elapsed();
     t.flush(end_ns);
     // elbencho's first-done: what this job had done when the first job ended (itself, if
     // it was the first).
     shared.first_done_ns.fetch_min(end_ns, Ordering::SeqCst);
-    let (ops, bytes) = t.at_first_done.unwrap_or((t.ops, t.bytes));
-    let _ = tx.send(JobMsg::FirstDone { job, ops, bytes });
+    let (n, bytes) = t.at_first_done.unwrap_or((t.ops, t.bytes));
+    let _ = tx.send(JobMsg::FirstDone { job, ops: n, bytes });
     let error = r.err().map(|(what, e)| RunError {
         message: format!("{} {what}: {e}", f.phase.name()),
         op: Some(f.phase.name().to_string()),
@@ -313,254 +315,4 @@ fn pattern(plan: &Plan, job: usize, size: u64) -> Vec<u8> {
             x as u8
         })
         .collect()
-}
-
-/// A job's clock and its interval: each operation's latency and bytes, the interval sent
-/// when the next one begins.
-struct Timer<'a> {
-    job: usize,
-    shared: &'a RunShared,
-    tx: &'a Sender<JobMsg>,
-    epoch: Instant,
-    interval_ns: u64,
-    cur: IntervalStats,
-    /// Operations and bytes so far, and as they were when the first job ended.
-    ops: u64,
-    bytes: u64,
-    at_first_done: Option<(u64, u64)>,
-}
-
-impl<'a> Timer<'a> {
-    fn new(job: usize, shared: &'a RunShared, tx: &'a Sender<JobMsg>) -> Self {
-        let interval_ns = shared.interval_ns.max(1);
-        Timer {
-            job,
-            shared,
-            tx,
-            epoch: Instant::now(),
-            interval_ns,
-            cur: IntervalStats::new(0, 0, interval_ns),
-            ops: 0,
-            bytes: 0,
-            at_first_done: None,
-        }
-    }
-
-    fn elapsed(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
-    }
-
-    fn stopped(&self) -> bool {
-        self.shared.cancel.load(Ordering::Relaxed) || self.shared.abort.load(Ordering::Relaxed)
-    }
-
-    /// Times `op` and counts it: `bytes` it moved, in direction `dir`.
-    fn op<T>(
-        &mut self,
-        dir: Dir,
-        op: impl FnOnce() -> std::io::Result<(T, u64)>,
-    ) -> std::io::Result<T> {
-        if self.at_first_done.is_none()
-            && self.shared.first_done_ns.load(Ordering::Relaxed) != u64::MAX
-        {
-            self.at_first_done = Some((self.ops, self.bytes));
-        }
-        let t0 = self.elapsed();
-        let (v, bytes) = op()?;
-        self.ops += 1;
-        self.bytes += bytes;
-        let at_ns = self.elapsed();
-        while at_ns >= self.cur.end_ns {
-            let next = IntervalStats::new(
-                self.cur.index + 1,
-                self.cur.end_ns,
-                self.cur.end_ns + self.interval_ns,
-            );
-            let full = std::mem::replace(&mut self.cur, next);
-            let _ = self.tx.send(JobMsg::Interval {
-                job: self.job,
-                stats: full,
-            });
-        }
-        self.cur.completed(Completed {
-            dir,
-            bytes,
-            lat_ns: at_ns - t0,
-            offset: 0,
-            rel_ns: at_ns - self.cur.start_ns,
-            at_ns,
-        });
-        Ok(v)
-    }
-
-    /// Sends the last interval, ending at `end_ns`.
-    fn flush(&mut self, end_ns: u64) {
-        let mut last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
-        last.end_ns = end_ns.max(last.start_ns);
-        let _ = self.tx.send(JobMsg::Interval {
-            job: self.job,
-            stats: last,
-        });
-    }
-}
-
-type OpError = (String, std::io::Error);
-
-/// The phase's operations on this job's part of the tree.
-fn run_phase(
-    f: &FilesSpec,
-    work: &OwnedFd,
-    job: usize,
-    data: &[u8],
-    t: &mut Timer<'_>,
-) -> Result<(), OpError> {
-    let jname = format!("j{job}");
-    let at = |what: String| move |e: std::io::Error| (what, e);
-    if f.phase == Phase::Mkdir {
-        t.op(Dir::Write, || mkdir(work, &jname).map(|()| ((), 0)))
-            .map_err(at(jname.clone()))?;
-    }
-    let jdir = dir_at(work, &jname).map_err(at(jname.clone()))?;
-    // The read phase's buffer, once per job; with `verify`, what each file must hold.
-    let read_len = f.file_size.clamp(1, 1 << 20) as usize;
-    let mut buf = vec![0u8; if f.phase == Phase::Read { read_len } else { 0 }];
-    let check = f.verify.then_some((data, f.file_size));
-    for d in 0..f.dirs {
-        if t.stopped() {
-            return Ok(());
-        }
-        let dname = format!("d{d}");
-        let path = format!("{jname}/{dname}");
-        match f.phase {
-            Phase::Mkdir => {
-                t.op(Dir::Write, || mkdir(&jdir, &dname).map(|()| ((), 0)))
-                    .map_err(at(path))?;
-                continue;
-            }
-            Phase::Rmdir => {
-                t.op(Dir::Write, || rmdir(&jdir, &dname).map(|()| ((), 0)))
-                    .map_err(at(path))?;
-                continue;
-            }
-            _ => {}
-        }
-        let dir = dir_at(&jdir, &dname).map_err(at(path.clone()))?;
-        for i in 0..f.files {
-            if t.stopped() {
-                return Ok(());
-            }
-            let name = format!("f{i}");
-            let r = match f.phase {
-                Phase::Create => t.op(Dir::Write, || create(&dir, &name, data, f)),
-                Phase::Stat => t.op(Dir::Read, || stat(&dir, &name).map(|()| ((), 0))),
-                Phase::Read => t.op(Dir::Read, || read(&dir, &name, &mut buf, check)),
-                Phase::Delete => t.op(Dir::Write, || unlink(&dir, &name).map(|()| ((), 0))),
-                Phase::Mkdir | Phase::Rmdir => Ok(()),
-            };
-            r.map_err(at(format!("{path}/{name}")))?;
-        }
-    }
-    if f.phase == Phase::Rmdir {
-        drop(jdir);
-        t.op(Dir::Write, || rmdir(work, &jname).map(|()| ((), 0)))
-            .map_err(at(jname))?;
-    }
-    Ok(())
-}
-
-fn mkdir(dir: &OwnedFd, name: &str) -> std::io::Result<()> {
-    let c = cstr(name.as_bytes())?;
-    // SAFETY: mkdirat below a directory we hold, on a valid C string.
-    check(unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o755) })
-}
-
-fn rmdir(dir: &OwnedFd, name: &str) -> std::io::Result<()> {
-    let c = cstr(name.as_bytes())?;
-    // SAFETY: as `mkdir`.
-    check(unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) })
-}
-
-fn unlink(dir: &OwnedFd, name: &str) -> std::io::Result<()> {
-    let c = cstr(name.as_bytes())?;
-    // SAFETY: as `mkdir`.
-    check(unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) })
-}
-
-fn stat(dir: &OwnedFd, name: &str) -> std::io::Result<()> {
-    let c = cstr(name.as_bytes())?;
-    // SAFETY: fstatat fills the zeroed struct; no link followed.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    check(unsafe {
-        libc::fstatat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &mut st,
-            libc::AT_SYMLINK_NOFOLLOW,
-        )
-    })
-}
-
-/// A new file (never an existing one) of `f.file_size` bytes, fsynced when asked, closed.
-fn create(dir: &OwnedFd, name: &str, data: &[u8], f: &FilesSpec) -> std::io::Result<((), u64)> {
-    use std::io::Write;
-    let fd = open_at(
-        Some(dir),
-        name.as_bytes(),
-        libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL,
-        0o644,
-    )?;
-    let mut file = std::fs::File::from(fd);
-    let mut left = f.file_size;
-    while left > 0 {
-        let n = left.min(data.len() as u64) as usize;
-        file.write_all(&data[..n])?;
-        left -= n as u64;
-    }
-    if f.fsync {
-        file.sync_all()?;
-    }
-    Ok(((), f.file_size))
-}
-
-/// Reads the whole file, a pattern's length at a time, into `buf`; the bytes it held. With
-/// `check` (the pattern create wrote over and over, and the size it wrote), a byte that
-/// differs or a length that does fails the read naming it.
-fn read(
-    dir: &OwnedFd,
-    name: &str,
-    buf: &mut [u8],
-    check: Option<(&[u8], u64)>,
-) -> std::io::Result<((), u64)> {
-    use std::io::Read;
-    let fd = open_at(Some(dir), name.as_bytes(), libc::O_RDONLY, 0)?;
-    let mut file = std::fs::File::from(fd);
-    let mut total = 0u64;
-    loop {
-        // Whole chunks of the pattern's length (the last one short), so chunk k of the file
-        // is compared with the pattern from its start.
-        let mut n = 0;
-        while n < buf.len() {
-            match file.read(&mut buf[n..])? {
-                0 => break,
-                got => n += got,
-            }
-        }
-        if n == 0 {
-            return match check {
-                Some((_, size)) if total != size => Err(std::io::Error::other(format!(
-                    "holds {total} bytes, create wrote {size}"
-                ))),
-                _ => Ok(((), total)),
-            };
-        }
-        if let Some((want, _)) = check {
-            if let Some(at) = (0..n).find(|&i| want.get(i) != Some(&buf[i])) {
-                return Err(std::io::Error::other(format!(
-                    "holds other data than create wrote, from byte {}",
-                    total + at as u64
-                )));
-            }
-        }
-        total += n as u64;
-    }
 }

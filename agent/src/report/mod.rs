@@ -16,7 +16,7 @@ use std::path::Path;
 pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport {
     let spec = plan.spec();
     let target = plan.target();
-    let mut warnings = io_path_warnings(&outcome.io_path, spec.backend);
+    let mut warnings = io_path_warnings(&outcome.io_path, spec.backend, spec.files.is_some());
     // (The files workload's operations go through the page cache by nature.)
     if !spec.direct && !spec.backend.opens_nothing() && spec.files.is_none() {
         warnings.push("buffered I/O (--buffered): figures include the page cache".into());
@@ -90,13 +90,19 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
 }
 
 /// What a run's measured I/O path says about its figures: I/O handed to kernel worker
-/// threads, I/Os split by the block layer, buffers not in huge pages.
-pub fn io_path_warnings(p: &IoPath, backend: Backend) -> Vec<String> {
+/// threads, I/Os split by the block layer, buffers not in huge pages. (The files workload's
+/// directory operations always run in the workers: said as what it is.)
+pub fn io_path_warnings(p: &IoPath, backend: Backend, files: bool) -> Vec<String> {
     let mut w = Vec::new();
     if backend.opens_nothing() {
         return w;
     }
-    if p.worker_threads > 0 {
+    if p.worker_threads > 0 && files {
+        w.push(format!(
+            "io_uring ran the operations in {} kernel worker thread(s) (iou-wrk, {:.0} ms of CPU): the kernel always hands MKDIRAT, UNLINKAT, STATX and creating opens to them, so each includes a hand-off to a worker and back that plain system calls (--backend sync) do not pay",
+            p.worker_threads, p.worker_cpu_ms
+        ));
+    } else if p.worker_threads > 0 {
         w.push(format!(
             "io_uring handed I/O to {} kernel worker thread(s) (iou-wrk, {:.0} ms of CPU) instead of issuing it inline (it does on tmpfs, for I/Os the block layer must split, and for O_DIRECT writes that allocate blocks in a new or sparse file): these figures include that hand-off and are not comparable with inline submission",
             p.worker_threads, p.worker_cpu_ms

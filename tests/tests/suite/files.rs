@@ -9,11 +9,14 @@ use std::time::Duration;
 use tests::server::{Server, OP, VIEW};
 use tests::*;
 
-/// The entries under `dir` (files and directories, the mark included), walked.
+/// The entries under `dir` (files and directories, the mark included), walked (an entry
+/// gone while it is walked is not counted).
 fn walk(dir: &Path) -> (u64, u64, u64) {
     let (mut files, mut dirs, mut bytes) = (0, 0, 0);
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let meta = e.metadata().expect("metadata");
+        let Ok(meta) = e.metadata() else {
+            continue;
+        };
         if meta.is_dir() {
             dirs += 1;
             let (f, d, b) = walk(&e.path());
@@ -118,7 +121,10 @@ fn the_phases_count_what_the_tree_holds_and_leave_nothing() {
         .find(|s| s.name.starts_with("create"))
         .expect("create");
     assert_eq!(create.summary.write.bytes, 2 * 3 * 50 * 3000);
-    assert_eq!(r.environment.backend, "files");
+    assert_eq!(
+        r.environment.backend, "sync",
+        "plain system calls unless asked"
+    );
     // elbencho's pair per phase: until the first job was done (its whole part, at least),
     // and until the last one was (every operation).
     for s in &r.steps {
@@ -180,6 +186,96 @@ fn the_phases_count_what_the_tree_holds_and_leave_nothing() {
         "{said}"
     );
     assert!(work_dirs(&hold).is_empty(), "{:?}", work_dirs(&hold));
+}
+
+/// A tree of three levels (2 directories at the top, 3 in each below) through each backend:
+/// the files and bytes create reports, and the directories mkdir and rmdir report, are what
+/// a walk of the tree finds while it stands (between create and delete), and
+/// nothing is left after. The backend line says which backend ran.
+#[test]
+fn a_tree_is_what_a_walk_finds_through_either_backend() {
+    let dir = ram_tempdir();
+    let d = dir.path().to_str().expect("utf8");
+    for backend in ["uring", "sync"] {
+        let json = dir.path().join(format!("{backend}.json"));
+        let mut child = std::process::Command::new(diskscope_bin())
+            .args(["run", "-q", "--target", d, "--preset", "files"])
+            .args([
+                "--streams",
+                "2",
+                "--dirs",
+                "2",
+                "--depth",
+                "3",
+                "--fanout",
+                "3",
+            ])
+            .args([
+                "--count",
+                "40",
+                "--bs",
+                "65536",
+                "--verify",
+                "--backend",
+                backend,
+            ])
+            .args(["--phases", "mkdir,create,read,delete,rmdir", "--json"])
+            .arg(&json)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // 2 jobs × (2 + 6 + 18 directories) and 18 × 40 files of 64 KiB each.
+        let (files, dirs) = (2 * 18 * 40u64, 2 * (1 + 2 + 6 + 18) as u64);
+        let mut seen = None;
+        while child.try_wait().expect("wait").is_none() {
+            if let Some(w) = work_dirs(dir.path()).first() {
+                let (f, dd, b) = walk(&dir.path().join(w));
+                // The mark is a file of the work directory's own.
+                if f == files + 1
+                    && b == files * 65536
+                        + std::fs::metadata(dir.path().join(w).join(".diskscope-files"))
+                            .map_or(0, |m| m.len())
+                {
+                    seen = Some((f - 1, dd, b));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success(), "{backend}: {}", stderr(&out));
+        let r = read_report(&json);
+        let step = |name: &str| {
+            let s = r
+                .steps
+                .iter()
+                .find(|s| s.name.starts_with(name))
+                .expect(name);
+            s.summary.read.ios + s.summary.write.ios
+        };
+        assert_eq!(step("mkdir"), dirs, "{backend}");
+        assert_eq!(step("create"), files, "{backend}");
+        assert_eq!(step("read"), files, "{backend}");
+        assert_eq!(step("delete"), files, "{backend}");
+        assert_eq!(step("rmdir"), dirs, "{backend}");
+        let (f, dd, _) = seen.unwrap_or_else(|| panic!("{backend}: the whole tree was never seen"));
+        assert_eq!((f, dd), (files, dirs), "{backend}: what the walk found");
+        let written = r
+            .steps
+            .iter()
+            .find(|s| s.name.starts_with("create"))
+            .expect("create");
+        assert_eq!(written.summary.write.bytes, files * 65536, "{backend}");
+        assert_eq!(
+            r.environment.backend, backend,
+            "{backend}: the backend line"
+        );
+        assert!(
+            work_dirs(dir.path()).is_empty(),
+            "{backend}: left {:?}",
+            work_dirs(dir.path())
+        );
+    }
 }
 
 /// Through the service: a stop removes the tree; a target outside --allow, a file instead of
@@ -454,7 +550,15 @@ fn verify_reads_back_what_create_wrote() {
         stderr(&refused)
     );
 
-    // A file changed after create: its read fails, naming it and the byte.
+    // A file changed after create: its read fails, naming it and the byte, through either
+    // backend.
+    for backend in ["sync", "uring"] {
+        tampered_file_fails_the_read(dir.path(), backend);
+    }
+}
+
+fn tampered_file_fails_the_read(dir: &Path, backend: &str) {
+    let d = dir.to_str().expect("utf8");
     let child = spawn_files(
         d,
         &[
@@ -465,22 +569,21 @@ fn verify_reads_back_what_create_wrote() {
             "--verify",
             "--phases",
             "mkdir,create,read",
+            "--backend",
+            backend,
         ],
     );
-    let work = made(dir.path(), "j0/d0/f10");
-    let victim = dir.path().join(&work).join("j0/d0/f3");
+    let work = made(dir, "j0/d0/f10");
+    let victim = dir.join(&work).join("j0/d0/f3");
     let mut bytes = std::fs::read(&victim).expect("read");
     bytes[42] ^= 0xff;
     std::fs::write(&victim, &bytes).expect("write");
     let out = child.wait_with_output().expect("wait");
     let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!out.status.success(), "{err}");
+    assert!(!out.status.success(), "{backend}: {err}");
     assert!(
         err.contains("j0/d0/f3") && err.contains("from byte 42"),
-        "{err}"
+        "{backend}: {err}"
     );
-    assert!(
-        work_dirs(dir.path()).is_empty(),
-        "a failed run removes its tree"
-    );
+    assert!(work_dirs(dir).is_empty(), "a failed run removes its tree");
 }
