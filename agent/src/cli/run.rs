@@ -228,7 +228,12 @@ fn job_files(args: &RunArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
         eprintln!("diskscope: note: {note}");
     }
     let create = create_size(steps.iter().map(|s| &s.spec)).filter(|_| !target.exists());
-    let info = crate::io_target::TargetInfo::probe(&target, create, false)?;
+    let info = if steps.iter().any(|s| s.spec.files.is_some()) {
+        // fio's metadata engines: the files workload in a directory.
+        crate::io_target::Locator::path(&target).probe_dir()?
+    } else {
+        crate::io_target::TargetInfo::probe(&target, create, false)?
+    };
     let mut at = crate::io_target::Locator::path(&target);
     at.created = info.created;
     let opts = presets::AnalysisOptions::for_spec(&steps[0].spec);

@@ -11,7 +11,7 @@ mod options;
 pub mod parse;
 
 use shared::bssplit::BsSplit;
-use shared::spec::WorkloadSpec;
+use shared::spec::{RwMode, WorkloadSpec};
 use shared::Step;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -102,6 +102,16 @@ pub struct Job {
     /// fio's io_uring `fixedbufs` and `registerfiles`, as the job sets them (fio's default:
     /// neither registered).
     pub registrations: (Option<bool>, Option<bool>),
+    /// fio's metadata engines (`filecreate`, `filestat`, `filedelete`): the files
+    /// workload's phase the job measures.
+    pub meta: Option<shared::files::Phase>,
+    /// Their `nrfiles` and `filesize`.
+    pub meta_shape: (Option<u32>, Option<u64>),
+    /// The metadata engine `rw` names (newer fio's examples set `rw=filestat` beside
+    /// `ioengine=filestat`).
+    pub meta_rw: Option<shared::files::Phase>,
+    /// fio's `unlink`, when given.
+    pub unlink: Option<bool>,
 }
 
 impl Job {
@@ -134,11 +144,19 @@ impl Job {
             latency: (None, None, 100.0),
             notes: Vec::new(),
             engine: None,
+            meta: None,
+            meta_shape: (None, None),
+            meta_rw: None,
+            unlink: None,
         }
     }
 
-    /// The file the job names (`directory` joined), if any.
+    /// The file the job names (`directory` joined), if any; a metadata engine's job, the
+    /// directory it names.
     pub fn path(&self) -> Option<PathBuf> {
+        if self.meta.is_some() {
+            return self.directory.as_ref().map(PathBuf::from);
+        }
         let f = self.filename.as_ref()?;
         Some(match &self.directory {
             Some(d) if !f.starts_with('/') => Path::new(d).join(f),
@@ -289,6 +307,27 @@ impl Job {
     /// The spec as diskscope runs it, with fio's run-length rules: `time_based` runs for
     /// `runtime`; otherwise `size × loops` is done, `runtime` capping it.
     fn finish(&mut self) -> Result<(), JobFileError> {
+        let bad = |message: String| JobFileError::Syntax {
+            at: self.at.clone(),
+            message: format!("job '{}': {message}", self.name),
+        };
+        match (self.meta, self.meta_rw) {
+            (Some(phase), None) => return self.meta_job(phase),
+            (Some(phase), Some(rw)) if rw == phase => return self.meta_job(phase),
+            (_, Some(rw)) => {
+                return Err(bad(format!(
+                    "rw={}: the metadata modes need their engine (ioengine=file{})",
+                    rw_name(rw),
+                    rw.name()
+                )))
+            }
+            (None, None) => {}
+        }
+        if self.unlink == Some(true) {
+            return Err(bad(
+                "unlink=1: diskscope keeps the file a job ran on (remove it afterwards)".into(),
+            ));
+        }
         self.engine_note();
         self.batch_to_depth();
         let sized = self.sizes_by_direction();
@@ -397,6 +436,130 @@ impl Job {
             ));
         }
         Ok(())
+    }
+}
+
+/// A metadata mode's name in fio (`filecreate`, …).
+fn rw_name(p: shared::files::Phase) -> String {
+    format!("file{}", p.name())
+}
+
+impl Job {
+    /// A metadata engine's job as the files workload: `nrfiles` files of `filesize` (fio's
+    /// default: `size` shared among them; filecreate writes nothing, as fio's does) in one
+    /// directory per clone, in a work directory of the run's own in `directory`.
+    fn meta_job(&mut self, phase: shared::files::Phase) -> Result<(), JobFileError> {
+        use shared::files::{FilesSpec, Phase};
+        let bad = |message: String| JobFileError::Syntax {
+            at: self.at.clone(),
+            message: format!("job '{}': {message}", self.name),
+        };
+        let engine = self
+            .engine
+            .as_ref()
+            .map_or("", |(e, _)| e.as_str())
+            .to_string();
+        if self.time_based {
+            return Err(bad(format!(
+                "ioengine={engine} with time_based: diskscope's files workload does each file once"
+            )));
+        }
+        let files = self.meta_shape.0.unwrap_or(1);
+        let file_size = match phase {
+            Phase::Create => 0,
+            _ => self
+                .meta_shape
+                .1
+                .or(self.spec.size.map(|z| z / u64::from(files)))
+                .unwrap_or(0),
+        };
+        let s = &mut self.spec;
+        s.files = Some(FilesSpec {
+            phase,
+            dirs: 1,
+            depth: 1,
+            fanout: 0,
+            files,
+            file_size,
+            fsync: false,
+            verify: false,
+            work: String::new(),
+            first: true,
+            last: true,
+        });
+        s.rw = if phase.writes() {
+            RwMode::Write
+        } else {
+            RwMode::Read
+        };
+        s.backend = shared::spec::Backend::Sync;
+        s.direct = false;
+        s.bs = 4096;
+        s.iodepth = 1;
+        (s.size, s.io_size, s.runtime_ms, s.verify) = (None, None, None, false);
+        let layout = match phase {
+            Phase::Create => "mkdir",
+            _ => "mkdir and create",
+        };
+        let at = self.engine.as_ref().map_or(&self.at, |(_, at)| at);
+        self.notes.push(format!(
+            "{at}: ioengine={engine} runs as diskscope's files workload (phase {}, {files} files of {file_size} B per job, in the target directory): the files are laid out first ({layout}) in steps of their own named '… (layout: …)', which fio does without reporting them; diskscope's tree is removed at the end",
+            phase.name(),
+        ));
+        Ok(())
+    }
+
+    /// A metadata engine's job as steps: its layout, then the phase it measures, in a work
+    /// directory of its own (`k`: the job's place in the file).
+    fn meta_steps(&self, k: usize) -> Vec<Step> {
+        use shared::files::Phase;
+        let Some(f) = self.spec.files.as_ref() else {
+            return Vec::new();
+        };
+        let phases: &[Phase] = match f.phase {
+            Phase::Create => &[Phase::Mkdir, Phase::Create],
+            Phase::Stat => &[Phase::Mkdir, Phase::Create, Phase::Stat],
+            _ => &[Phase::Mkdir, Phase::Create, Phase::Delete],
+        };
+        let work = format!(
+            "{}{}-{}-{k}",
+            shared::files::WORK_PREFIX,
+            std::process::id(),
+            crate::env::unix_ms()
+        );
+        let n = phases.len();
+        phases
+            .iter()
+            .enumerate()
+            .map(|(i, &phase)| {
+                let mut spec = self.spec.clone();
+                spec.rw = if phase.writes() {
+                    RwMode::Write
+                } else {
+                    RwMode::Read
+                };
+                spec.files = Some(shared::files::FilesSpec {
+                    phase,
+                    work: work.clone(),
+                    first: i == 0,
+                    last: i + 1 == n,
+                    ..f.clone()
+                });
+                Step {
+                    name: if i + 1 == n {
+                        self.name.clone()
+                    } else {
+                        format!("{} (layout: {})", self.name, phase.name())
+                    },
+                    spec,
+                    pause_before_ms: if i == 0 { self.startdelay_ms } else { 0 },
+                    until_steady: None,
+                    pass: None,
+                    p99_target_us: None,
+                    with_previous: false,
+                }
+            })
+            .collect()
     }
 }
 
@@ -566,7 +729,7 @@ impl JobFile {
         let [group] = groups.as_slice() else {
             return Ok(None);
         };
-        if group.len() < 2 {
+        if group.len() < 2 || meta_group(group).is_some() {
             return Ok(None);
         }
         too_many_at_once(group)?;
@@ -596,10 +759,18 @@ impl JobFile {
     pub fn steps(&self) -> Result<Vec<Step>, JobFileError> {
         let mut steps = Vec::new();
         for g in self.groups() {
+            if let Some(m) = meta_group(&g) {
+                steps.extend(m.meta_steps(steps.len()));
+                continue;
+            }
             too_many_at_once(&g)?;
             for (k, &job) in g.iter().enumerate() {
                 if g.len() > 1 {
                     beside_others(job)?;
+                }
+                if job.meta.is_some() {
+                    steps.extend(job.meta_steps(steps.len()));
+                    continue;
                 }
                 steps.push(Step {
                     name: job.name.clone(),
@@ -614,6 +785,29 @@ impl JobFile {
         }
         Ok(steps)
     }
+}
+
+/// A group of metadata jobs alike (fio's examples: sections of one engine and shape that
+/// run at once) as one job whose clones are all of theirs: one files phase.
+fn meta_group(group: &[&Job]) -> Option<Job> {
+    let (first, last) = (group.first()?, group.last()?);
+    let f = first.spec.files.as_ref()?;
+    let alike = group.iter().all(|j| {
+        j.directory == first.directory
+            && j.spec
+                .files
+                .as_ref()
+                .is_some_and(|g| (g.phase, g.files, g.file_size) == (f.phase, f.files, f.file_size))
+    });
+    if !alike {
+        return None;
+    }
+    let mut merged = (*first).clone();
+    merged.spec.jobs = group.iter().map(|j| j.spec.jobs).sum();
+    if group.len() > 1 {
+        merged.name = format!("{}..{}", first.name, last.name);
+    }
+    Some(merged)
 }
 
 /// A group of more jobs than a run holds at once is refused, naming the first past the limit
@@ -635,6 +829,15 @@ fn too_many_at_once(group: &[&Job]) -> Result<(), JobFileError> {
 /// What a job that runs at the same time as others cannot have: a start delay (they start
 /// together).
 fn beside_others(job: &Job) -> Result<(), JobFileError> {
+    if let (Some(_), Some((engine, _))) = (job.meta, &job.engine) {
+        return Err(JobFileError::Syntax {
+            at: job.at.clone(),
+            message: format!(
+                "job '{}': ioengine={engine} beside other jobs: diskscope runs a metadata engine's job alone (put it after a stonewall)",
+                job.name
+            ),
+        });
+    }
     if job.startdelay_ms == 0 {
         return Ok(());
     }
@@ -934,5 +1137,64 @@ mod tests {
         let f = load("[global]\nname=g\n[a]\nrw=read\n[b]\nname=own\nstonewall\n").unwrap();
         let names: Vec<_> = f.jobs.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(names, ["a", "own"], "as fio 3.33 names them");
+    }
+
+    /// fio's metadata engines: a group of sections alike is one files phase of all their
+    /// jobs, after its layout; `rw=file…` must name the same engine; such a job beside
+    /// another kind of job is refused, and so is unlink=1 on a job's file.
+    #[test]
+    fn metadata_engines_run_as_the_files_workload() {
+        use shared::files::Phase;
+        let f = load("[global]\nioengine=filestat\nrw=filestat\nnrfiles=7\nfilesize=2k\nnumjobs=2\n[a]\n[b]\n")
+            .unwrap();
+        assert!(f.together(None).unwrap().is_none());
+        let steps = f.steps().unwrap();
+        let phases: Vec<Phase> = steps
+            .iter()
+            .map(|s| s.spec.files.as_ref().unwrap().phase)
+            .collect();
+        assert_eq!(phases, [Phase::Mkdir, Phase::Create, Phase::Stat]);
+        let last = &steps[2];
+        assert_eq!((last.name.as_str(), last.spec.jobs), ("a..b", 4));
+        let fs = last.spec.files.as_ref().unwrap();
+        assert_eq!(
+            (
+                fs.files,
+                fs.file_size,
+                fs.last,
+                steps[0].spec.files.as_ref().unwrap().first
+            ),
+            (7, 2048, true, true)
+        );
+        assert!(steps
+            .iter()
+            .all(|s| s.spec.files.as_ref().unwrap().work == fs.work));
+        assert!(last.spec.validate().is_ok(), "{:?}", last.spec.validate());
+        // filecreate writes nothing, as fio's.
+        let c = load("[c]\nioengine=filecreate\nnrfiles=3\nfilesize=4k\n").unwrap();
+        let s = c.steps().unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[1].spec.files.as_ref().unwrap().file_size, 0);
+
+        let e = load("[x]\nrw=filestat\nioengine=filedelete\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rw=filestat: the metadata modes need their engine"),
+            "{e}"
+        );
+        let e = load("[x]\nioengine=filestat\n[y]\nrw=read\nsize=1m\n")
+            .and_then(|f| f.steps())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ioengine=filestat beside other jobs"), "{e}");
+        let e = load("[x]\nrw=read\nsize=1m\nunlink=1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unlink=1"), "{e}");
+        let e = load("[x]\nrw=read\nsize=1m\nfallocate=posix\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("fallocate=posix"), "{e}");
     }
 }

@@ -35,7 +35,25 @@ pub(super) fn apply(
         "runtime" | "timeout" => job.runtime_ms = Some(time_ms(val()?).map_err(bad)?),
         "time_based" => job.time_based = flag(value).map_err(bad)?,
         "startdelay" => job.startdelay_ms = time_ms(val()?).map_err(bad)?,
-        "rw" | "readwrite" => job.spec.rw = rw_mode(val()?).map_err(bad)?,
+        "rw" | "readwrite" => match meta_engine(val()?) {
+            // Newer fio's examples name the metadata engine's mode too.
+            Some(p) => job.meta_rw = Some(p),
+            None => job.spec.rw = rw_mode(val()?).map_err(bad)?,
+        },
+        // Files are opened during the run in any case; laid out by writing them.
+        "create_on_open" => {
+            flag(value).map_err(bad)?;
+        }
+        "fallocate" => {
+            if !matches!(val()?, "none" | "0") {
+                return Err(bad(
+                    "diskscope lays files out by writing them (fallocate=none)".into(),
+                ));
+            }
+        }
+        // Whether the files go at the end: a metadata engine's tree always goes (it is
+        // diskscope's own work directory); another job's file stays.
+        "unlink" => job.unlink = Some(flag(value).map_err(bad)?),
         "rwmixwrite" => job.spec.read_pct = 100 - percent(val()?).map_err(bad)?,
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
@@ -63,8 +81,20 @@ pub(super) fn apply(
         "fsync" | "fdatasync" => job.spec.flush = flush(key, val()?).map_err(bad)?,
         "ioengine" => {
             let v = val()?;
-            job.spec.backend = engine(v).map_err(bad)?;
+            job.meta = meta_engine(v);
+            job.spec.backend = match job.meta {
+                Some(_) => Backend::Sync,
+                None => engine(v).map_err(bad)?,
+            };
             job.engine = Some((v.to_string(), at.clone()));
+        }
+        // The metadata engines' files: how many, and their size.
+        "nrfiles" => job.meta_shape.0 = Some(count(val()?).map_err(bad)?),
+        "filesize" => job.meta_shape.1 = Some(size(val()?).map_err(bad)?),
+        // fio keeps this many files open at once; diskscope closes each file before the
+        // next, as fio's metadata engines do with openfiles=1.
+        "openfiles" => {
+            count(val()?).map_err(bad)?;
         }
         // io_uring's registrations, as fio's engine takes them (off unless set).
         "fixedbufs" => job.registrations.0 = Some(flag(value).map_err(bad)?),
@@ -335,6 +365,26 @@ fn bs_range(v: &str) -> Result<(u64, u64), String> {
     shared::bssplit::parse_range(v, size)
 }
 
+/// fio's metadata engines as the files workload's phase they measure.
+fn meta_engine(v: &str) -> Option<shared::files::Phase> {
+    use shared::files::Phase;
+    match v {
+        "filecreate" => Some(Phase::Create),
+        "filestat" => Some(Phase::Stat),
+        "filedelete" => Some(Phase::Delete),
+        _ => None,
+    }
+}
+
+/// A count of 1 or more (`nrfiles`, `openfiles`).
+fn count(v: &str) -> Result<u32, String> {
+    v.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n >= 1)
+        .ok_or_else(|| "expected a count of 1 or more".to_string())
+}
+
 /// fio's engine as diskscope's backend (the note saying so is written when the job is
 /// complete: with buffered I/O, libaio becomes one I/O at a time, see `Job::finish`).
 fn engine(v: &str) -> Result<Backend, String> {
@@ -345,7 +395,7 @@ fn engine(v: &str) -> Result<Backend, String> {
         "null" => Backend::Null,
         _ => {
             return Err(
-                "no such engine in diskscope (io_uring, libaio, posixaio, psync, pvsync, pvsync2, sync, null)".into(),
+                "no such engine in diskscope (io_uring, libaio, posixaio, psync, pvsync, pvsync2, sync, null, and the metadata engines filecreate, filestat, filedelete)".into(),
             )
         }
     })

@@ -468,6 +468,30 @@ fn fio_values(
             Some(Rate::BytesPerSec(b)) => vec![("rate_min", (b / per_job).to_string())],
             None => vec![],
         },
+        // A files phase: fio's metadata engine for it (fio 3.33 has create, stat and
+        // delete of files; newer fio the directories' too), its files and their size.
+        ("backend", _) if spec.files.is_some() => spec.files.as_ref().map_or(vec![], |f| {
+            use shared::files::Phase;
+            let engine = match f.phase {
+                Phase::Mkdir => "dircreate",
+                Phase::Create => "filecreate",
+                Phase::Stat => "filestat",
+                Phase::Read => "psync",
+                Phase::Delete => "filedelete",
+                Phase::Rmdir => "dirdelete",
+            };
+            vec![
+                ("ioengine", engine.into()),
+                (
+                    "nrfiles",
+                    f.dirs_per_job()
+                        .1
+                        .saturating_mul(u64::from(f.files))
+                        .to_string(),
+                ),
+                ("filesize", f.file_size.to_string()),
+            ]
+        }),
         ("backend", _) => vec![(
             "ioengine",
             match spec.backend {

@@ -587,3 +587,89 @@ fn tampered_file_fails_the_read(dir: &Path, backend: &str) {
     );
     assert!(work_dirs(dir).is_empty(), "a failed run removes its tree");
 }
+
+/// fio's own examples of its metadata engines (tests/fio-examples, as fio ships them, with
+/// `nrfiles` made smaller) run by diskscope as the files workload and by fio on the same
+/// tmpfs: the phase each measures counts fio's operations (all jobs together), the layout
+/// before it is steps of its own, the export names fio's engine, and nothing is left.
+#[test]
+fn fios_metadata_examples_run_as_the_files_workload() {
+    if !fio_or_skip("the metadata engines' examples") {
+        return;
+    }
+    let shm = ram_tempdir();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("fio-examples");
+    for (k, name) in super::fio_jobs::METADATA_EXAMPLES.iter().enumerate() {
+        let text = std::fs::read_to_string(examples.join(name)).expect("example");
+        let small = text
+            .replace("nrfiles=31250", "nrfiles=300")
+            .replace("nrfiles=200", "nrfiles=150");
+        let (fio_dir, ds_dir) = (
+            shm.path().join(format!("fio{k}")),
+            shm.path().join(format!("ds{k}")),
+        );
+        std::fs::create_dir(&fio_dir).expect("dir");
+        std::fs::create_dir(&ds_dir).expect("dir");
+        let job = shm.path().join(name);
+        std::fs::write(&job, &small).expect("job");
+        // fio 3.33 does not know the rw=file… lines of newer fio's examples.
+        let for_fio = shm.path().join(format!("fio-{name}"));
+        let without_rw: String = small
+            .lines()
+            .filter(|l| !l.starts_with("rw="))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&for_fio, without_rw).expect("job");
+        let theirs = fio_json(
+            std::process::Command::new("fio")
+                .current_dir(&fio_dir)
+                .arg(&for_fio)
+                .arg("--output-format=json"),
+        );
+        let fio_ops: u64 = theirs["jobs"]
+            .as_array()
+            .expect("jobs")
+            .iter()
+            .map(|j| {
+                j["read"]["total_ios"].as_u64().unwrap_or(0)
+                    + j["write"]["total_ios"].as_u64().unwrap_or(0)
+            })
+            .sum();
+        let native = shm.path().join(format!("{name}.json"));
+        let exported = shm.path().join(format!("{name}.fio.json"));
+        let out = std::process::Command::new(diskscope_bin())
+            .args(["run", "-q", "--target"])
+            .arg(&ds_dir)
+            .arg("--json")
+            .arg(&native)
+            .args(["--output-format", "fio-json", "--output"])
+            .arg(&exported)
+            .arg(&job)
+            .output()
+            .expect("run diskscope");
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let r = read_report(&native);
+        let measured = r.steps.last().expect("steps");
+        let ours = measured.summary.read.ios + measured.summary.write.ios;
+        assert_eq!(ours, fio_ops, "{name}: the operations fio made");
+        assert!(
+            r.steps[..r.steps.len() - 1]
+                .iter()
+                .all(|s| s.name.contains("(layout: ")),
+            "{name}: {:?}",
+            r.steps.iter().map(|s| &s.name).collect::<Vec<_>>()
+        );
+        let engine = name.split('-').next().expect("engine");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&exported).expect("export"))
+                .expect("json");
+        let last = doc["jobs"].as_array().and_then(|j| j.last()).expect("jobs");
+        assert_eq!(last["job options"]["ioengine"], engine, "{name}");
+        assert!(
+            work_dirs(&ds_dir).is_empty(),
+            "{name}: left {:?}",
+            work_dirs(&ds_dir)
+        );
+        println!("{name}: {ours} operations, as fio's");
+    }
+}

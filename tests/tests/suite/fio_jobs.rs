@@ -30,6 +30,13 @@ const RUN: &[(&str, usize)] = &[
     ("latency-profile.fio", 1),
 ];
 
+/// fio's examples of its metadata engines (`files::fios_metadata_examples_…` runs them).
+pub const METADATA_EXAMPLES: &[&str] = &[
+    "filecreate-ioengine.fio",
+    "filestat-ioengine.fio",
+    "filedelete-ioengine.fio",
+];
+
 /// The files diskscope refuses, with what the refusal must name.
 const REFUSED: &[(&str, &str)] = &[
     ("null.fio", "null.fio:3: option 'gtod_reduce=1'"),
@@ -85,6 +92,10 @@ fn fios_examples_run_or_are_refused_by_name() {
         .filter(|n| n.ends_with(".fio"))
         .collect();
 
+    // fio's metadata engines' examples: run by the files tests.
+    for name in METADATA_EXAMPLES {
+        listed.remove(*name);
+    }
     for (name, want) in REFUSED {
         listed.remove(*name);
         let out = Command::new(diskscope_bin())
