@@ -653,8 +653,9 @@ fn files(c: &Ctx) -> Result<Vec<Step>, PresetError> {
                 last: i + 1 == n,
                 ..shape.clone()
             });
+            // The job's own directory and its tree's.
             let what = if phase.on_dirs() {
-                format!("{all_dirs} dirs per job")
+                format!("{} dirs per job", all_dirs + 1)
             } else {
                 format!(
                     "{} files of {} per job",

@@ -142,6 +142,36 @@ pub const PRESET_OPTIONS: &[Field] = &[
         help: "each write step read back and checked",
     },
     Field {
+        key: "dirs",
+        label: "Directories",
+        kind: Kind::Text("1"),
+        help: "files: per job",
+    },
+    Field {
+        key: "depth",
+        label: "Tree depth",
+        kind: Kind::Text("1"),
+        help: "files: levels",
+    },
+    Field {
+        key: "fanout",
+        label: "Fanout",
+        kind: Kind::Text("2"),
+        help: "files: per directory",
+    },
+    Field {
+        key: "phases",
+        label: "Phases",
+        kind: Kind::Text("all"),
+        help: "files: e.g. mkdir,create,stat",
+    },
+    Field {
+        key: "fsync",
+        label: "fsync each file",
+        kind: Kind::Check,
+        help: "files",
+    },
+    Field {
         key: "interval",
         label: "Sample interval",
         kind: Kind::Text("1s"),
@@ -154,42 +184,55 @@ pub fn preset_options(
     fields: &BTreeMap<&'static str, String>,
 ) -> Result<shared::PresetOptions, BTreeMap<&'static str, String>> {
     let mut errs = BTreeMap::new();
-    let mut o = shared::PresetOptions::default();
+    let checked = |k: &str| (fields.get(k).map(String::as_str) == Some("true")).then_some(true);
     let text = |k: &str| {
         fields
             .get(k)
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    macro_rules! opt {
-        ($key:literal, $parse:expr) => {
-            match text($key).map($parse) {
-                None => None,
-                Some(Ok(v)) => Some(v),
-                Some(Err(e)) => {
-                    errs.insert($key, e.to_string());
-                    None
-                }
-            }
-        };
-    }
-    let whole = |what: &'static str| {
-        move |t: String| {
-            t.parse::<u32>()
-                .map_err(|_| format!("invalid {what} '{t}': expected a whole number"))
+    let rate = match text("rate").map(|t| t.parse::<Rate>()) {
+        Some(Err(e)) => {
+            errs.insert("rate", e);
+            None
         }
+        r => r.and_then(Result::ok),
     };
-    o.size = opt!("size", |t: String| parse_size(&t));
-    o.count = opt!("count", whole("count"));
-    o.runtime_ms = opt!("runtime", |t: String| parse_duration_ms(&t));
-    o.rate = opt!("rate", |t: String| t.parse::<Rate>());
-    o.streams = opt!("streams", whole("stream count"));
-    o.idle_ms = opt!("idle", |t: String| parse_duration_ms(&t));
-    o.buffer_ms = opt!("buffer_ms", |t: String| parse_duration_ms(&t));
-    o.bs = opt!("bs", |t: String| parse_size(&t));
-    o.interval_ms = opt!("interval", |t: String| parse_duration_ms(&t));
-    o.verify = (fields.get("verify").map(String::as_str) == Some("true")).then_some(true);
-    o.p99_us = opt!("p99_us", |t: String| shared::units::parse_latency_us(&t));
+    // One reader per kind of value (plain `fn`s: one copy of the code for each kind).
+    let mut read = |key: &'static str, parse: fn(&str) -> Result<u64, String>| {
+        let t = fields
+            .get(key)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())?;
+        parse(t).map_err(|e| errs.insert(key, e)).ok()
+    };
+    let size: fn(&str) -> Result<u64, String> = |t| parse_size(t).map_err(|e| e.to_string());
+    let ms: fn(&str) -> Result<u64, String> = |t| parse_duration_ms(t).map_err(|e| e.to_string());
+    let whole: fn(&str) -> Result<u64, String> = |t| {
+        t.parse::<u32>()
+            .map(u64::from)
+            .map_err(|_| format!("'{t}': expected a whole number"))
+    };
+    let o = shared::PresetOptions {
+        size: read("size", size),
+        count: read("count", whole).map(|n| n as u32),
+        runtime_ms: read("runtime", ms),
+        streams: read("streams", whole).map(|n| n as u32),
+        idle_ms: read("idle", ms),
+        buffer_ms: read("buffer_ms", ms),
+        bs: read("bs", size),
+        interval_ms: read("interval", ms),
+        p99_us: read("p99_us", shared::units::parse_latency_us),
+        dirs: read("dirs", whole).map(|n| n as u32),
+        depth: read("depth", whole).map(|n| n as u32),
+        fanout: read("fanout", whole).map(|n| n as u32),
+        verify: checked("verify"),
+        fsync: checked("fsync"),
+        phases: text("phases"),
+        rate,
+        #[cfg(not(target_arch = "wasm32"))]
+        backend: None,
+    };
     if errs.is_empty() {
         Ok(o)
     } else {

@@ -72,12 +72,17 @@ pub fn offset_and_delay(t1: u64, t2: u64, t3: u64, t4: u64) -> (i64, u64) {
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Figure {
+    /// (Only `iops` is in the wasm build: the dashboard reads the files phases' pair.)
+    #[cfg(not(target_arch = "wasm32"))]
     pub seconds: f64,
+    #[cfg(not(target_arch = "wasm32"))]
     pub bytes: u64,
+    #[cfg(not(target_arch = "wasm32"))]
     pub mb_s: f64,
     pub iops: f64,
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl Figure {
     /// `ops` operations moving `bytes` over `ns` nanoseconds.
     pub fn over(ns: u64, ops: u64, bytes: u64) -> Figure {

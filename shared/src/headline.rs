@@ -265,6 +265,14 @@ fn steps_line(r: &RunInfo) -> String {
             line.push(' ');
             line.push_str(&ops.to_string());
             line.push_str("/s");
+            // elbencho's pair, where the jobs ended far apart.
+            if let Some(d) = s.files_done.filter(crate::files::Done::differ) {
+                line.push_str(" (first done ");
+                line.push_str(&(d.first.iops as u64).to_string());
+                line.push_str("/s, last ");
+                line.push_str(&(d.last.iops as u64).to_string());
+                line.push_str("/s)");
+            }
         }
         return line;
     }
@@ -435,6 +443,33 @@ mod tests {
         assert!(l.contains("SEQ1M Q8T1 R 3500 W 3000"), "{l}");
         assert!(l.contains("RND4K Q1T1 R 60 W 150"), "{l}");
         assert!(!l.contains("557"), "the aggregate leaked: {l}");
+    }
+
+    /// A files run's line: each phase's operations per second, and elbencho's first/last
+    /// pair where the two differ by more than 10 %.
+    #[test]
+    fn a_files_run_reads_its_phases_with_their_first_and_last_done() {
+        let mut create = step("create (10 files)", RwMode::Write, 4096, 1, 1.0);
+        create.summary.write.iops = 40_000.0;
+        let fig = |iops| crate::group::Figure {
+            iops,
+            ..Default::default()
+        };
+        create.files_done = Some(crate::files::Done {
+            first: fig(52_000.4),
+            last: fig(40_000.0),
+        });
+        let mut stat = step("stat (10 files)", RwMode::Read, 4096, 1, 1.0);
+        stat.summary.read.iops = 900_000.0;
+        stat.files_done = Some(crate::files::Done {
+            first: fig(950_000.0),
+            last: fig(900_000.0),
+        });
+        let l = line(&run(Some("files"), vec![create, stat]));
+        assert_eq!(
+            l,
+            "create 40000/s (first done 52000/s, last 40000/s) · stat 900000/s"
+        );
     }
 
     #[test]

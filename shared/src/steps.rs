@@ -183,24 +183,18 @@ pub struct PresetOptions {
         schemars(schema_with = "crate::lenient::schema::opt_us")
     )]
     pub p99_us: Option<u64>,
-    /// `files`: directories per job (default 1). (This and the next two are not in the
-    /// wasm build: the dashboard's form does not offer them yet.)
-    #[cfg(not(target_arch = "wasm32"))]
+    /// `files`: directories per job (default 1).
     pub dirs: Option<u32>,
     /// `files`: fsync each file after writing it.
-    #[cfg(not(target_arch = "wasm32"))]
     pub fsync: Option<bool>,
     /// `files`: the phases to run, e.g. `create,stat,delete` (default all six).
-    #[cfg(not(target_arch = "wasm32"))]
     pub phases: Option<String>,
     /// `files`: levels of directories in each job's tree (default 1: `dirs` hold the files).
-    #[cfg(not(target_arch = "wasm32"))]
     pub depth: Option<u32>,
     /// `files`: directories in each directory above the tree's last level (default 2).
-    #[cfg(not(target_arch = "wasm32"))]
     pub fanout: Option<u32>,
     /// `files`: its operations as plain system calls (`sync`, the default) or through
-    /// io_uring (`uring`).
+    /// io_uring (`uring`). (Not in the wasm build: the form does not offer it.)
     #[cfg(not(target_arch = "wasm32"))]
     pub backend: Option<crate::spec::Backend>,
 }
@@ -264,15 +258,13 @@ impl PresetOptions {
         add("interval", self.interval_ms.map(|x| format!("{x} ms")));
         add("verify", self.verify.map(|x| x.to_string()));
         add("p99_us", self.p99_us.map(|x| x.to_string()));
+        add("dirs", self.dirs.map(|x| x.to_string()));
+        add("fsync", self.fsync.map(|x| x.to_string()));
+        add("phases", self.phases.clone());
+        add("depth", self.depth.map(|x| x.to_string()));
+        add("fanout", self.fanout.map(|x| x.to_string()));
         #[cfg(not(target_arch = "wasm32"))]
-        {
-            add("dirs", self.dirs.map(|x| x.to_string()));
-            add("fsync", self.fsync.map(|x| x.to_string()));
-            add("phases", self.phases.clone());
-            add("depth", self.depth.map(|x| x.to_string()));
-            add("fanout", self.fanout.map(|x| x.to_string()));
-            add("backend", self.backend.map(|x| x.as_str().to_string()));
-        }
+        add("backend", self.backend.map(|x| x.as_str().to_string()));
         v
     }
 }
@@ -307,9 +299,9 @@ pub struct StepReport {
     /// percentiles and latency buckets come from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<crate::HistogramDump>,
-    /// A files phase's first-done and last-done rates. (Not in the wasm build.)
+    /// A files phase's first-done and last-done rates (the headline gives both where they
+    /// differ by more than 10 %).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg(not(target_arch = "wasm32"))]
     pub files_done: Option<crate::files::Done>,
 }
 

@@ -348,6 +348,59 @@ try {
   await live.screenshot({ path: `${shots}/live-end-sustain.png`, fullPage: true });
   });
 
+  await part('files from the New-test form: its tree is the form\'s, its headline the stored rate of each phase, at desktop and phone width', async () => {
+  await live.goto(`${base}/new`);
+  await live.selectOption('#preset', 'files');
+  await live.fill('#target', work);
+  await live.fill('#o-streams', '2');
+  await live.fill('#o-dirs', '2');
+  await live.fill('#o-depth', '2');
+  await live.fill('#o-fanout', '3');
+  await live.fill('#o-count', '40');
+  await live.fill('#o-bs', '8K');
+  await live.fill('#o-phases', 'mkdir,create,stat,read,delete,rmdir');
+  await live.check('#o-fsync');
+  // A bad value is named at its field, and nothing starts.
+  await live.fill('#o-depth', 'two');
+  await live.waitForFunction(() => document.querySelector('#start').disabled, null, T);
+  await live.fill('#o-depth', '2');
+  await live.waitForFunction(() => !document.querySelector('#start').disabled, null, T);
+  await live.click('#start');
+  await live.locator('#live-result').waitFor({ timeout: 30000 });
+  const list = await (await api('/api/v1/runs?per_page=1')).json();
+  const run = await waitEnd(list.runs[0].id);
+  check(run.preset === 'files' && run.status === 'completed', `the form's files run: ${run.preset} ${run.status}`);
+  const ops = (s) => s.summary.read.ios + s.summary.write.ios;
+  // 2 jobs × (1 + 2 + 6) directories; 2 jobs × 6 leaves × 40 files of 8 KiB, fsynced.
+  const want = { mkdir: 18, create: 480, stat: 480, read: 480, delete: 480, rmdir: 18 };
+  for (const s of run.steps) {
+    const phase = s.name.split(' ')[0];
+    check(ops(s) === want[phase], `files ${phase}: ${ops(s)} operations, the tree has ${want[phase]}`);
+  }
+  const create = run.steps.find((s) => s.name.startsWith('create'));
+  check(create.summary.write.bytes === 480 * 8192, `create wrote ${create.summary.write.bytes} B`);
+  check(create.spec.files.fsync === true, 'fsync each file reached the run');
+  for (const [vw, vh] of [[1920, 1080], [390, 844]]) {
+    const p = await context(`files-${vw}x${vh}`, { width: vw, height: vh });
+    await p.goto(`${base}/runs/${run.id}`);
+    await p.locator('#headline').waitFor(T);
+    const line = await p.locator('#headline').textContent();
+    for (const s of run.steps) {
+      const phase = s.name.split(' ')[0];
+      const rate = Math.trunc(s.summary.read.iops + s.summary.write.iops);
+      check(line.includes(`${phase} ${rate}/s`), `${vw}: the headline "${line}" lacks ${phase} ${rate}/s`);
+      const d = s.files_done;
+      const differ = d && d.last.iops > 0 && Math.abs(d.first.iops / d.last.iops - 1) > 0.1;
+      if (differ) check(line.includes(`(first done ${Math.trunc(d.first.iops)}/s, last ${Math.trunc(d.last.iops)}/s)`), `${vw}: the headline "${line}" lacks ${phase}'s first/last done ${JSON.stringify(d)}`);
+    }
+    await p.locator('.charts canvas').first().waitFor(T);
+    await headersOverCells(p, `files ${vw}`);
+    await noJoinedSteps(p, run, `files ${vw}`);
+    await p.screenshot({ path: `${shots}/files-${vw}x${vh}.png`, fullPage: true });
+    if (vw === 1920) console.log(`files headline: ${line}`);
+  }
+  });
+
   await part('a stream stops with its view: Disconnect closes the WebSocket and nothing reconnects', async () => {
     const ctx = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
     const q = await ctx.newPage();
