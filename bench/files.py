@@ -3,7 +3,8 @@
 
 fio 3.33's `filecreate`, `filestat` and `filedelete` engines and diskscope's files preset
 (phases mkdir, create, stat, delete, rmdir) make, stat and delete the same number of empty
-files in one directory with one job, on tmpfs and on an ext4 filesystem on a loop device
+files in one directory with one job (diskscope through plain system calls, its default,
+and through io_uring, `--backend uring`), on tmpfs and on an ext4 filesystem on a loop device
 (root only; made, mounted and removed by this script), in alternating pairs. Per phase it
 records the mean latency of one operation (fio's clat, diskscope's step mean) and files
 per second (fio's IOPS, diskscope's step IOPS).
@@ -41,11 +42,12 @@ def fio(engine, directory, n):
     return {"lat_ns": r["clat_ns"]["mean"], "files_s": r["iops"], "ops": r["total_ios"]}
 
 
-def diskscope(directory, n):
+def diskscope(directory, n, backend="sync"):
     with tempfile.NamedTemporaryFile(suffix=".json") as f:
         subprocess.run(
             [DS, "run", "-q", "--target", directory, "--preset", "files", "--count", str(n),
-             "--bs", "0", "--phases", "mkdir,create,stat,delete,rmdir", "--json", f.name],
+             "--bs", "0", "--phases", "mkdir,create,stat,delete,rmdir", "--backend", backend,
+             "--json", f.name],
             check=True, capture_output=True)
         r = json.load(open(f.name))
     out = {}
@@ -63,13 +65,15 @@ def pairs_on(directory, n, pairs):
         for d in (fio_dir, ds_dir):
             shutil.rmtree(d, ignore_errors=True)
             os.makedirs(d)
-        order = ["fio", "ds"] if i % 2 == 0 else ["ds", "fio"]
+        order = ["fio", "ds", "ds_uring"] if i % 2 == 0 else ["ds_uring", "ds", "fio"]
         got = {}
         for tool in order:
             if tool == "fio":
                 got["fio"] = {p: fio(e, fio_dir, n) for p, e in PHASES}
-            else:
+            elif tool == "ds":
                 got["ds"] = diskscope(ds_dir, n)
+            else:
+                got["ds_uring"] = diskscope(ds_dir, n, "uring")
         rows.append(got)
     return rows
 
