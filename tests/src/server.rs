@@ -153,6 +153,17 @@ impl Server {
         crate::proc_status_kib(self.child.id(), "VmHWM:") * 1024
     }
 
+    /// The bytes the agent process has caused to be read from storage (its
+    /// `/proc/PID/io` `read_bytes`: page-cache hits not counted).
+    pub fn storage_read_bytes(&self) -> u64 {
+        std::fs::read_to_string(format!("/proc/{}/io", self.child.id()))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("read_bytes:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     /// Resident memory of the agent process now (VmRSS), bytes.
     pub fn rss(&self) -> u64 {
         crate::proc_status_kib(self.child.id(), "VmRSS:") * 1024

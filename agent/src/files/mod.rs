@@ -72,10 +72,18 @@ pub fn prepare(plan: &Plan) -> Result<Option<String>, String> {
     let path = plan.target().path.display().to_string();
     let target = target_dir(plan).map_err(|e| format!("opening the directory {path}: {e}"))?;
     if !f.first {
-        return dir_at(&target, &f.work)
-            .map(drop)
-            .map(|()| None)
-            .map_err(|e| format!("the work directory {path}/{}: {e}", f.work));
+        let work = dir_at(&target, &f.work)
+            .map_err(|e| format!("the work directory {path}/{}: {e}", f.work))?;
+        // Buffered reads start cold, as the engine's do (fio's invalidate=1): the read
+        // phase reads from the device, not the pages create just wrote.
+        if f.phase == Phase::Read && plan.spec().invalidate {
+            let n = drop_cached(&work)
+                .map_err(|e| format!("dropping the cached pages of {path}/{}: {e}", f.work))?;
+            return Ok(Some(format!(
+                "the read phase starts cold: the cached pages of {n} files written back and dropped (invalidate)"
+            )));
+        }
+        return Ok(None);
     }
     let cleared = clear_leftovers(&target, &path);
     let jobs = plan.spec().jobs;
@@ -127,6 +135,32 @@ impl WriteAllText for std::fs::File {
         use std::io::Write;
         self.write_all(text.as_bytes())
     }
+}
+
+/// Writes the tree's filesystem back and drops the cached pages of every file under `dir`
+/// (no link followed); the files it went through.
+fn drop_cached(dir: &OwnedFd) -> std::io::Result<u64> {
+    // SAFETY: syncfs on a descriptor we hold.
+    check(unsafe { libc::syncfs(dir.as_raw_fd()) })?;
+    let mut n = 0;
+    for entry in std::fs::read_dir(format!("/proc/self/fd/{}", dir.as_raw_fd()))? {
+        let entry = entry?;
+        let name = cstr(entry.file_name().as_encoded_bytes())?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            n += drop_cached(&ops::dir_at(dir, &name)?)?;
+        } else if kind.is_file() && entry.file_name() != MARK {
+            let file = open_at(Some(dir), &name, libc::O_RDONLY, 0)?;
+            // SAFETY: an advice on a descriptor we hold.
+            let rc =
+                unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            if rc != 0 {
+                return Err(std::io::Error::from_raw_os_error(rc));
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 /// Removes the marked trees of runs whose agent is gone (a stop, kill or crash before their

@@ -307,26 +307,8 @@ impl Job {
     /// The spec as diskscope runs it, with fio's run-length rules: `time_based` runs for
     /// `runtime`; otherwise `size × loops` is done, `runtime` capping it.
     fn finish(&mut self) -> Result<(), JobFileError> {
-        let bad = |message: String| JobFileError::Syntax {
-            at: self.at.clone(),
-            message: format!("job '{}': {message}", self.name),
-        };
-        match (self.meta, self.meta_rw) {
-            (Some(phase), None) => return self.meta_job(phase),
-            (Some(phase), Some(rw)) if rw == phase => return self.meta_job(phase),
-            (_, Some(rw)) => {
-                return Err(bad(format!(
-                    "rw={}: the metadata modes need their engine (ioengine=file{})",
-                    rw_name(rw),
-                    rw.name()
-                )))
-            }
-            (None, None) => {}
-        }
-        if self.unlink == Some(true) {
-            return Err(bad(
-                "unlink=1: diskscope keeps the file a job ran on (remove it afterwards)".into(),
-            ));
+        if self.meta.is_some() || self.meta_rw.is_some() || self.unlink == Some(true) {
+            return self.finish_meta();
         }
         self.engine_note();
         self.batch_to_depth();
@@ -436,6 +418,29 @@ impl Job {
             ));
         }
         Ok(())
+    }
+}
+
+impl Job {
+    /// `finish` for a job that names a metadata engine or mode (or `unlink=1`, which only
+    /// a metadata engine's tree takes).
+    fn finish_meta(&mut self) -> Result<(), JobFileError> {
+        let bad = |message: String| JobFileError::Syntax {
+            at: self.at.clone(),
+            message: format!("job '{}': {message}", self.name),
+        };
+        match (self.meta, self.meta_rw) {
+            (Some(phase), None) => self.meta_job(phase),
+            (Some(phase), Some(rw)) if rw == phase => self.meta_job(phase),
+            (_, Some(rw)) => Err(bad(format!(
+                "rw={}: the metadata modes need their engine (ioengine=file{})",
+                rw_name(rw),
+                rw.name()
+            ))),
+            (None, None) => Err(bad(
+                "unlink=1: diskscope keeps the file a job ran on (remove it afterwards)".into(),
+            )),
+        }
     }
 }
 

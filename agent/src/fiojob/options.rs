@@ -40,20 +40,6 @@ pub(super) fn apply(
             Some(p) => job.meta_rw = Some(p),
             None => job.spec.rw = rw_mode(val()?).map_err(bad)?,
         },
-        // Files are opened during the run in any case; laid out by writing them.
-        "create_on_open" => {
-            flag(value).map_err(bad)?;
-        }
-        "fallocate" => {
-            if !matches!(val()?, "none" | "0") {
-                return Err(bad(
-                    "diskscope lays files out by writing them (fallocate=none)".into(),
-                ));
-            }
-        }
-        // Whether the files go at the end: a metadata engine's tree always goes (it is
-        // diskscope's own work directory); another job's file stays.
-        "unlink" => job.unlink = Some(flag(value).map_err(bad)?),
         "rwmixwrite" => job.spec.read_pct = 100 - percent(val()?).map_err(bad)?,
         "bs" | "blocksize" | "bsrange" | "blocksize_range" => {
             sizes_option(job, key, val()?).map_err(bad)?
@@ -88,13 +74,8 @@ pub(super) fn apply(
             };
             job.engine = Some((v.to_string(), at.clone()));
         }
-        // The metadata engines' files: how many, and their size.
-        "nrfiles" => job.meta_shape.0 = Some(count(val()?).map_err(bad)?),
-        "filesize" => job.meta_shape.1 = Some(size(val()?).map_err(bad)?),
-        // fio keeps this many files open at once; diskscope closes each file before the
-        // next, as fio's metadata engines do with openfiles=1.
-        "openfiles" => {
-            count(val()?).map_err(bad)?;
+        "nrfiles" | "filesize" | "openfiles" | "create_on_open" | "fallocate" | "unlink" => {
+            files_option(job, key, value).map_err(bad)?
         }
         // io_uring's registrations, as fio's engine takes them (off unless set).
         "fixedbufs" => job.registrations.0 = Some(flag(value).map_err(bad)?),
@@ -363,6 +344,34 @@ fn bs_range(v: &str) -> Result<(u64, u64), String> {
         return Err("different ranges per direction are not supported".into());
     }
     shared::bssplit::parse_range(v, size)
+}
+
+/// The options of files and their lay-out: the metadata engines' files (how many, their
+/// size), and how fio opens, lays out and removes files.
+fn files_option(job: &mut Job, key: &str, value: Option<&str>) -> Result<(), String> {
+    let val = || value.ok_or_else(|| "needs a value".to_string());
+    match key {
+        "nrfiles" => job.meta_shape.0 = Some(count(val()?)?),
+        "filesize" => job.meta_shape.1 = Some(size(val()?)?),
+        // fio keeps this many files open at once; diskscope closes each file before the
+        // next, as fio's metadata engines do with openfiles=1.
+        "openfiles" => {
+            count(val()?)?;
+        }
+        // Files are opened during the run in any case.
+        "create_on_open" => {
+            flag(value)?;
+        }
+        "fallocate" => {
+            if !matches!(val()?, "none" | "0") {
+                return Err("diskscope lays files out by writing them (fallocate=none)".into());
+            }
+        }
+        // Whether the files go at the end: a metadata engine's tree always goes (it is
+        // diskscope's own work directory); another job's file stays.
+        _ => job.unlink = Some(flag(value)?),
+    }
+    Ok(())
 }
 
 /// fio's metadata engines as the files workload's phase they measure.

@@ -304,7 +304,8 @@ fn the_service_stops_cleanly_and_refuses_by_name() {
     assert!(steps["steps"][0]["name"]
         .as_str()
         .is_some_and(|n| n.starts_with("mkdir")));
-    // Its one line (history, kiosk, `diskscope runs`): each phase's operations per second.
+    // Its one line (history, kiosk, `diskscope runs`): each phase's operations per second,
+    // with the first/last-done pair where the jobs ended far apart.
     let url = format!("http://{}", server.addr);
     let out = diskscope(&["runs", "--agent", &url, "--token", VIEW]);
     let listed = String::from_utf8_lossy(&out.stdout).to_string();
@@ -312,7 +313,7 @@ fn the_service_stops_cleanly_and_refuses_by_name() {
         .as_f64()
         .expect("iops") as u64;
     assert!(
-        listed.contains(&format!("mkdir {mkdir_rate}/s · create ")),
+        listed.contains(&format!("mkdir {mkdir_rate}/s")) && listed.contains(" · create "),
         "{listed}"
     );
 
@@ -672,4 +673,31 @@ fn fios_metadata_examples_run_as_the_files_workload() {
         );
         println!("{name}: {ours} operations, as fio's");
     }
+}
+
+/// The read phase starts cold, as the engine's buffered runs do (fio's invalidate=1): on a
+/// disk, the agent reads the files' bytes from the device (its `/proc/PID/io` read_bytes),
+/// not the pages the create phase just wrote; the run says so.
+#[test]
+fn the_read_phase_reads_from_the_device_not_the_page_cache() {
+    let data = disk_tempdir();
+    let dir = disk_tempdir();
+    let server = Server::start(data.path(), &[dir.path()]);
+    let before = server.storage_read_bytes();
+    let id = server.start_run(&json!({"target": dir.path(), "preset": "files",
+        "options": {"count": 200, "bs": "64K", "phases": "mkdir,create,read,delete,rmdir"}}));
+    let run = server.wait_status(id, "completed");
+    let read = server.storage_read_bytes() - before;
+    let files = 200 * 65536u64;
+    assert!(
+        read >= files * 9 / 10,
+        "the agent read {read} B from storage for {files} B of files"
+    );
+    let text = run.to_string();
+    assert!(
+        text.contains("the read phase starts cold: the cached pages of 200 files"),
+        "{}",
+        &text[..text.len().min(3000)]
+    );
+    println!("read phase: {read} B from storage for {files} B of files");
 }
