@@ -169,7 +169,25 @@ fn a_group_of_three_agents_merges_to_the_sum_of_their_own_results() {
     );
     assert_eq!(merged.summary.read.ios, ios);
     assert_eq!(merged.summary.read.bytes, bytes);
-    assert!(within(merged.summary.read.iops, iops, 1.0));
+    // The group's rate is its I/Os over its own time, from the shared start to the last
+    // host's end (elbencho's last-done): the sum of the hosts' rates only when every host
+    // ran as long (one CI run under load had hosts of 2.99 s and 3.13 s: 1,145 against a sum
+    // of 1,164).
+    let secs = merged.summary.duration_ns as f64 / 1e9;
+    assert!(
+        within(
+            merged.summary.read.iops,
+            merged.summary.read.ios as f64 / secs,
+            0.1
+        ),
+        "{} IOPS over {secs} s",
+        merged.summary.read.iops
+    );
+    assert!(
+        within(merged.summary.read.iops, iops, 5.0),
+        "merged {} IOPS, the hosts' rates add up to {iops}",
+        merged.summary.read.iops
+    );
     assert!(
         within(iops, 3.0 * 400.0, 10.0),
         "three capped agents: {iops}"
