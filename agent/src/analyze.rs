@@ -284,8 +284,20 @@ fn measured(r: &RunReport) -> Analysis {
         scan: r.analysis.scan.clone(),
         replay: r.analysis.replay.clone(),
         qd_search: r.analysis.qd_search.clone(),
+        files_done: r.analysis.files_done,
+        probe: r.analysis.probe.clone(),
         ..Analysis::default()
     }
+}
+
+/// Whether the run's shape is its workload's, not the drive's, so the detectors would read
+/// it wrongly: small files are judged by each phase's operations (a cache cliff, a throttle
+/// or a stall read into a tree's phases would be the phases' own shapes), and a probe idles
+/// between its requests by design (its empty intervals are not stalls, its rate no cache's).
+fn own_shape(r: &RunReport) -> bool {
+    r.spec.files.is_some()
+        || r.spec.probe.is_some()
+        || r.steps.iter().any(|s| s.spec.files.is_some())
 }
 
 /// The analyses of `r`; `spill`, when given, holds every 10 ms bucket of the run (read
@@ -319,10 +331,7 @@ pub fn analyze(r: &RunReport, o: &AnalysisOptions, spill: Option<&mut Spill>) ->
         }
         return a;
     }
-    // Small files are judged by each phase's operations (the steps table): a cache cliff, a
-    // throttle or a stall read into a tree's phases would be the phases' own shapes.
-    let files = r.spec.files.is_some() || r.steps.iter().any(|s| s.spec.files.is_some());
-    if files {
+    if own_shape(r) {
         return a;
     }
     a.fill_level = analysis::fill::fill_levels(&r.steps);

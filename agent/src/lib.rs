@@ -22,6 +22,7 @@ pub mod io_target;
 pub mod iopath;
 pub mod measure;
 pub mod presets;
+pub mod probe;
 pub mod report;
 pub mod runner;
 pub mod service;

@@ -186,6 +186,8 @@ const DEFS: &[Def] = &[
           takes: RUNTIME, build: |c| c.single(RwMode::RandWrite, 4096, 1), tune: None },
     Def { kind: PresetKind::Files, description: "small files and metadata, as elbencho and mdtest measure them: in a work directory of its own, mkdir, create (write), stat, read, delete and rmdir per second, each a step with its latency; streams: jobs, dirs per job, depth and fanout for a tree, count: files per directory of its last level (1000), bs: file size (4 KiB), fsync-each, phases, backend sync (plain system calls, the default) or uring (io_uring's MKDIRAT, STATX, UNLINKAT, OPENAT, READ/WRITE, CLOSE)",
           takes: &["count", "streams", "bs", "dirs", "fsync", "phases", "depth", "fanout", "backend"], build: files, tune: None },
+    Def { kind: PresetKind::Probe, description: "latency when nobody loads the drive, as ioping measures it: one 4 KiB (bs) O_DIRECT random read every second (idle: the time between requests) in a 1 MiB working set (size), the first shown apart and not counted; count requests, or for runtime, or until stopped",
+          takes: &["size", "count", "runtime", "idle", "bs"], build: probe, tune: None },
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
@@ -666,6 +668,22 @@ fn files(c: &Ctx) -> Result<Vec<Step>, PresetError> {
             step(format!("{} ({what})", phase.name()), s)
         })
         .collect())
+}
+
+/// `probe`: one request every `idle` (1 s) in the working set, as `diskscope probe` makes them.
+fn probe(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let interval_ms = c.idle_or(1000);
+    let mut s = spec(RwMode::RandRead, c.o.bs.unwrap_or(4096), 1);
+    s.size = Some(c.size_or(MIB));
+    s.backend = shared::spec::Backend::Sync;
+    s.runtime_ms = c.o.runtime_ms;
+    s.interval_ms = interval_ms.clamp(100, 60_000);
+    s.probe = Some(shared::probe::ProbeSpec {
+        interval_us: interval_ms.saturating_mul(1000),
+        count: c.o.count.map(u64::from),
+        ..Default::default()
+    });
+    Ok(vec![step("probe", s)])
 }
 
 const IOMETER_MS: u64 = 600_000;

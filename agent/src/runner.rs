@@ -51,6 +51,8 @@ pub struct RunOutcome {
     pub started_at_ms: Option<u64>,
     /// A files phase's first-done and last-done rates.
     pub files_done: Option<shared::files::Done>,
+    /// A probe's requests summed up.
+    pub probe: Option<shared::probe::ProbeSummary>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -78,6 +80,8 @@ pub trait Observer {
     fn start_at(&self) -> Option<SystemTime> {
         None
     }
+    /// One request of a probe, as it completed.
+    fn request(&mut self, _r: &shared::probe::Request) {}
 }
 
 /// Sleeps until `at` (if given), seeing `cancel` within 50 ms. Returns when it woke, in ms
@@ -116,6 +120,7 @@ pub fn run(
         interval_ns: spec.interval_ms * 1_000_000,
         runtime_ns: spec.runtime_ms.map(|ms| ms * 1_000_000),
         first_done_ns: std::sync::atomic::AtomicU64::new(u64::MAX),
+        backlog: Default::default(),
     });
     let (tx, rx) = mpsc::channel();
     let mut handles = Vec::with_capacity(n);
@@ -123,9 +128,10 @@ pub fn run(
         let (plan, job_shared, tx) = (Arc::clone(plan), Arc::clone(&shared), tx.clone());
         let h = std::thread::Builder::new()
             .name(format!("ds-job-{j}"))
-            .spawn(move || match plan.spec().files {
-                Some(_) => crate::files::job_thread(&plan, j, &job_shared, &tx),
-                None => job_thread(&plan, j, &job_shared, &tx),
+            .spawn(move || match (&plan.spec().files, &plan.spec().probe) {
+                (Some(_), _) => crate::files::job_thread(&plan, j, &job_shared, &tx),
+                (None, Some(_)) => crate::probe::job_thread(&plan, j, &job_shared, &tx),
+                (None, None) => job_thread(&plan, j, &job_shared, &tx),
             });
         match h {
             Ok(h) => handles.push(h),
@@ -278,6 +284,8 @@ struct Collector {
     /// when that was.
     first_done: Option<(u64, u64)>,
     first_end_ns: u64,
+    /// A probe's requests, summed.
+    probe: Option<shared::probe::Tally>,
 }
 
 impl Collector {
@@ -301,6 +309,7 @@ impl Collector {
             rules: Default::default(),
             first_done: None,
             first_end_ns: u64::MAX,
+            probe: None,
         }
     }
 
@@ -403,6 +412,11 @@ impl Collector {
                 d.0 += ops;
                 d.1 += bytes;
             }
+            JobMsg::Request(r) => {
+                shared.backlog.fetch_sub(1, Ordering::Relaxed);
+                self.probe.get_or_insert_with(Default::default).add(&r);
+                observer.request(&r);
+            }
             JobMsg::Ready { .. } => {}
         }
         for mut s in self.merger.take_ready() {
@@ -458,6 +472,7 @@ impl Collector {
             scan: self.scan,
             replay: self.replay,
             files_done,
+            probe: self.probe.map(|t| t.summary()),
             search: self.search,
             started_at_ms: None,
         }

@@ -638,6 +638,7 @@ mod tests {
             qd_search: Vec::new(),
             group: None,
             files_done: None,
+            probe: None,
             cache_cliff: Some(Default::default()),
             steady_state: Some(Default::default()),
             first_last: Some(Default::default()),

@@ -21,6 +21,7 @@ pub mod options;
 pub mod origin;
 pub mod pacing;
 pub mod preset;
+pub mod probe;
 pub mod qd_search;
 pub mod replay;
 pub mod report;

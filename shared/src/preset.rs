@@ -50,6 +50,7 @@ pub enum PresetKind {
     #[serde(rename = "rnd4k-q1-write")]
     Rnd4kQ1Write,
     Files,
+    Probe,
 }
 
 /// The form a run's result opens with (the dashboard draws each; history rows, the kiosk
@@ -130,6 +131,7 @@ impl PresetKind {
         PresetKind::Rnd4kQ1Read,
         PresetKind::Rnd4kQ1Write,
         PresetKind::Files,
+        PresetKind::Probe,
     ];
 
     /// The name the CLI (`--preset`), the API and the database use.
@@ -163,6 +165,7 @@ impl PresetKind {
             Rnd4kQ1Read => "rnd4k-q1-read",
             Rnd4kQ1Write => "rnd4k-q1-write",
             Files => "files",
+            Probe => "probe",
         }
     }
 
@@ -184,7 +187,7 @@ impl PresetKind {
             CacheRecovery => HeadlineKind::Recovery,
             CompressProbe => HeadlineKind::Compress,
             Quick | Fill | ErrorScan | AppBuild | AppDatabase | AppFiles | Seq1mQ8Read
-            | Seq1mQ8Write | Rnd4kQ32Read | Rnd4kQ32Write | Rnd4kQ1Read | Rnd4kQ1Write => {
+            | Seq1mQ8Write | Rnd4kQ32Read | Rnd4kQ32Write | Rnd4kQ1Read | Rnd4kQ1Write | Probe => {
                 HeadlineKind::Single
             }
             OrionMatrix | LatencyTarget | FillLevel | Fakecap | Apps | Files => HeadlineKind::Steps,

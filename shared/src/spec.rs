@@ -441,6 +441,11 @@ pub struct WorkloadSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg(not(target_arch = "wasm32"))]
     pub files: Option<crate::files::FilesSpec>,
+    /// One request every interval instead of a queue kept full (`diskscope probe`, the
+    /// `probe` preset), as ioping makes them. (Not in the wasm build.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub probe: Option<crate::probe::ProbeSpec>,
     /// How `rate` spaces the I/Os: evenly (default) or as Poisson arrivals.
     pub rate_process: crate::pacing::RateProcess,
     /// A pause after every few I/Os (fio's thinktime).
@@ -636,6 +641,8 @@ impl Default for WorkloadSpec {
             replay: None,
             #[cfg(not(target_arch = "wasm32"))]
             files: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            probe: None,
             rate_process: crate::pacing::RateProcess::Linear,
             think: None,
             bssplit: None,
@@ -783,6 +790,20 @@ impl WorkloadSpec {
                     "backend",
                     &self.backend,
                     "the files workload runs its operations through io_uring (uring) or as plain system calls (sync)"
+                        .into(),
+                );
+            }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(p) = &self.probe {
+            for (field, value, msg) in p.check() {
+                bad(field, &value, msg);
+            }
+            if self.files.is_some() || self.replay.is_some() || self.jobs != 1 {
+                bad(
+                    "probe",
+                    &"set",
+                    "a probe is one job making one request at a time: no files, replay or jobs"
                         .into(),
                 );
             }

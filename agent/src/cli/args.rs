@@ -44,6 +44,10 @@ pub enum Command {
     Stop(RunIdArgs),
     /// A remote agent's report of a run (JSON, or CSV samples) to a file or stdout.
     Export(ExportArgs),
+    /// Latency when nobody loads the drive, as ioping measures it: one request every
+    /// interval, a line per request, then min/avg/max/mdev and percentiles (-J: ioping's
+    /// JSON).
+    Probe(super::probe::ProbeArgs),
 }
 
 /// Which agent, with which token.
@@ -177,11 +181,11 @@ pub struct ServeArgs {
     pub demo: bool,
 }
 
-fn size(s: &str) -> Result<u64, String> {
+pub(super) fn size(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
-fn duration_ms(s: &str) -> Result<u64, String> {
+pub(super) fn duration_ms(s: &str) -> Result<u64, String> {
     parse_duration_ms(s).map_err(|e| e.to_string())
 }
 

@@ -7,6 +7,7 @@ mod compare;
 mod devices;
 mod emulate;
 mod outputs;
+mod probe;
 mod quick;
 mod record;
 mod remote;
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Runs(args) => remote::runs(&args),
         Command::Stop(args) => remote::stop(&args),
         Command::Export(args) => remote::export(&args),
+        Command::Probe(args) => probe::run(&args, cancel),
     };
     finish(result)
 }

@@ -134,6 +134,10 @@ impl Observer for Outputs<'_> {
         self.inner.layout(bytes);
     }
 
+    fn request(&mut self, r: &shared::probe::Request) {
+        self.inner.request(r);
+    }
+
     fn exact_timeline(&mut self, buckets: &mut crate::stats::fine::Spill) {
         let Some((path, done)) = &mut self.timeline else {
             return;

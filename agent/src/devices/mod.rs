@@ -50,6 +50,13 @@ pub fn list() -> Vec<DeviceInfo> {
 /// The block device under `target` (itself, or the whole disk holding the file's
 /// filesystem), with its health now. `None` for files on virtual filesystems.
 pub fn under(target: &crate::io_target::TargetInfo) -> Option<DeviceInfo> {
+    let mut d = identify(target)?;
+    d.health = health(&d);
+    Some(d)
+}
+
+/// The block device under `target`, without its health (no ioctl, no smartctl).
+pub fn identify(target: &crate::io_target::TargetInfo) -> Option<DeviceInfo> {
     let real = crate::iopath::sysfs_dir(target)?;
     // A partition's directory sits inside its disk's.
     let disk = if real.join("partition").exists() {
@@ -58,9 +65,7 @@ pub fn under(target: &crate::io_target::TargetInfo) -> Option<DeviceInfo> {
         real
     };
     let name = disk.file_name()?.to_string_lossy().into_owned();
-    let mut d = sysfs::describe_system(&name)?;
-    d.health = health(&d);
-    Some(d)
+    sysfs::describe_system(&name)
 }
 
 /// The filesystem a file target lives on.

@@ -77,6 +77,9 @@ pub enum JobMsg {
         depth: u32,
         tally: Option<IntervalStats>,
     },
+    /// From a probe: one request, as it completed (shown live; counted in the interval
+    /// unless a warm-up's).
+    Request(shared::probe::Request),
     /// Before `Done`, from a files job: its operations and bytes when the first job ended.
     FirstDone {
         job: usize,
@@ -123,7 +126,13 @@ pub struct RunShared {
     /// When the first job ended (ns of its own clock; `u64::MAX` until one has): the files
     /// workload's jobs count what they had done by then (elbencho's first-done).
     pub first_done_ns: std::sync::atomic::AtomicU64,
+    /// A probe's requests sent and not yet taken by the runner: the probe waits while
+    /// [`MAX_BACKLOG`] are, so requests made faster than they are shown queue boundedly.
+    pub backlog: std::sync::atomic::AtomicUsize,
 }
+
+/// Most requests a probe leaves waiting for the runner.
+pub const MAX_BACKLOG: usize = 1024;
 
 /// Opened once by the runner: with time zero of the run (ramp included), or with `None`
 /// to send the jobs home without I/O.
@@ -1460,6 +1469,7 @@ mod tests {
             interval_ns: 100_000_000,
             runtime_ns: Some(200_000_000),
             first_done_ns: std::sync::atomic::AtomicU64::new(u64::MAX),
+            backlog: Default::default(),
         };
         let (tx, rx) = mpsc::channel();
         shared

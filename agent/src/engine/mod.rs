@@ -14,6 +14,7 @@ pub mod null;
 mod qd_search;
 pub mod replay;
 pub mod sync;
+pub mod timed;
 pub mod uring;
 pub mod verify;
 

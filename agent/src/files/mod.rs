@@ -292,7 +292,7 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     if shared.gate.wait().is_none() {
         return done(tx, job, 0, None);
     }
-    let mut t = tree::Timer::new(job, shared, tx);
+    let mut t = crate::engine::timed::Timer::new(job, shared, tx);
     // What create writes, and what a verified read compares with; the read buffer.
     let data = match f.phase {
         Phase::Create => pattern(plan, job, f.file_size),

@@ -7,102 +7,12 @@
 //! `fF`. Directories are made before what they hold and removed after it.
 
 use super::ops::{cstr, dir_at, Ops};
-use crate::engine::job::{JobMsg, RunShared};
+use crate::engine::timed::Timer;
 use crate::engine::Dir;
-use crate::stats::interval::Completed;
-use crate::stats::IntervalStats;
 use shared::files::{FilesSpec, Phase};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::Sender;
-use std::time::Instant;
-
-/// A job's clock and its interval: each operation's latency and bytes, the interval sent
-/// when the next one begins.
-pub struct Timer<'a> {
-    job: usize,
-    shared: &'a RunShared,
-    tx: &'a Sender<JobMsg>,
-    epoch: Instant,
-    interval_ns: u64,
-    cur: IntervalStats,
-    /// Operations and bytes so far, and as they were when the first job ended.
-    pub ops: u64,
-    pub bytes: u64,
-    pub at_first_done: Option<(u64, u64)>,
-}
-
-impl<'a> Timer<'a> {
-    pub fn new(job: usize, shared: &'a RunShared, tx: &'a Sender<JobMsg>) -> Self {
-        let interval_ns = shared.interval_ns.max(1);
-        Timer {
-            job,
-            shared,
-            tx,
-            epoch: Instant::now(),
-            interval_ns,
-            cur: IntervalStats::new(0, 0, interval_ns),
-            ops: 0,
-            bytes: 0,
-            at_first_done: None,
-        }
-    }
-
-    pub fn elapsed(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
-    }
-
-    fn stopped(&self) -> bool {
-        self.shared.cancel.load(Ordering::Relaxed) || self.shared.abort.load(Ordering::Relaxed)
-    }
-
-    /// Times `op` and counts it: the bytes it moved, in direction `dir`.
-    fn op(&mut self, dir: Dir, op: impl FnOnce() -> io::Result<u64>) -> io::Result<()> {
-        if self.at_first_done.is_none()
-            && self.shared.first_done_ns.load(Ordering::Relaxed) != u64::MAX
-        {
-            self.at_first_done = Some((self.ops, self.bytes));
-        }
-        let t0 = self.elapsed();
-        let bytes = op()?;
-        self.ops += 1;
-        self.bytes += bytes;
-        let at_ns = self.elapsed();
-        while at_ns >= self.cur.end_ns {
-            let next = IntervalStats::new(
-                self.cur.index + 1,
-                self.cur.end_ns,
-                self.cur.end_ns + self.interval_ns,
-            );
-            let full = std::mem::replace(&mut self.cur, next);
-            let _ = self.tx.send(JobMsg::Interval {
-                job: self.job,
-                stats: full,
-            });
-        }
-        self.cur.completed(Completed {
-            dir,
-            bytes,
-            lat_ns: at_ns - t0,
-            offset: 0,
-            rel_ns: at_ns - self.cur.start_ns,
-            at_ns,
-        });
-        Ok(())
-    }
-
-    /// Sends the last interval, ending at `end_ns`.
-    pub fn flush(&mut self, end_ns: u64) {
-        let mut last = std::mem::replace(&mut self.cur, IntervalStats::new(0, 0, 0));
-        last.end_ns = end_ns.max(last.start_ns);
-        let _ = self.tx.send(JobMsg::Interval {
-            job: self.job,
-            stats: last,
-        });
-    }
-}
 
 /// What failed, and where in the tree.
 pub type OpError = (String, io::Error);

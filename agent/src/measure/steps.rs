@@ -329,6 +329,9 @@ impl Observer for Shifted<'_> {
     fn start_at(&self) -> Option<std::time::SystemTime> {
         self.inner.start_at()
     }
+    fn request(&mut self, r: &shared::probe::Request) {
+        self.inner.request(r);
+    }
 }
 
 /// The run being assembled from its steps, bounded like a single run (`stats::series`,

@@ -63,6 +63,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
             scan: outcome.scan.into_iter().collect(),
             replay: outcome.replay.into_iter().collect(),
             files_done: outcome.files_done,
+            probe: outcome.probe,
             qd_search: spec
                 .latency_target
                 .zip(outcome.search)

@@ -105,6 +105,11 @@ pub struct Analysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg(not(target_arch = "wasm32"))]
     pub files_done: Option<crate::files::Done>,
+    /// A probe's requests summed up as ioping does (min, avg, max, mdev; the warm-up apart).
+    /// (Not in the wasm build.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub probe: Option<crate::probe::ProbeSummary>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.

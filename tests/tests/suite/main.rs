@@ -32,6 +32,7 @@ mod openapi;
 mod pacing;
 mod pipeline_bench;
 mod plausibility;
+mod probe;
 mod prometheus;
 
 mod regions;

@@ -1,0 +1,259 @@
+//! `diskscope probe` (and the `probe` preset): one request every interval, as ioping makes
+//! them. Side by side with ioping itself on the same file and loop device; its lines and
+//! statistics are the stored report's; memory stays flat over many requests.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use tests::*;
+
+/// ioping's JSON records (`-J`): the per-request ones and the closing `stat`.
+fn records(stdout: &[u8]) -> (Vec<Value>, Value) {
+    let v: Value = serde_json::from_slice(stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(stdout)));
+    let all = v.as_array().expect("an array").clone();
+    let ios: Vec<Value> = all
+        .iter()
+        .filter(|r| r.get("io").is_some())
+        .cloned()
+        .collect();
+    let stat = all
+        .iter()
+        .find(|r| r.get("stat").is_some())
+        .cloned()
+        .expect("stat");
+    (ios, stat)
+}
+
+/// The counted requests' median latency, ns, and how many requests there were.
+fn median_and_count(ios: &[Value]) -> (f64, usize) {
+    let mut t: Vec<f64> = ios
+        .iter()
+        .filter(|r| r["io"]["ignored"] == false)
+        .map(|r| r["io"]["time"].as_f64().expect("time"))
+        .collect();
+    t.sort_by(f64::total_cmp);
+    (t[t.len() / 2], ios.len())
+}
+
+fn ioping(target: &Path) -> Vec<u8> {
+    let out = Command::new("ioping")
+        .args(["-D", "-c", "30", "-i", "0.1", "-J"])
+        .arg(target)
+        .output()
+        .expect("run ioping");
+    assert!(
+        out.status.success(),
+        "ioping: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn probe(target: &Path) -> Vec<u8> {
+    let out = Command::new(diskscope_bin())
+        .args([
+            "probe",
+            "--direct",
+            "--count",
+            "30",
+            "--interval",
+            "100ms",
+            "--ioping-json",
+        ])
+        .arg(target)
+        .output()
+        .expect("run diskscope probe");
+    assert!(out.status.success(), "probe: {}", stderr(&out));
+    out.stdout
+}
+
+/// `ioping -D -c 30 -i 0.1 -J` against `diskscope probe --direct --count 30 --interval
+/// 100ms --ioping-json` on a file on disk and on a loop device, alternated, three pairs
+/// each: the same requests (30, the first a warm-up in both), the same JSON records, and
+/// the median latency within ±15 % (median of the pairs' ratios).
+#[test]
+fn probe_meets_ioping_on_a_file_and_a_loop_device() {
+    if !have("ioping") {
+        skip!(
+            Missing::Tool,
+            "ioping is not installed (apt-get install ioping)"
+        );
+    }
+    let dir = disk_tempdir();
+    let file = dir.path().join("probe.bin");
+    std::fs::write(&file, vec![7u8; 8 << 20]).expect("file");
+    let dev = LoopDevice::new(64 << 20, 4096);
+    let mut targets = vec![("file", file.clone())];
+    match &dev {
+        Ok(d) => targets.push(("loop", d.path.clone())),
+        Err(e) => println!("no loop device ({e}): the file only"),
+    }
+    for (what, target) in &targets {
+        let mut ratios = Vec::new();
+        for pair in 0..3 {
+            let (theirs, ours) = if pair % 2 == 0 {
+                let t = ioping(target);
+                (t, probe(target))
+            } else {
+                let o = probe(target);
+                (ioping(target), o)
+            };
+            let ((t_ios, t_stat), (o_ios, o_stat)) = (records(&theirs), records(&ours));
+            let keys = |v: &Value| {
+                let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
+                k.sort();
+                k
+            };
+            assert_eq!(
+                keys(&t_ios[0]),
+                keys(&o_ios[0]),
+                "{what}: a request's record"
+            );
+            assert_eq!(
+                keys(&t_ios[0]["io"]),
+                keys(&o_ios[0]["io"]),
+                "{what}: its io"
+            );
+            assert_eq!(keys(&t_stat["stat"]), keys(&o_stat["stat"]), "{what}: stat");
+            let ((tm, tn), (om, on)) = (median_and_count(&t_ios), median_and_count(&o_ios));
+            assert_eq!((tn, on), (30, 30), "{what}: requests");
+            assert_eq!(o_ios[0]["io"]["ignored"], true, "{what}: the warm-up");
+            assert_eq!(
+                o_stat["stat"]["count"], t_stat["stat"]["count"],
+                "{what}: counted"
+            );
+            ratios.push(om / tm);
+            println!("{what} pair {pair}: median diskscope {om:.0} ns, ioping {tm:.0} ns");
+        }
+        ratios.sort_by(f64::total_cmp);
+        let m = ratios[1];
+        println!("{what}: median latency diskscope/ioping {m:.2} (pairs {ratios:?})");
+        assert!(
+            (0.85..=1.15).contains(&m),
+            "{what}: {m:.2} of ioping's median"
+        );
+    }
+}
+
+/// The live lines are ioping's (a line per request, the first marked warm-up), and the
+/// statistics printed are the stored report's: min/avg/max/mdev from `analysis.probe`, the
+/// counted requests the summary's I/Os.
+#[test]
+fn the_lines_and_statistics_are_the_stored_report() {
+    let dir = ram_tempdir();
+    let file = dir.path().join("p.bin");
+    std::fs::write(&file, vec![1u8; 1 << 20]).expect("file");
+    let json = dir.path().join("p.json");
+    let out = diskscope(&[
+        "probe",
+        "--count",
+        "6",
+        "--interval",
+        "50ms",
+        "--json",
+        json.to_str().expect("utf8"),
+        file.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("request=")).collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(
+        lines[0].starts_with("4 KiB <<< ") && lines[0].ends_with("(warmup)"),
+        "{text}"
+    );
+    assert!(lines[5].contains("request=6 time="), "{text}");
+    let r = read_report(&json);
+    let p = r.analysis.probe.clone().expect("analysis.probe");
+    assert_eq!((p.count, p.requests, p.warmup_ns.len()), (5, 6, 1));
+    assert_eq!(r.summary.read.ios, 5);
+    assert_eq!(r.summary.read.lat.min_ns, p.min_ns);
+    assert_eq!(r.summary.read.lat.max_ns, p.max_ns);
+    let fmt = |ns: u64| {
+        let x = ns as f64;
+        if ns < 1000 {
+            format!("{ns} ns")
+        } else if x < 1e6 {
+            format!("{:.1} us", x / 1e3)
+        } else {
+            format!("{:.2} ms", x / 1e6)
+        }
+    };
+    let want = format!(
+        "min/avg/max/mdev = {} / {} / {} / {}",
+        fmt(p.min_ns),
+        fmt(p.avg_ns),
+        fmt(p.max_ns),
+        fmt(p.mdev_ns)
+    );
+    assert!(text.contains(&want), "{want} not in {text}");
+    assert!(text.contains("5 requests completed in"), "{text}");
+    assert!(text.contains("generated 6 requests in"), "{text}");
+}
+
+/// A long probe keeps flat memory: 100,000 requests one after another, the agent's
+/// resident memory at 10,000 and at 100,000 within 2 MiB (a 2-hour probe at 100 ms is
+/// 72,000 requests).
+#[test]
+fn a_long_probe_keeps_flat_memory() {
+    let dir = ram_tempdir();
+    let file = dir.path().join("p.bin");
+    std::fs::write(&file, vec![1u8; 1 << 20]).expect("file");
+    let mut child = Command::new(diskscope_bin())
+        .args(["probe", "--cached", "--interval", "0", "--count", "100000"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let out = BufReader::new(child.stdout.take().expect("stdout"));
+    let (mut at_10k, mut at_end, mut n) = (0, 0, 0u64);
+    for line in out.lines() {
+        let line = line.expect("line");
+        if !line.contains("request=") {
+            continue;
+        }
+        n += 1;
+        if n == 10_000 {
+            at_10k = proc_status_kib(pid, "VmRSS:");
+        }
+        if n == 99_000 {
+            at_end = proc_status_kib(pid, "VmRSS:");
+        }
+    }
+    assert!(child.wait().expect("wait").success());
+    assert_eq!(n, 100_000);
+    println!("resident memory: {at_10k} KiB at 10,000 requests, {at_end} KiB at 99,000");
+    assert!(at_10k > 0 && at_end > 0);
+    assert!(
+        at_end <= at_10k + 2048,
+        "memory grew from {at_10k} KiB to {at_end} KiB"
+    );
+}
+
+/// `--preset probe` through the API: a run like any other, stored with its requests summed
+/// up (`analysis.probe`), the counted ones its I/Os; `idle` is the time between requests.
+#[test]
+fn the_probe_preset_runs_through_the_api() {
+    use serde_json::json;
+    use tests::server::Server;
+    let data = disk_tempdir();
+    let dir = ram_tempdir();
+    let file = dir.path().join("p.bin");
+    std::fs::write(&file, vec![1u8; 4 << 20]).expect("file");
+    let server = Server::start(data.path(), &[dir.path()]);
+    let t0 = std::time::Instant::now();
+    let id = server.start_run(&json!({"target": file, "preset": "probe",
+        "options": {"count": 5, "idle_ms": "200ms"}}));
+    let run = server.wait_status(id, "completed");
+    let took = t0.elapsed();
+    assert_eq!(run["analysis"]["probe"]["count"], 4, "{run}");
+    assert_eq!(run["analysis"]["probe"]["requests"], 5, "{run}");
+    assert_eq!(run["summary"]["read"]["ios"], 4, "{run}");
+    assert_eq!(run["spec"]["probe"]["interval_us"], 200_000, "{run}");
+    // Five requests 200 ms apart: 0.8 s from the first to the last.
+    assert!(took >= std::time::Duration::from_millis(800), "{took:?}");
+}
