@@ -101,7 +101,7 @@ run_group() {
 # - browser: once the bundle is built, three at a time (five tests: the two dashboard parts,
 #   figures, views, the fleet; each waits on runs more than it draws).
 browser=(dashboard:: figures:: views:: fleet::)
-timing=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says error_scan:: files::create_stat_and_delete probe::probe_meets_ioping)
+timing=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says error_scan:: files::create_stat_and_delete probe::probe_meets_ioping probe::the_idle_sweep)
 skip_timing=()
 for m in "${timing[@]}"; do skip_timing+=(--skip "$m"); done
 skip_browser=()

@@ -61,6 +61,17 @@ pub struct ProbeArgs {
     /// Requests made back to back at each tick (ioping -b).
     #[arg(short = 'b', long, default_value_t = 0)]
     pub burst: u32,
+    /// The idle-wake curve instead: the first request's latency after quiet times of 1 ms
+    /// to --idle-max in steps of 1-2-5, each --repeat times, against the awake latency;
+    /// where it steps up, a power state begins (its idle time and wake latency are named).
+    #[arg(long)]
+    pub idle_sweep: bool,
+    /// The sweep's longest quiet time (30 s at most).
+    #[arg(long, value_parser = duration_us, default_value = "30s", requires = "idle_sweep")]
+    pub idle_max: u64,
+    /// Times the sweep measures each quiet time.
+    #[arg(long, default_value_t = 3, requires = "idle_sweep")]
+    pub repeat: u32,
     /// ioping's JSON on standard output (ioping -J): a record per request, then the
     /// statistics.
     #[arg(short = 'J', long = "ioping-json")]
@@ -111,6 +122,9 @@ impl ProbeArgs {
                 count: self.count,
                 warmup: self.warmup,
                 burst: self.burst,
+                idle_sweep: self
+                    .idle_sweep
+                    .then(|| shared::probe::IdleSweep::up_to(self.idle_max, self.repeat)),
             }),
             ..WorkloadSpec::default()
         }
@@ -140,6 +154,9 @@ pub fn run(args: &ProbeArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
         lines.ioping_end(&report, &summary);
     } else {
         lines.statistics(&report, &summary);
+        if let Some(c) = &summary.idle_curve {
+            lines.curve(c);
+        }
     }
     if let Some(e) = &report.error {
         eprintln!("diskscope: error: {}", e.message);
@@ -295,6 +312,48 @@ impl Lines<'_> {
         if !s.warmup_ns.is_empty() {
             let w: Vec<String> = s.warmup_ns.iter().map(|&n| ioping_time(n)).collect();
             let _ = writeln!(o, "warm-up (not counted) = {}", w.join(" / "));
+        }
+    }
+
+    /// The idle-wake curve: a row per quiet time, then the knees found.
+    fn curve(&mut self, c: &shared::probe::IdleCurve) {
+        let o = &mut self.out;
+        let _ = writeln!(
+            o,
+            "\n--- idle-wake curve (awake {}, a step up counts past {}) ---",
+            ioping_time(c.awake_ns),
+            ioping_time(c.threshold_ns)
+        );
+        let _ = writeln!(
+            o,
+            "{:>10}  {:>10}  {:>10}  {:>10}  {:>10}",
+            "idle", "median", "min", "max", "extra"
+        );
+        for s in &c.steps {
+            let _ = writeln!(
+                o,
+                "{:>10}  {:>10}  {:>10}  {:>10}  {:>10}",
+                ioping_time(s.idle_us * 1000),
+                ioping_time(s.median_ns),
+                ioping_time(s.min_ns),
+                ioping_time(s.max_ns),
+                ioping_time(s.extra_ns)
+            );
+        }
+        if c.knees.is_empty() {
+            let _ = writeln!(
+                o,
+                "no knee: the first request after any quiet time costs what an awake one does"
+            );
+        }
+        for k in &c.knees {
+            let _ = writeln!(
+                o,
+                "knee: a power state begins after {} to {} of idle; waking from it costs {}",
+                ioping_time(k.after_us * 1000),
+                ioping_time(k.idle_us * 1000),
+                ioping_time(k.wake_ns)
+            );
         }
     }
 

@@ -13,6 +13,9 @@
 //! - reads run at `read_mbps`;
 //! - every request costs `per_io_us` on top of its transfer (command overhead: what makes
 //!   small blocks slow and gives a sweep its saturation block size);
+//! - power states: once the device has been idle `after_ms`, the next request first waits
+//!   `wake_us` (the deepest state reached applies), as a drive leaving APST's or a link's
+//!   power-saving state (`power_states`);
 //! - `noise` jitters each request's rate uniformly by ± that fraction (seeded by `seed`),
 //!   and `gc_all_writes` applies the GC stalls to sequential writes too (a drive with no
 //!   cache whose rate still dips).
@@ -57,6 +60,16 @@ pub struct SsdModel {
     /// Kept data and seeded faults (bit flips, lost or misplaced writes, a wrapping fake
     /// capacity, bad and slow regions): see [`super::media`].
     pub faults: super::media::Faults,
+    /// Power states entered after idle time: the first request after them pays a wake.
+    pub power_states: Vec<PowerState>,
+}
+
+/// A power state: entered after `after_ms` of idle, left in `wake_us` by the next request.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PowerState {
+    pub after_ms: f64,
+    pub wake_us: f64,
 }
 
 impl Default for SsdModel {
@@ -86,6 +99,7 @@ impl Default for SsdModel {
             seed: 1,
             link_mbps: 0.0,
             faults: Default::default(),
+            power_states: Vec::new(),
         }
     }
 }
@@ -231,8 +245,21 @@ impl Device {
         if now <= self.busy_until + QUEUE_SLACK {
             self.busy_until
         } else {
-            now
+            now + self.wake(now - self.busy_until)
         }
+    }
+
+    /// What leaving the power state that `idle` reached costs (the deepest one's wake).
+    fn wake(&self, idle: Duration) -> Duration {
+        let ms = idle.as_secs_f64() * 1e3;
+        let us = self
+            .model
+            .power_states
+            .iter()
+            .filter(|p| ms >= p.after_ms)
+            .map(|p| p.wake_us)
+            .fold(0.0, f64::max);
+        Duration::from_secs_f64(us.max(0.0) / 1e6)
     }
 
     pub fn temperature(&mut self, now: Instant) -> f64 {
@@ -293,6 +320,39 @@ mod tests {
         let cool = slow + Duration::from_secs(60);
         assert!(d.temperature(cool) < 56.0);
         assert!(!d.throttled);
+    }
+
+    #[test]
+    fn a_request_after_idle_pays_the_deepest_state_s_wake() {
+        let m = SsdModel {
+            read_mbps: 4096.0,
+            power_states: vec![
+                PowerState {
+                    after_ms: 50.0,
+                    wake_us: 2_000.0,
+                },
+                PowerState {
+                    after_ms: 500.0,
+                    wake_us: 9_000.0,
+                },
+            ],
+            ..SsdModel::default()
+        };
+        let t0 = Instant::now();
+        let mut d = Device::new(m, t0);
+        let lat = |d: &mut Device, at: Instant| (d.read(4096, at) - at).as_secs_f64() * 1e6;
+        let base = lat(&mut d, t0);
+        let mut t = t0 + Duration::from_millis(10);
+        let mut after = |d: &mut Device, idle_ms: u64| {
+            t += Duration::from_millis(idle_ms);
+            let l = lat(d, t) - base;
+            t += Duration::from_millis(20);
+            lat(d, t); // back to active, 20 ms later
+            l
+        };
+        assert!(after(&mut d, 10).abs() < 1.0);
+        assert!((after(&mut d, 100) - 2_000.0).abs() < 1.0);
+        assert!((after(&mut d, 1_000) - 9_000.0).abs() < 1.0);
     }
 
     #[test]

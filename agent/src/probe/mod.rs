@@ -132,7 +132,17 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         return done(tx, job, 0, None);
     }
     let mut t = Timer::new(job, shared, tx);
-    let error = ticks(&p, &mut probe, &mut t, shared, tx).err();
+    let mut out = Out {
+        t: &mut t,
+        shared,
+        tx,
+        n: 0,
+    };
+    let error = match &p.idle_sweep {
+        Some(w) => sweep(&p, w, &mut probe, &mut out),
+        None => ticks(&p, &mut probe, &mut out),
+    }
+    .err();
     let end_ns = t.elapsed();
     t.flush(end_ns);
     done(tx, job, end_ns, error);
@@ -147,62 +157,141 @@ fn done(tx: &Sender<JobMsg>, job: usize, end_ns: u64, error: Option<RunError>) {
     });
 }
 
-/// The requests, tick by tick: each tick starts `interval` after the one before it (a tick
-/// whose requests overran starts the next at once).
-fn ticks(
-    p: &ProbeSpec,
-    probe: &mut Probe,
-    t: &mut Timer<'_>,
-    shared: &RunShared,
-    tx: &Sender<JobMsg>,
-) -> Result<(), RunError> {
-    let interval = p.interval_us.saturating_mul(1000);
-    let deadline = shared.runtime_ns.unwrap_or(u64::MAX);
-    let dir = if probe.write { Dir::Write } else { Dir::Read };
-    let mut n = 0u64;
-    let over = |n: u64, t: &Timer<'_>| {
-        t.stopped() || p.count.is_some_and(|c| n >= c) || t.elapsed() >= deadline
-    };
-    for tick in 0u64.. {
-        if over(n, t) {
-            return Ok(());
+/// Where the job's requests go: its timer and the runner.
+struct Out<'a, 't> {
+    t: &'a mut Timer<'t>,
+    shared: &'a RunShared,
+    tx: &'a Sender<JobMsg>,
+    /// Requests made so far.
+    n: u64,
+}
+
+/// What a request is besides its figures.
+#[derive(Clone, Copy, Default)]
+struct Role {
+    warmup: bool,
+    idle_ns: u64,
+    prime: bool,
+}
+
+impl Out<'_, '_> {
+    /// One request: timed, counted unless a warm-up, shown (sent to the runner, which
+    /// waits for it at most [`MAX_BACKLOG`] requests behind).
+    fn request(&mut self, probe: &mut Probe, role: Role) -> Result<(), RunError> {
+        let offset = probe.offset();
+        let (bytes, lat_ns, at_ns) = self
+            .t
+            .time(|| probe.request(offset))
+            .map_err(|e| request_error(probe.write, offset, &e))?;
+        self.n += 1;
+        if !role.warmup {
+            let dir = if probe.write { Dir::Write } else { Dir::Read };
+            self.t.count(dir, bytes, lat_ns, at_ns, offset);
         }
-        // Sleep to the tick, seeing a stop within 50 ms.
-        let due = tick.saturating_mul(interval).min(deadline);
-        while !t.stopped() {
-            let now = t.elapsed();
+        while self.shared.backlog.load(Ordering::Relaxed) >= MAX_BACKLOG && !self.t.stopped() {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        self.shared.backlog.fetch_add(1, Ordering::Relaxed);
+        let _ = self.tx.send(JobMsg::Request(Request {
+            n: self.n,
+            at_ns,
+            lat_ns,
+            offset,
+            bytes,
+            write: probe.write,
+            warmup: role.warmup,
+            idle_ns: role.idle_ns,
+            prime: role.prime,
+        }));
+        Ok(())
+    }
+
+    /// Sleeps until `due` (ns of the job's clock), seeing a stop within 50 ms.
+    fn sleep_until(&self, due: u64) {
+        while !self.t.stopped() {
+            let now = self.t.elapsed();
             if now >= due {
                 break;
             }
             std::thread::sleep(Duration::from_nanos((due - now).min(50_000_000)));
         }
+    }
+
+    fn over(&self, p: &ProbeSpec) -> bool {
+        let deadline = self.shared.runtime_ns.unwrap_or(u64::MAX);
+        self.t.stopped() || p.count.is_some_and(|c| self.n >= c) || self.t.elapsed() >= deadline
+    }
+}
+
+/// The requests, tick by tick: each tick starts `interval` after the one before it (a tick
+/// whose requests overran starts the next at once).
+fn ticks(p: &ProbeSpec, probe: &mut Probe, out: &mut Out<'_, '_>) -> Result<(), RunError> {
+    let interval = p.interval_us.saturating_mul(1000);
+    let deadline = out.shared.runtime_ns.unwrap_or(u64::MAX);
+    for tick in 0u64.. {
+        if out.over(p) {
+            return Ok(());
+        }
+        out.sleep_until(tick.saturating_mul(interval).min(deadline));
         for _ in 0..p.burst.max(1) {
-            if over(n, t) {
+            if out.over(p) {
                 return Ok(());
             }
-            let offset = probe.offset();
-            let (bytes, lat_ns, at_ns) = t
-                .time(|| probe.request(offset))
-                .map_err(|e| request_error(probe.write, offset, &e))?;
-            n += 1;
-            let warmup = n <= u64::from(p.warmup);
-            if !warmup {
-                t.count(dir, bytes, lat_ns, at_ns, offset);
+            let warmup = out.n < u64::from(p.warmup);
+            out.request(
+                probe,
+                Role {
+                    warmup,
+                    ..Role::default()
+                },
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The idle-wake curve: after the warm-up, for each quiet time (each `repeat` times) a
+/// request that finds the drive awake (right after the one before), the quiet time, and
+/// the first request after it.
+fn sweep(
+    p: &ProbeSpec,
+    w: &shared::probe::IdleSweep,
+    probe: &mut Probe,
+    out: &mut Out<'_, '_>,
+) -> Result<(), RunError> {
+    for _ in 0..p.warmup {
+        out.request(
+            probe,
+            Role {
+                warmup: true,
+                ..Role::default()
+            },
+        )?;
+    }
+    for &idle_us in &w.idle_us {
+        for _ in 0..w.repeat {
+            if out.over(p) {
+                return Ok(());
             }
-            // Requests made faster than they are shown wait here, not in the channel.
-            while shared.backlog.load(Ordering::Relaxed) >= MAX_BACKLOG && !t.stopped() {
-                std::thread::sleep(Duration::from_micros(100));
+            out.request(
+                probe,
+                Role {
+                    prime: true,
+                    ..Role::default()
+                },
+            )?;
+            let idle_ns = idle_us.saturating_mul(1000);
+            out.sleep_until(out.t.elapsed() + idle_ns);
+            if out.over(p) {
+                return Ok(());
             }
-            shared.backlog.fetch_add(1, Ordering::Relaxed);
-            let _ = tx.send(JobMsg::Request(Request {
-                n,
-                at_ns,
-                lat_ns,
-                offset,
-                bytes,
-                write: probe.write,
-                warmup,
-            }));
+            out.request(
+                probe,
+                Role {
+                    idle_ns,
+                    ..Role::default()
+                },
+            )?;
         }
     }
     Ok(())

@@ -257,3 +257,90 @@ fn the_probe_preset_runs_through_the_api() {
     // Five requests 200 ms apart: 0.8 s from the first to the last.
     assert!(took >= std::time::Duration::from_millis(800), "{took:?}");
 }
+
+/// The idle sweep on emulated drives with power states drawn at random (one or two states:
+/// entered after 3..80 ms and 4×..400 ms of idle, waking in 1.5..6 ms and 1.6×..20 ms;
+/// the seed is printed, `DISKSCOPE_TEST_SEED` repeats it): every state is found, at the
+/// first quiet time past its own or the next, with its wake within ±20 %.
+#[test]
+fn the_idle_sweep_finds_the_emulated_power_states() {
+    let seed: u64 = std::env::var("DISKSCOPE_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+    println!("seed {seed}");
+    let mut x = seed | 1;
+    let mut u = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut log = move |lo: f64, hi: f64| (lo.ln() + u() * (hi.ln() - lo.ln())).exp();
+    let sweep = shared::probe::IdleSweep::up_to(1_000_000, 3);
+    let reports = ram_tempdir();
+    for model in 0..3 {
+        let (t1, w1) = (log(3.0, 80.0), log(1500.0, 6000.0));
+        let mut states = vec![(t1, w1)];
+        if model != 1 {
+            states.push((log(4.0 * t1, 400.0), log(1.6 * w1, 20_000.0)));
+        }
+        let json = serde_json::json!({"capacity": 268435456u64, "read_mbps": 2000.0,
+            "power_states": states.iter().map(|(t, w)| serde_json::json!({"after_ms": t, "wake_us": w})).collect::<Vec<_>>()});
+        let Some(emu) = Emulator::start_or_skip(&json.to_string(), "probe::the_idle_sweep") else {
+            return;
+        };
+        let out_json = reports.path().join(format!("sweep{model}.json"));
+        let out = Command::new(diskscope_bin())
+            .args([
+                "probe",
+                "--idle-sweep",
+                "--idle-max",
+                "1s",
+                "--repeat",
+                "3",
+                "-q",
+                "--json",
+            ])
+            .arg(&out_json)
+            .arg(emu.disk())
+            .output()
+            .expect("probe");
+        assert!(out.status.success(), "{}", stderr(&out));
+        println!(
+            "model {model}: states {states:.1?}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let r = read_report(&out_json);
+        let c = r
+            .analysis
+            .probe
+            .and_then(|p| p.idle_curve)
+            .expect("the curve");
+        assert_eq!(
+            c.knees.len(),
+            states.len(),
+            "model {model}: {states:?}: {:?}",
+            c.knees
+        );
+        for (k, (t_ms, w_us)) in c.knees.iter().zip(&states) {
+            let first_past = sweep.idle_us.iter().position(|&i| i as f64 / 1e3 >= *t_ms);
+            let found = sweep.idle_us.iter().position(|&i| i == k.idle_us);
+            let near = matches!((first_past, found), (Some(a), Some(b)) if a.abs_diff(b) <= 1);
+            assert!(
+                near,
+                "model {model}: a state at {t_ms:.1} ms found at {} µs",
+                k.idle_us
+            );
+            let ratio = k.wake_ns as f64 / 1e3 / w_us;
+            assert!(
+                (0.8..=1.2).contains(&ratio),
+                "model {model}: wake {w_us:.0} µs, found {k:?}"
+            );
+        }
+    }
+}
