@@ -198,6 +198,83 @@ pub struct ProbeSummary {
     /// An idle sweep's curve: the first request's latency after each quiet time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_curve: Option<IdleCurve>,
+    /// The device's power settings, read beside an idle sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerSettings>,
+}
+
+/// What the device and the kernel say of its power management: the NVMe controller's
+/// power-state table and APST (Identify Controller, Get Features 0x0C), and sysfs's
+/// settings. Each that could not be read is in `missing`, with why.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PowerSettings {
+    /// The block device read (`/dev/nvme0n1`), if the target has one.
+    pub device: Option<String>,
+    pub nvme_states: Vec<NvmeState>,
+    /// APST: supported by the controller, enabled, and its table (to which state after
+    /// how long idle).
+    pub apst_supported: Option<bool>,
+    pub apst_enabled: Option<bool>,
+    pub apst: Vec<ApstEntry>,
+    /// sysfs, as written there.
+    pub pm_qos_latency_tolerance_us: Option<String>,
+    pub nvme_default_ps_max_latency_us: Option<String>,
+    pub link_power_management_policy: Option<String>,
+    pub runtime_pm: Option<String>,
+    pub missing: Vec<String>,
+}
+
+/// One NVMe power state descriptor.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct NvmeState {
+    pub state: u8,
+    pub max_power_w: f64,
+    pub non_operational: bool,
+    pub entry_latency_us: u32,
+    pub exit_latency_us: u32,
+}
+
+/// One APST entry: after `idle_ms` idle in state `from`, the controller goes to `state`.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ApstEntry {
+    pub from: u8,
+    pub state: u8,
+    pub idle_ms: u32,
+}
+
+impl PowerSettings {
+    /// The APST states an idle drive passes through, from state 0: each with the idle
+    /// time it is entered after (the table's times add up along the chain).
+    pub fn apst_chain(&self) -> Vec<(u8, u64)> {
+        let mut out = Vec::new();
+        let (mut from, mut at) = (0u8, 0u64);
+        while let Some(e) = self.apst.iter().find(|e| e.from == from && e.idle_ms > 0) {
+            if out.iter().any(|(s, _)| *s == e.state) || e.state == from {
+                break;
+            }
+            at += u64::from(e.idle_ms);
+            out.push((e.state, at));
+            from = e.state;
+        }
+        out
+    }
+
+    /// The APST state a knee points at: the one entered within the knee's span (after the
+    /// quiet time before it, up to its own), when APST is on.
+    pub fn state_at(&self, k: &Knee) -> Option<u8> {
+        if self.apst_enabled != Some(true) {
+            return None;
+        }
+        let (lo, hi) = (k.after_us / 1000, k.idle_us / 1000);
+        self.apst_chain()
+            .into_iter()
+            .filter(|(_, at)| *at > lo && *at <= hi)
+            .map(|(s, _)| s)
+            .last()
+    }
 }
 
 /// Latency of the first request after each quiet time, against the drive's awake latency:

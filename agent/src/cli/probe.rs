@@ -155,7 +155,7 @@ pub fn run(args: &ProbeArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode
     } else {
         lines.statistics(&report, &summary);
         if let Some(c) = &summary.idle_curve {
-            lines.curve(c);
+            lines.curve(c, summary.power.as_ref());
         }
     }
     if let Some(e) = &report.error {
@@ -316,7 +316,11 @@ impl Lines<'_> {
     }
 
     /// The idle-wake curve: a row per quiet time, then the knees found.
-    fn curve(&mut self, c: &shared::probe::IdleCurve) {
+    fn curve(
+        &mut self,
+        c: &shared::probe::IdleCurve,
+        power: Option<&shared::probe::PowerSettings>,
+    ) {
         let o = &mut self.out;
         let _ = writeln!(
             o,
@@ -347,13 +351,19 @@ impl Lines<'_> {
             );
         }
         for k in &c.knees {
+            let named = power
+                .and_then(|p| p.state_at(k))
+                .map_or_else(String::new, |s| format!(" (APST's PS{s})"));
             let _ = writeln!(
                 o,
-                "knee: a power state begins after {} to {} of idle; waking from it costs {}",
+                "knee: a power state{named} begins after {} to {} of idle; waking from it costs {}",
                 ioping_time(k.after_us * 1000),
                 ioping_time(k.idle_us * 1000),
                 ioping_time(k.wake_ns)
             );
+        }
+        if let Some(p) = power {
+            power_lines(o, p);
         }
     }
 
@@ -384,6 +394,68 @@ fn fs_size(path: &std::path::Path) -> Option<u64> {
     // SAFETY: statvfs fills the zeroed struct from a valid C string.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     (unsafe { libc::statvfs(c.as_ptr(), &mut st) } == 0).then(|| st.f_blocks * st.f_frsize)
+}
+
+/// The device's power settings, a line each, and what could not be read.
+fn power_lines(o: &mut impl Write, p: &shared::probe::PowerSettings) {
+    let dev = p.device.as_deref().unwrap_or("the target");
+    let _ = writeln!(o, "\n--- power settings of {dev} ---");
+    for s in &p.nvme_states {
+        let _ = writeln!(
+            o,
+            "PS{}: {:.2} W{}, entry {} us, exit {} us",
+            s.state,
+            s.max_power_w,
+            if s.non_operational {
+                ", non-operational"
+            } else {
+                ""
+            },
+            s.entry_latency_us,
+            s.exit_latency_us
+        );
+    }
+    let flag = |b: Option<bool>| b.map_or("unknown", |b| if b { "yes" } else { "no" });
+    if p.apst_supported.is_some() || p.apst_enabled.is_some() {
+        let chain: Vec<String> = p
+            .apst_chain()
+            .iter()
+            .map(|(s, ms)| format!("PS{s} after {ms} ms"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "APST: supported {}, enabled {}{}",
+            flag(p.apst_supported),
+            flag(p.apst_enabled),
+            if chain.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", chain.join(", "))
+            }
+        );
+    }
+    for (name, v) in [
+        (
+            "pm_qos_latency_tolerance_us",
+            &p.pm_qos_latency_tolerance_us,
+        ),
+        (
+            "nvme_core default_ps_max_latency_us",
+            &p.nvme_default_ps_max_latency_us,
+        ),
+        (
+            "link_power_management_policy",
+            &p.link_power_management_policy,
+        ),
+        ("runtime PM (power/control)", &p.runtime_pm),
+    ] {
+        if let Some(v) = v {
+            let _ = writeln!(o, "{name}: {v}");
+        }
+    }
+    for m in &p.missing {
+        let _ = writeln!(o, "not read: {m}");
+    }
 }
 
 fn now_secs() -> f64 {

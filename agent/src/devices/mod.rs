@@ -3,6 +3,7 @@
 //! SATA/SAS/USB ([`smart`]), and hwmon temperature as the fallback.
 
 pub mod nvme;
+pub mod power;
 pub mod smart;
 pub mod sysfs;
 

@@ -109,6 +109,84 @@ pub fn read_health_log(dev: &Path) -> std::io::Result<[u8; LOG_LEN]> {
     Ok(buf)
 }
 
+/// One admin command with a data buffer: the controller's completion dword (`result`).
+fn admin(dev: &Path, opcode: u8, cdw10: u32, buf: &mut [u8]) -> std::io::Result<u32> {
+    let f = std::fs::File::open(dev)?;
+    let mut cmd = AdminCmd {
+        opcode,
+        addr: buf.as_mut_ptr() as u64,
+        data_len: buf.len() as u32,
+        cdw10,
+        ..AdminCmd::default()
+    };
+    // SAFETY: as in `read_health_log`: `addr` points at `buf`, `data_len` bytes long, which
+    // outlives the call.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), NVME_IOCTL_ADMIN_CMD as _, &mut cmd) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if r > 0 {
+        return Err(std::io::Error::other(format!("NVMe status {r:#x}")));
+    }
+    Ok(cmd.result)
+}
+
+/// Identify Controller (CNS 1): 4096 bytes.
+pub fn identify_controller(dev: &Path) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    admin(dev, 0x06, 1, &mut buf)?;
+    Ok(buf)
+}
+
+/// Get Features, Autonomous Power State Transition (0x0C): whether it is enabled, and its
+/// 256-byte table.
+pub fn apst(dev: &Path) -> std::io::Result<(bool, Vec<u8>)> {
+    let mut buf = vec![0u8; 256];
+    let result = admin(dev, 0x0A, 0x0C, &mut buf)?;
+    Ok((result & 1 == 1, buf))
+}
+
+/// The power state descriptors of an Identify Controller page (NPSS at byte 263 is their
+/// count less one; each 32 bytes from byte 2048: max power in centiwatts, or in 0.0001 W
+/// with MXPS; non-operational; entry and exit latencies in µs), and whether APST is
+/// supported (APSTA, byte 265 bit 0).
+pub fn power_states(id: &[u8]) -> (Vec<shared::probe::NvmeState>, bool) {
+    if id.len() < 4096 {
+        return (Vec::new(), false);
+    }
+    let n = usize::from(id[263]) + 1;
+    let states = (0..n.min(32))
+        .map(|i| {
+            let d = &id[2048 + 32 * i..2048 + 32 * (i + 1)];
+            let scale = if d[3] & 1 == 1 { 1e-4 } else { 1e-2 };
+            shared::probe::NvmeState {
+                state: i as u8,
+                max_power_w: f64::from(u16_at(d, 0)) * scale,
+                non_operational: d[3] & 2 == 2,
+                entry_latency_us: u32_at(d, 4),
+                exit_latency_us: u32_at(d, 8),
+            }
+        })
+        .collect();
+    (states, id[265] & 1 == 1)
+}
+
+/// The APST table's entries that transition (bits 7:3 the state to go to, bits 31:8 the
+/// idle time in ms), each by the state it is for.
+pub fn apst_entries(table: &[u8]) -> Vec<shared::probe::ApstEntry> {
+    (0..table.len() / 8)
+        .filter_map(|i| {
+            let v = u32_at(table, 8 * i);
+            let idle_ms = v >> 8;
+            (idle_ms > 0).then_some(shared::probe::ApstEntry {
+                from: i as u8,
+                state: ((v >> 3) & 0x1F) as u8,
+                idle_ms,
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,5 +261,57 @@ mod tests {
     #[test]
     fn the_admin_command_has_the_kernel_layout() {
         assert_eq!(std::mem::size_of::<AdminCmd>(), 72);
+    }
+
+    /// A controller of three operational states and two non-operational ones (a typical
+    /// client drive's table), APST on: PS0 → PS3 after 100 ms, PS3 → PS4 after 2 s.
+    #[test]
+    fn power_states_and_apst_decode_by_the_specification() {
+        let mut id = vec![0u8; 4096];
+        id[263] = 4;
+        id[265] = 1;
+        let psd = [
+            (900u16, 0u8, 0u32, 0u32),
+            (460, 0, 0, 0),
+            (380, 0, 0, 0),
+            (500, 3, 2000, 2000),
+            (50, 3, 2000, 10_000),
+        ];
+        for (i, (mp, flags, enlat, exlat)) in psd.iter().enumerate() {
+            let d = 2048 + 32 * i;
+            id[d..d + 2].copy_from_slice(&mp.to_le_bytes());
+            id[d + 3] = *flags;
+            id[d + 4..d + 8].copy_from_slice(&enlat.to_le_bytes());
+            id[d + 8..d + 12].copy_from_slice(&exlat.to_le_bytes());
+        }
+        let (states, apsta) = power_states(&id);
+        assert!(apsta);
+        assert_eq!(states.len(), 5);
+        assert!((states[0].max_power_w - 9.0).abs() < 1e-9);
+        // MXPS: the fourth state's 500 is in 0.0001 W.
+        assert!((states[3].max_power_w - 0.05).abs() < 1e-9 && states[3].non_operational);
+        assert_eq!(
+            (states[4].entry_latency_us, states[4].exit_latency_us),
+            (2000, 10_000)
+        );
+        let mut table = vec![0u8; 256];
+        for (from, to, ms) in [(0u32, 3u32, 100u32), (1, 3, 100), (2, 3, 100), (3, 4, 2000)] {
+            let v = (ms << 8) | (to << 3);
+            table[8 * from as usize..8 * from as usize + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        let p = shared::probe::PowerSettings {
+            apst_enabled: Some(true),
+            apst: apst_entries(&table),
+            ..Default::default()
+        };
+        assert_eq!(p.apst_chain(), [(3, 100), (4, 2100)]);
+        let knee = |after_us, idle_us| shared::probe::Knee {
+            after_us,
+            idle_us,
+            wake_ns: 1,
+        };
+        assert_eq!(p.state_at(&knee(50_000, 100_000)), Some(3));
+        assert_eq!(p.state_at(&knee(2_000_000, 5_000_000)), Some(4));
+        assert_eq!(p.state_at(&knee(200_000, 500_000)), None);
     }
 }

@@ -63,7 +63,13 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
             scan: outcome.scan.into_iter().collect(),
             replay: outcome.replay.into_iter().collect(),
             files_done: outcome.files_done,
-            probe: outcome.probe,
+            // Beside an idle sweep, what the device says of its power states.
+            probe: outcome.probe.map(|mut p| {
+                if spec.probe.as_ref().is_some_and(|s| s.idle_sweep.is_some()) {
+                    p.power = Some(crate::devices::power::settings(target));
+                }
+                p
+            }),
             qd_search: spec
                 .latency_target
                 .zip(outcome.search)
