@@ -271,9 +271,9 @@ impl PowerSettings {
         let (lo, hi) = (k.after_us / 1000, k.idle_us / 1000);
         self.apst_chain()
             .into_iter()
-            .filter(|(_, at)| *at > lo && *at <= hi)
+            .rev()
+            .find(|(_, at)| *at > lo && *at <= hi)
             .map(|(s, _)| s)
-            .last()
     }
 }
 
