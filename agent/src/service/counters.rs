@@ -1,7 +1,8 @@
 //! What the agent has moved per target since it started, for `/metrics`: Prometheus
 //! counters (bytes and I/Os per direction, added as each sample is stored, so `rate()` over
 //! them is the throughput during a run) and a latency histogram in Prometheus buckets,
-//! derived from each run's engine histogram when the run ends. Per target, never per run:
+//! derived from each run's engine histogram when the run ends (a probe's requests as they
+//! come: its run may last days). Per target, never per run:
 //! a run adds to its target's series instead of starting new ones.
 
 use shared::sample::HistBucket;
@@ -85,6 +86,23 @@ impl Counters {
             t.read.add_histogram(&h.read);
             t.write.add_histogram(&h.write);
             t.trim.add_histogram(&h.trim);
+        });
+    }
+
+    /// One request of a probe on `target`, as it completed.
+    pub fn request(&self, target: &str, write: bool, lat_ns: u64) {
+        let one = [HistBucket {
+            index: 0,
+            lo_ns: lat_ns,
+            ns: lat_ns,
+            count: 1,
+        }];
+        self.with(target, |t| {
+            if write {
+                t.write.add_histogram(&one);
+            } else {
+                t.read.add_histogram(&one);
+            }
         });
     }
 

@@ -534,8 +534,11 @@ impl Manager {
                     report.steps.clear();
                 }
                 let state = report.status;
-                if counted {
+                // A probe's requests were counted as they came (its run may last days).
+                if counted && report.analysis.probe.is_none() {
                     self.counters.histogram(&target, &report.histogram);
+                }
+                if counted {
                     if let Some(s) = &report.analysis.sustain {
                         self.counters.sustain(&target, s.pass);
                     }
@@ -948,6 +951,14 @@ impl Observer for Persist<'_> {
 
     fn start_at(&self) -> Option<std::time::SystemTime> {
         self.start_at
+    }
+
+    /// A probe's request goes into `/metrics`' latency histogram as it comes, so an alert
+    /// on its p99 over the last minutes sees a run that lasts days.
+    fn request(&mut self, r: &shared::probe::Request) {
+        if self.counted && !r.warmup {
+            self.counters.request(&self.target, r.write, r.lat_ns);
+        }
     }
 
     fn exact_timeline(&mut self, buckets: &mut crate::stats::fine::Spill) {

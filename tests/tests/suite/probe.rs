@@ -344,3 +344,43 @@ fn the_idle_sweep_finds_the_emulated_power_states() {
         }
     }
 }
+
+/// A probe left running counts its requests in `/metrics` as they come (its run may last
+/// days: an alert on the last minutes' p99 must see them), warm-up excluded, and not
+/// again when it ends.
+#[test]
+fn a_running_probe_shows_in_the_metrics_histogram() {
+    use serde_json::json;
+    use tests::server::{Server, OP, VIEW};
+    let data = disk_tempdir();
+    let dir = ram_tempdir();
+    let file = dir.path().join("p.bin");
+    std::fs::write(&file, vec![1u8; 4 << 20]).expect("file");
+    let server = Server::start(data.path(), &[dir.path()]);
+    let id = server.start_run(&json!({"target": file, "preset": "probe",
+        "options": {"idle_ms": "100ms"}}));
+    let count = || {
+        let (_, body) = server.get_text("/metrics", VIEW);
+        body.lines()
+            .find(|l| {
+                l.starts_with("diskscope_io_latency_seconds_count")
+                    && l.contains("direction=\"read\"")
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0) as u64
+    };
+    let t0 = std::time::Instant::now();
+    while count() < 5 {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(15),
+            "no requests in /metrics"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (status, _) = server.post(&format!("/api/v1/runs/{id}/stop"), OP, &json!({}));
+    assert_eq!(status, 202);
+    let run = server.wait_status(id, "stopped");
+    let counted = run["analysis"]["probe"]["count"].as_u64().expect("count");
+    assert_eq!(count(), counted, "each counted request once: {run}");
+}
