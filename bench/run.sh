@@ -13,11 +13,13 @@
 #             ring of no-ops and on zram, diskscope and fio (`--only overhead` or `--only 8`)
 #   case 9    bench/files.py               small files: the files preset against fio's
 #             filecreate/filestat/filedelete on tmpfs and ext4 (`--only files` or `--only 9`)
+#   case 10   bench/probe.py               the probe against ioping; the idle sweep on emulated
+#             drives with drawn power states (`--only probe` or `--only 10`)
 # Cases 2 and 5 run on zram (the reference), the file and a loop device (informational).
 # Raw measurements go to bench/out/*.json; bench/report.py writes the document.
 #
 # Usage: bench/run.sh [--quick] [--pairs N] [--runtime SECS] [--rss-secs SECS] [--long-secs SECS]
-#                     [--only 1,2,3,4,5,6,7,8,9|overhead|files]
+#                     [--only 1,2,3,4,5,6,7,8,9,10|overhead|files|probe]
 #   --quick: 3 pairs of 2 s, a 60 s memory run (a smoke run, not figures to publish)
 #   defaults: 5 pairs of 5 s per case, a 600 s (10-minute) memory run; about 40 minutes,
 #   and case 5 with 5 pairs of 1 s per step (184 steps × 3 runs × 5 pairs; about 60 minutes),
@@ -87,6 +89,10 @@ fi
 if has 9 || has files; then
   echo "== case 9: small files against fio's metadata engines ($pairs pairs)" >&2
   python3 bench/files.py --pairs "$pairs" --out bench/out/files.json
+fi
+if has 10 || has probe; then
+  echo "== case 10: the probe against ioping, the idle sweep on emulated drives ($pairs pairs)" >&2
+  python3 bench/probe.py --pairs "$pairs" --out bench/out/probe.json
 fi
 if has 8 || has overhead; then
   echo "== case 8: the overhead table ($overhead_pairs pairs of 2 s per cell)" >&2
