@@ -188,6 +188,8 @@ const DEFS: &[Def] = &[
           takes: &["count", "streams", "bs", "dirs", "fsync", "phases", "depth", "fanout", "backend"], build: files, tune: None },
     Def { kind: PresetKind::Probe, description: "latency when nobody loads the drive, as ioping measures it: one 4 KiB (bs) O_DIRECT random read every second (idle: the time between requests) in a 1 MiB working set (size), the first shown apart and not counted; count requests, or for runtime, or until stopped",
           takes: &["size", "count", "runtime", "idle", "bs"], build: probe, tune: None },
+    Def { kind: PresetKind::LoadLatency, description: "latency against offered load, the hockey stick: 4 KiB (bs) random reads in 1 GiB (size), the maximum at QD 1 and at QD 32 (count: the deeper one), then 1 % to 100 % of each maximum with Poisson arrivals, p50 and p99 against IOPS; 2 s (runtime) per step",
+          takes: &["size", "count", "runtime", "bs"], build: load_latency, tune: None },
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
@@ -247,6 +249,7 @@ fn step(name: impl Into<String>, spec: WorkloadSpec) -> Step {
         until_steady: None,
         pass: None,
         p99_target_us: None,
+        rate_pct: None,
         with_previous: false,
     }
 }
@@ -668,6 +671,33 @@ fn files(c: &Ctx) -> Result<Vec<Step>, PresetError> {
             step(format!("{} ({what})", phase.name()), s)
         })
         .collect())
+}
+
+/// The offered loads of `load-latency`, % of the maximum.
+const LOADS: [u32; 8] = [1, 5, 10, 25, 50, 75, 90, 100];
+
+/// `load-latency`: at QD 1 and QD `count` (32), the maximum, then each share of it.
+fn load_latency(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let deep = c.o.count.unwrap_or(32);
+    if !(2..=256).contains(&deep) {
+        return Err(c.bad(format!("count = {deep}: the deeper queue depth, 2..256")));
+    }
+    let bs = c.o.bs.unwrap_or(4096);
+    let mut steps = Vec::new();
+    for qd in [1, deep] {
+        let mut s = timed(spec(RwMode::RandRead, bs, qd), c.runtime_or(2000));
+        s.size = Some(c.size_or(GIB));
+        steps.push(step(format!("QD{qd} maximum"), s.clone()));
+        s.rate_process = shared::pacing::RateProcess::Poisson;
+        // Set when the step starts, from the maximum just measured (this one validates it).
+        s.rate = Some(shared::Rate::Iops(1));
+        for pct in LOADS {
+            let mut st = step(format!("QD{qd} {pct} % load"), s.clone());
+            st.rate_pct = Some(pct);
+            steps.push(st);
+        }
+    }
+    Ok(steps)
 }
 
 /// `probe`: one request every `idle` (1 s) in the working set, as `diskscope probe` makes them.

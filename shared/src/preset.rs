@@ -51,6 +51,7 @@ pub enum PresetKind {
     Rnd4kQ1Write,
     Files,
     Probe,
+    LoadLatency,
 }
 
 /// The form a run's result opens with (the dashboard draws each; history rows, the kiosk
@@ -132,6 +133,7 @@ impl PresetKind {
         PresetKind::Rnd4kQ1Write,
         PresetKind::Files,
         PresetKind::Probe,
+        PresetKind::LoadLatency,
     ];
 
     /// The name the CLI (`--preset`), the API and the database use.
@@ -166,6 +168,7 @@ impl PresetKind {
             Rnd4kQ1Write => "rnd4k-q1-write",
             Files => "files",
             Probe => "probe",
+            LoadLatency => "load-latency",
         }
     }
 
@@ -190,7 +193,9 @@ impl PresetKind {
             | Seq1mQ8Write | Rnd4kQ32Read | Rnd4kQ32Write | Rnd4kQ1Read | Rnd4kQ1Write | Probe => {
                 HeadlineKind::Single
             }
-            OrionMatrix | LatencyTarget | FillLevel | Fakecap | Apps | Files => HeadlineKind::Steps,
+            OrionMatrix | LatencyTarget | FillLevel | Fakecap | Apps | Files | LoadLatency => {
+                HeadlineKind::Steps
+            }
         }
     }
 

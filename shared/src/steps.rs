@@ -33,6 +33,11 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub with_previous: bool,
+    /// Offered load (`load-latency`): the step runs at this share (%) of the IOPS the last
+    /// step without one measured, its rate set when it starts. (Not read by the dashboard.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub rate_pct: Option<u32>,
 }
 
 /// The names of a run's steps as it runs them: steps that run `with_previous` join the
@@ -344,10 +349,11 @@ pub fn grid(items: &[Measured<'_>]) -> Option<Vec<GridRow>> {
         write: Vec<(f64, f64)>,
     }
     let mut acc: Vec<Acc<'_>> = Vec::new();
-    // A replay is no synthetic test: its block size is only its largest I/O.
+    // A replay is no synthetic test: its block size is only its largest I/O; a paced one
+    // (an offered load) measures latency at a rate, not the test's speed.
     for (spec, sum) in items
         .iter()
-        .filter(|(p, s)| s.duration_ns > 0 && p.replay.is_none())
+        .filter(|(p, s)| s.duration_ns > 0 && p.replay.is_none() && p.rate.is_none())
     {
         let label = test_label(spec);
         let i = match acc.iter().position(|a| a.label == label) {

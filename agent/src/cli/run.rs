@@ -338,6 +338,7 @@ fn repeated(
         until_steady: None,
         pass: None,
         p99_target_us: None,
+        rate_pct: None,
         with_previous: false,
     };
     let steps =

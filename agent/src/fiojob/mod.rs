@@ -561,6 +561,7 @@ impl Job {
                     until_steady: None,
                     pass: None,
                     p99_target_us: None,
+                    rate_pct: None,
                     with_previous: false,
                 }
             })
@@ -784,6 +785,7 @@ impl JobFile {
                     until_steady: None,
                     pass: None,
                     p99_target_us: None,
+                    rate_pct: None,
                     with_previous: k > 0,
                 });
             }

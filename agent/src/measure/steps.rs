@@ -156,6 +156,8 @@ pub fn run_steps(
         .map(|s| crate::devices::Snapshot::take(s.plan.target()));
     let mut seq = Sequence::default();
     let mut first: Option<RunReport> = None;
+    // The IOPS of the last step not paced as a share of another (an offered load's 100 %).
+    let mut last_max: Option<f64> = None;
     for (index, mut phase) in phases(steps).into_iter().enumerate() {
         let index = index as u32;
         if phase.len() > 1 {
@@ -189,6 +191,14 @@ pub fn run_steps(
         {
             break;
         }
+        // An offered load: a share of the maximum the last unpaced step measured.
+        let plan = match (step.rate_pct, last_max) {
+            (Some(pct), Some(max)) => {
+                let rate = (max * f64::from(pct) / 100.0).round().max(1.0) as u64;
+                next_round_plan(&plan, plan.spec().iodepth, Some(rate))?
+            }
+            _ => plan,
+        };
         let mut plan = Arc::new(plan);
         // IOPS of each round so far (a step repeated until steady state).
         let mut rounds: Vec<f64> = Vec::new();
@@ -217,6 +227,9 @@ pub fn run_steps(
                     &report.summary,
                     limit as f64,
                 ));
+            }
+            if step.rate_pct.is_none() {
+                last_max = Some(report.summary.read.iops + report.summary.write.iops);
             }
             seq.add_step(&this, round, index, report, fine, &mut first);
             if !go_on {
@@ -685,6 +698,7 @@ mod tests {
             until_steady: None,
             pass: None,
             p99_target_us: None,
+            rate_pct: None,
             with_previous: false,
         };
         let steps = shared::steps::repeat_steps(vec![step], 50, 0);
@@ -747,6 +761,7 @@ mod tests {
                 until_steady: None,
                 pass: None,
                 p99_target_us: None,
+                rate_pct: None,
                 with_previous: false,
             };
             seq.add_step(&step, None, index, r, None, &mut first);

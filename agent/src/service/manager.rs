@@ -770,6 +770,7 @@ fn steps_of(
                 until_steady: None,
                 pass: None,
                 p99_target_us: None,
+                rate_pct: None,
                 with_previous: false,
             };
             Ok((vec![step], AnalysisOptions::for_spec(spec), false, false))
@@ -878,6 +879,7 @@ fn job_steps(text: &str, target: &str) -> Result<shared::api::FioJobSteps, Servi
                 until_steady: None,
                 pass: None,
                 p99_target_us: None,
+                rate_pct: None,
                 with_previous: false,
             })
             .collect(),

@@ -384,3 +384,63 @@ fn a_running_probe_shows_in_the_metrics_histogram() {
     let counted = run["analysis"]["probe"]["count"].as_u64().expect("count");
     assert_eq!(count(), counted, "each counted request once: {run}");
 }
+
+/// `--preset load-latency`: the maximum at QD 1 and at the deeper depth, then each offered
+/// load a share of the maximum just measured (the rate set when the step starts, stored as
+/// run), with Poisson arrivals; the loads up to half the maximum are met (the I/Os within
+/// four standard deviations of a Poisson count at the offered rate over the step).
+#[test]
+fn offered_loads_are_shares_of_the_measured_maximum() {
+    let dir = ram_tempdir();
+    let file = dir.path().join("l.bin");
+    std::fs::write(&file, vec![3u8; 32 << 20]).expect("file");
+    let json = dir.path().join("l.json");
+    let out = diskscope(&[
+        "run",
+        "-q",
+        "--target",
+        file.to_str().expect("utf8"),
+        "--preset",
+        "load-latency",
+        "--size",
+        "32M",
+        "--runtime",
+        "300ms",
+        "--count",
+        "4",
+        "--json",
+        json.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = read_report(&json);
+    assert_eq!(r.steps.len(), 18);
+    for group in r.steps.chunks(9) {
+        let max = &group[0];
+        assert!(
+            max.name.ends_with("maximum") && max.spec.rate.is_none(),
+            "{}",
+            max.name
+        );
+        let top = max.summary.read.iops;
+        for (s, pct) in group[1..].iter().zip([1u32, 5, 10, 25, 50, 75, 90, 100]) {
+            let want = (top * f64::from(pct) / 100.0).round().max(1.0) as u64;
+            assert_eq!(s.spec.rate, Some(shared::Rate::Iops(want)), "{}", s.name);
+            assert_eq!(s.spec.iodepth, max.spec.iodepth);
+            assert_eq!(s.spec.rate_process, shared::pacing::RateProcess::Poisson);
+            let got = s.summary.read.iops;
+            println!(
+                "{}: offered {want}/s, achieved {got:.0}/s, p50 {} ns, p99 {} ns",
+                s.name, s.summary.read.lat.p50_ns, s.summary.read.lat.p99_ns
+            );
+            if pct <= 50 {
+                let expected = want as f64 * s.summary.duration_ns as f64 / 1e9;
+                let n = s.summary.read.ios as f64;
+                assert!(
+                    (n - expected).abs() <= 4.0 * expected.sqrt() + 2.0,
+                    "{}: {n} I/Os, {expected:.0} offered",
+                    s.name
+                );
+            }
+        }
+    }
+}
