@@ -476,6 +476,17 @@ impl Manager {
         })
     }
 
+    /// What a run's end adds to `/metrics`: its latency histogram (not a probe's: its
+    /// requests were counted as they came, its run may last days) and a sustain verdict.
+    fn count_end(&self, target: &str, report: &shared::RunReport) {
+        if report.analysis.probe.is_none() {
+            self.counters.histogram(target, &report.histogram);
+        }
+        if let Some(s) = &report.analysis.sustain {
+            self.counters.sustain(target, s.pass);
+        }
+    }
+
     fn run_thread(
         self: Arc<Self>,
         id: RunId,
@@ -534,14 +545,8 @@ impl Manager {
                     report.steps.clear();
                 }
                 let state = report.status;
-                // A probe's requests were counted as they came (its run may last days).
-                if counted && report.analysis.probe.is_none() {
-                    self.counters.histogram(&target, &report.histogram);
-                }
                 if counted {
-                    if let Some(s) = &report.analysis.sustain {
-                        self.counters.sustain(&target, s.pass);
-                    }
+                    self.count_end(&target, &report);
                 }
                 let end = RunEnd {
                     state,
