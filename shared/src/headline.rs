@@ -329,10 +329,21 @@ pub fn live_figures(x: &Sample) -> LiveFigures {
     }
     let mix = x.read.ios > 0 && x.write.ios > 0;
     let p99 = format_ns(x.read.lat.p99_ns.max(x.write.lat.p99_ns));
+    // A probe's few requests (or a metadata run's): their latency is the figure, not MB/s.
+    let low = x.total_mb_s() < 1.0 && x.total_iops() > 0.0;
     LiveFigures {
-        big: format!("{:.0}", x.total_mb_s()),
-        unit: if mix { "MB/s read + write" } else { "MB/s" }.into(),
-        sub: if mix {
+        big: if low {
+            format_ns(x.read.lat.p50_ns.max(x.write.lat.p50_ns))
+        } else {
+            format!("{:.0}", x.total_mb_s())
+        },
+        unit: match (low, mix) {
+            (true, _) => "median latency",
+            (false, true) => "MB/s read + write",
+            (false, false) => "MB/s",
+        }
+        .into(),
+        sub: if mix && !low {
             format!(
                 "read {:.0} · write {:.0} MB/s · {:.0} IOPS · p99 {p99}",
                 x.read.mb_s,

@@ -162,7 +162,7 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
                                 {format!("{} · {} · {}", r.name.as_ref().map(|n| format!(" “{n}”")).unwrap_or_default(), crate::headline::test_name(&r), r.status.as_str())}</p>
                             <p class="kiosk-headline" id="kiosk-headline">{crate::headline::line(&r)}</p>
                         }.into_any(),
-                        None => view! { <p class="kiosk-label">"No run yet: this screen shows the next run on this agent as it happens."</p> }.into_any(),
+                        None => view! { <p class="kiosk-label">"No run yet: the next run on this agent shows here."</p> }.into_any(),
                     }}
                 </div>
             }>
@@ -184,7 +184,7 @@ fn RunStatusLine(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
     move || {
         live.with(|s| match (s.run_id, s.samples.last()) {
             (None, _) if c.operator() => view! {
-                <p class="status empty">"No run yet. Press Quick test for a 10-second look at the scratch file, or set one up under New test; its throughput, IOPS and latency appear here as it runs."</p>
+                <p class="status empty">"No run yet. Press Quick test for a 10-second look at the scratch file, or set one up under New test."</p>
             }
             .into_any(),
             (None, _) => {

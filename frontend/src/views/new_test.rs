@@ -241,7 +241,7 @@ fn checked_spec(
     c: super::Ctx,
     form: RwSignal<SpecForm>,
 ) -> Memo<Result<WorkloadSpec, FieldErrors>> {
-    let verdict = RwSignal::new(Vec::<(SpecForm, shared::api::SpecRead)>::new());
+    let verdict = RwSignal::new(None::<(SpecForm, shared::api::SpecRead)>);
     Effect::new(move |_| {
         let asked = form.get();
         let t = c.token.get_value();
@@ -249,23 +249,17 @@ fn checked_spec(
             let body = shared::api::SpecFields {
                 fields: asked.fields.clone(),
             };
-            // Answers can come back out of order: an older one must not hide the answer for
-            // the fields shown, so the last few are kept and the Memo picks its own.
+            // Answers can come back out of order, and many at once while fields are typed:
+            // only the answer for the fields shown now is kept (an edit asks again), so no
+            // late answer for older fields can push it out.
             if let Some(read) = c.report(crate::api::read_spec(&t, &body).await) {
-                verdict.update(|v| {
-                    v.push((asked, read));
-                    if v.len() > 8 {
-                        v.remove(0);
-                    }
-                });
+                if form.with_untracked(|f| *f == asked) {
+                    verdict.set(Some((asked, read)));
+                }
             }
         });
     });
-    Memo::new(move |_| {
-        form.with(|f| {
-            verdict.with(|v| crate::form::judged(f, v.iter().rev().find(|(a, _)| a == f)))
-        })
-    })
+    Memo::new(move |_| form.with(|f| verdict.with(|v| crate::form::judged(f, v.as_ref()))))
 }
 
 /// A preset's option errors by field key.
