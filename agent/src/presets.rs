@@ -186,7 +186,7 @@ const DEFS: &[Def] = &[
           takes: RUNTIME, build: |c| c.single(RwMode::RandWrite, 4096, 1), tune: None },
     Def { kind: PresetKind::Files, description: "small files and metadata, as elbencho and mdtest measure them: in a work directory of its own, mkdir, create (write), stat, read, delete and rmdir per second, each a step with its latency; streams: jobs, dirs per job, depth and fanout for a tree, count: files per directory of its last level (1000), bs: file size (4 KiB), fsync-each, phases, backend sync (plain system calls, the default) or uring (io_uring's MKDIRAT, STATX, UNLINKAT, OPENAT, READ/WRITE, CLOSE)",
           takes: &["count", "streams", "bs", "dirs", "fsync", "phases", "depth", "fanout", "backend"], build: files, tune: None },
-    Def { kind: PresetKind::Probe, description: "latency when nobody loads the drive, as ioping measures it: one 4 KiB (bs) O_DIRECT random read every second (idle: the time between requests) in a 1 MiB working set (size), the first shown apart and not counted; count requests, or for runtime, or until stopped",
+    Def { kind: PresetKind::Probe, description: "latency when nobody loads the drive, as ioping measures it: one 4 KiB (bs) O_DIRECT random read every second (idle: the time between requests) in a 1 MiB working set (size), the first shown apart and not counted; count requests, or for runtime, or until stopped; a sample every 20 requests (its p50, p99 and max the band on the latency chart)",
           takes: &["size", "count", "runtime", "idle", "bs"], build: probe, tune: None },
     Def { kind: PresetKind::LoadLatency, description: "latency against offered load, the hockey stick: 4 KiB (bs) random reads in 1 GiB (size), the maximum at QD 1 and at QD 32 (count: the deeper one), then 1 % to 100 % of each maximum with Poisson arrivals, p50 and p99 against IOPS; 2 s (runtime) per step",
           takes: &["size", "count", "runtime", "bs"], build: load_latency, tune: None },
@@ -707,7 +707,9 @@ fn probe(c: &Ctx) -> Result<Vec<Step>, PresetError> {
     s.size = Some(c.size_or(MIB));
     s.backend = shared::spec::Backend::Sync;
     s.runtime_ms = c.o.runtime_ms;
-    s.interval_ms = interval_ms.clamp(100, 60_000);
+    // Twenty requests to a sample: each interval's p50, p99 and max are a band on the
+    // latency chart (one request a sample would draw three equal lines).
+    s.interval_ms = interval_ms.saturating_mul(20).clamp(1000, 60_000);
     s.probe = Some(shared::probe::ProbeSpec {
         interval_us: interval_ms.saturating_mul(1000),
         count: c.o.count.map(u64::from),

@@ -281,6 +281,7 @@ mod tests {
             analysis: None,
             targets: Vec::new(),
             plan: Vec::new(),
+            line: String::new(),
         }
     }
 

@@ -76,6 +76,7 @@ mod tests {
             analysis: None,
             targets: Vec::new(),
             plan: Vec::new(),
+            line: String::new(),
         }
     }
 

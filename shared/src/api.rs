@@ -215,6 +215,11 @@ pub struct RunInfo {
     /// history page leaves it empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plan: Vec<crate::preset::PlannedStep>,
+    /// The result in one line ([`crate::headline::line`]), made by the agent from the
+    /// stored run, where every analysis is at hand (a probe's, a files run's, which the
+    /// dashboard's build leaves out): what a history row, the kiosk and the fleet wall show.
+    #[serde(default)]
+    pub line: String,
 }
 
 impl RunInfo {

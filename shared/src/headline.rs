@@ -142,8 +142,22 @@ fn figures(d: &DirSample) -> String {
     )
 }
 
-/// The run's result in one line (a history row, the kiosk between runs).
+/// The run's result in one line (a history row, the kiosk between runs). The agent makes
+/// it for each run it serves ([`RunInfo::line`]); the dashboard shows that.
 pub fn line(r: &RunInfo) -> String {
+    // A probe's figures are its requests' latencies (ioping's statistics, the warm-up
+    // apart), not MB/s.
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(p) = r.analysis.as_ref().and_then(|a| a.probe.as_ref()) {
+        return format!(
+            "{} requests · min/avg/max/mdev {} / {} / {} / {}",
+            p.count,
+            format_ns(p.min_ns),
+            format_ns(p.avg_ns),
+            format_ns(p.max_ns),
+            format_ns(p.mdev_ns)
+        );
+    }
     match headline(r, &[]) {
         Headline::Cdm(rows) => {
             let cell = |g: &GridRow| {
@@ -432,6 +446,7 @@ mod tests {
             analysis: None,
             targets: Vec::new(),
             plan: Vec::new(),
+            line: String::new(),
         }
     }
 
@@ -538,5 +553,33 @@ mod tests {
             ..run(Some("sustain"), Vec::new())
         };
         assert!(line(&sustain).starts_with("FAIL · 3200 MB/s required, 2900 MB/s achieved"));
+    }
+
+    #[test]
+    fn a_probe_reads_as_its_requests_latencies() {
+        let probe = RunInfo {
+            analysis: Some(crate::analysis::Analysis {
+                probe: Some(crate::probe::ProbeSummary {
+                    count: 29,
+                    min_ns: 98_000,
+                    avg_ns: 141_200,
+                    max_ns: 2_310_000,
+                    mdev_ns: 9_730,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..run(Some("probe"), Vec::new())
+        };
+        assert_eq!(
+            line(&probe),
+            format!(
+                "29 requests · min/avg/max/mdev {} / {} / {} / {}",
+                format_ns(98_000),
+                format_ns(141_200),
+                format_ns(2_310_000),
+                format_ns(9_730)
+            )
+        );
     }
 }

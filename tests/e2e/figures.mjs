@@ -302,6 +302,38 @@ try {
   check(link === `/runs/${last.id}`, `the kiosk's last result links to ${link}`);
   });
 
+  await part('a probe on the kiosk at 1080p: latency over time, its big figure a stored median, then the stored statistics', async () => {
+  const k = await browser.newContext({ viewport: { width: 1920, height: 1080 } }).then((c) => c.newPage());
+  pages['kiosk-probe'] = k;
+  await k.goto(`${base}/kiosk?token=${viewer}`);
+  await k.locator('#kiosk-head').waitFor(T);
+  const id = await start({ target: scratch, preset: 'probe', options: { count: 80, idle_ms: '100ms' } });
+  await k.waitForFunction(() => document.querySelector('#kiosk-unit')?.textContent === 'median latency', null, T);
+  await k.locator('canvas#latency').waitFor(T);
+  // Its progress counts the requests it will count: 79 of 4 KiB (not the working set).
+  const bytes = await k.locator('#progress-bytes').textContent();
+  check(bytes.includes('of 316 KiB'), `the probe's progress reads "${bytes}"`);
+  // Twenty requests to a sample (2 s at 100 ms): let another draw, then read the figure
+  // and the stored samples.
+  await k.waitForTimeout(1000);
+  const big = await k.locator('#kiosk-big').textContent();
+  await k.screenshot({ path: `${shots}/kiosk-probe-1920x1080.png` });
+  const samples = (await (await api(`/api/v1/runs/${id}/samples`)).json()).samples;
+  const ns = (v) => (v < 1e3 ? `${v} ns` : v < 1e6 ? `${(v / 1e3).toFixed(1)} µs` : v < 1e9 ? `${(v / 1e6).toFixed(2)} ms` : `${(v / 1e9).toFixed(2)} s`);
+  const medians = samples.filter((x) => x.read.ios > 0).map((x) => ns(x.read.lat.p50_ns));
+  check(medians.includes(big), `the kiosk's median ${big} is no stored interval's (${medians.slice(-5).join(', ')})`);
+  const run = await waitEnd(id);
+  const p = run.analysis.probe;
+  check(p && p.count === 79 && run.summary.read.ios === 79, `the probe counted ${p?.count}, its summary ${run.summary.read.ios}`);
+  const want = `79 requests · min/avg/max/mdev ${ns(p.min_ns)} / ${ns(p.avg_ns)} / ${ns(p.max_ns)} / ${ns(p.mdev_ns)}`;
+  check(run.line === want, `the stored line "${run.line}" is not the stored statistics "${want}"`);
+  await k.waitForFunction((href) => document.querySelector('#kiosk-result-link')?.getAttribute('href') === href, `/runs/${id}`, T);
+  const shown = await k.locator('#kiosk-headline').textContent();
+  check(shown === want, `the kiosk's last result reads "${shown}", the stored statistics "${want}"`);
+  await k.screenshot({ path: `${shots}/kiosk-probe-end-1920x1080.png` });
+  console.log(`kiosk probe: live ${big} median latency; last result ${shown}`);
+  });
+
   const live = await context('live', { width: 1400, height: 1000 });
   await part("cdm's progress at 40 % of its planned time; the live view's end is the stored result, with a link to it", async () => {
   // 8 steps of 1 s with 0.5 s pauses: 11.5 s planned.

@@ -610,7 +610,7 @@ fn parse_opt<T: DeserializeOwned>(s: Option<String>) -> Result<Option<T>, StoreE
 
 impl RawRun {
     fn into_info(self) -> Result<RunInfo, StoreError> {
-        Ok(RunInfo {
+        let mut info = RunInfo {
             id: self.id,
             name: self.name,
             target: self.target,
@@ -626,7 +626,10 @@ impl RawRun {
             analysis: parse_opt(self.analysis)?,
             targets: parse_opt(self.targets)?.unwrap_or_default(),
             plan: parse_opt(self.plan)?.unwrap_or_default(),
-        })
+            line: String::new(),
+        };
+        info.line = shared::headline::line(&info);
+        Ok(info)
     }
 }
 

@@ -299,8 +299,17 @@ impl Plan {
         self.spec.rw.read_pct(self.spec.read_pct) > 0
     }
 
-    /// Bytes the run will transfer after the ramp, when size-based.
+    /// Bytes the run will transfer after the ramp, when size-based. A probe's are its
+    /// counted requests' (the warm-up apart, as its samples), none when it runs until
+    /// stopped or sweeps idle times.
     pub fn planned_bytes(&self) -> Option<u64> {
+        if let Some(p) = &self.spec.probe {
+            let n = p.count.filter(|_| p.idle_sweep.is_none())?;
+            return Some(
+                n.saturating_sub(u64::from(p.warmup))
+                    .saturating_mul(self.spec.bs),
+            );
+        }
         if let Some(r) = &self.replay {
             return Some(r.report.ops.iter().take(2).map(|o| o.bytes).sum());
         }

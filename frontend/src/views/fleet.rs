@@ -598,7 +598,7 @@ fn WallTile(
         info.with(|i| {
             i.as_ref()
                 .filter(|r| r.status != shared::RunStatus::Running)
-                .map(|r| format!("last result: {}", crate::headline::line(r)))
+                .map(|r| format!("last result: {}", r.line.clone()))
         })
     };
     let what = move || {

@@ -14,7 +14,7 @@ use shared::{DirSample, Sample};
 #[component]
 pub fn HeadlineView(run: RunInfo, samples: RwSignal<Vec<Sample>>) -> impl IntoView {
     let id = run.id;
-    let line = crate::headline::line(&run);
+    let line = run.line.clone();
     let h = Memo::new(move |_| samples.with(|s| headline(&run, s)));
     move || {
         match h.get() {

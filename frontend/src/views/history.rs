@@ -199,7 +199,7 @@ fn HistoryRow(r: RunInfo, picked: RwSignal<Vec<i64>>, on_delete: Callback<i64>) 
             </td>
             <td class="path" title=r.target.clone()>{r.target.clone()}</td>
             <td class="status">{r.status.as_str()}</td>
-            <td class="result">{crate::headline::line(&r)}</td>
+            <td class="result">{r.line.clone()}</td>
             <td class="export">
                 <button class="export-json" on:click=move |_| save_export(id, "json")>"JSON"</button>
                 <button class="export-csv" on:click=move |_| save_export(id, "csv")>"CSV"</button>

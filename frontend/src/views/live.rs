@@ -14,17 +14,11 @@ pub fn LiveView() -> impl IntoView {
     let live = c.live;
     // The followed run's stored record (spec and target), for progress and markers.
     let info = RwSignal::new(None::<RunInfo>);
-    Effect::new(move |_| {
-        let Some(id) = live.with(|s| s.run_id) else {
-            return;
-        };
-        live.with(|s| s.status.clone());
+    // Fetched when the run or its state changes (its end: the stored result).
+    let key = Memo::new(move |_| live.with(|s| (s.run_id, s.status.clone())));
+    super::newest_answer(key, info, move |(id, _)| {
         let t = c.token.get_value();
-        leptos::task::spawn_local(async move {
-            if let Ok(r) = crate::api::run(&t, id).await {
-                info.set(Some(r));
-            }
-        });
+        Some(async move { crate::api::run(&t, id?).await.ok() })
     });
     let spec = move || {
         info.with(|i| {
@@ -115,14 +109,13 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
     let live = c.live;
     let last = RwSignal::new(None::<RunInfo>);
     // The newest run, reloaded whenever a run starts or ends.
-    Effect::new(move |_| {
-        live.with(|s| (s.run_id, s.status.clone()));
+    let key = Memo::new(move |_| live.with(|s| (s.run_id, s.status.clone())));
+    super::newest_answer(key, last, move |_| {
         let t = c.token.get_value();
-        leptos::task::spawn_local(async move {
-            if let Ok(l) = crate::api::latest_at("", &t).await {
-                last.set(l.runs.into_iter().next());
-            }
-        });
+        Some(async move {
+            let l = crate::api::latest_at("", &t).await.ok()?;
+            l.runs.into_iter().next()
+        })
     });
     let running = move || live.with(|s| s.status == "running" && s.run_id.is_some());
     let what = move || {
@@ -160,7 +153,7 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
                             <p class="kiosk-label">"Last result · "
                                 <a class="kiosk-link" id="kiosk-result-link" href=crate::route::href(&crate::route::Route::Run(r.id))>{format!("run {}", r.id)}</a>
                                 {format!("{} · {} · {}", r.name.as_ref().map(|n| format!(" “{n}”")).unwrap_or_default(), crate::headline::test_name(&r), r.status.as_str())}</p>
-                            <p class="kiosk-headline" id="kiosk-headline">{crate::headline::line(&r)}</p>
+                            <p class="kiosk-headline" id="kiosk-headline">{r.line.clone()}</p>
                         }.into_any(),
                         None => view! { <p class="kiosk-label">"No run yet: the next run on this agent shows here."</p> }.into_any(),
                     }}
@@ -196,7 +189,7 @@ fn RunStatusLine(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
                 let stored = info.with(|i| {
                     i.as_ref()
                         .filter(|r| r.id == id && r.status.as_str() != "running")
-                        .map(|r| (crate::headline::test_name(r), crate::headline::line(r)))
+                        .map(|r| (crate::headline::test_name(r), r.line.clone()))
                 });
                 let (test, line) = stored.unwrap_or_else(|| (String::new(), "loading the result…".into()));
                 view! {

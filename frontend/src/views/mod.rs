@@ -17,6 +17,36 @@ use crate::stream::LiveState;
 use leptos::prelude::*;
 use shared::api::TargetView;
 
+/// Keeps `out` the agent's answer to the newest question: `ask` is called whenever `key`
+/// changes (not on every change of what `key` reads, such as each live sample), and an
+/// answer to an older question that arrives late is dropped, so a run's record fetched
+/// while it ran cannot replace the one fetched after it ended.
+pub fn newest_answer<K, T, Fut>(
+    key: Memo<K>,
+    out: RwSignal<Option<T>>,
+    ask: impl Fn(K) -> Option<Fut> + 'static,
+) where
+    K: Clone + PartialEq + Send + Sync + 'static,
+    T: Send + Sync + 'static,
+    Fut: std::future::Future<Output = Option<T>> + 'static,
+{
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let Some(answer) = ask(key.get()) else {
+            return;
+        };
+        let n = asked.get_value() + 1;
+        asked.set_value(n);
+        leptos::task::spawn_local(async move {
+            if let Some(v) = answer.await {
+                if asked.get_value() == n {
+                    out.set(Some(v));
+                }
+            }
+        });
+    });
+}
+
 /// The dashboard's pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tab {

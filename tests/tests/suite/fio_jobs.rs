@@ -1024,8 +1024,10 @@ fn jobs_at_once_inside_stonewall_groups_run_as_fios_do() {
         assert_eq!(theirs, want, "fio's jobs and groups");
         let fio_mib_s = f["jobs"][2]["write"]["bw_bytes"].as_f64().unwrap_or(0.0) / 1048576.0;
         println!("writer at rate=20m: diskscope {ours_mib_s:.2} MiB/s, fio {fio_mib_s:.2}");
+        // The rate is a cap: never above it, and held at least as well as fio held it in
+        // the same minute (a busy machine, CI, can keep fio itself well below 20 MiB/s).
         assert!(
-            (ours_mib_s / fio_mib_s - 1.0).abs() < 0.15,
+            ours_mib_s <= 20.0 * 1.02 && ours_mib_s >= 0.85 * fio_mib_s.min(20.0),
             "{ours_mib_s} vs {fio_mib_s}"
         );
     }
