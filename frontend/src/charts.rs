@@ -422,6 +422,28 @@ pub fn sweep(points: &[SweepPoint]) -> ChartData {
     }
 }
 
+/// Latency (log) against achieved IOPS, p50 and p99 for each queue depth: the hockey
+/// stick of a `load-latency` run.
+pub fn load_latency(curves: &[(u32, Vec<shared::steps::LoadPoint>)]) -> ChartData {
+    let mut c = timed("Latency against load", "latency", YAxis::Log, Fmt::Micros);
+    c.x_desc = "IOPS achieved".into();
+    c.x_fmt = Fmt::Count;
+    let colors = [(60, 160, 90), (240, 160, 40), (70, 130, 220), (200, 60, 60)];
+    for (depth, points) in curves {
+        for p99 in [false, true] {
+            c.series.push(Series {
+                name: format!("QD{depth} {}", if p99 { "p99" } else { "p50" }),
+                color: colors[c.series.len() % 4],
+                points: points
+                    .iter()
+                    .map(|p| (p.iops, if p99 { p.p99_ns } else { p.p50_ns } as f64 / 1e3))
+                    .collect(),
+            });
+        }
+    }
+    c
+}
+
 /// A long run for the redraw benchmark: `series` lines of `points` one-second samples, with
 /// noise, a cache cliff and stalls, so downsampling has real extremes to keep.
 pub fn synthetic(points: u32, series: u32) -> ChartData {

@@ -282,6 +282,7 @@ mod tests {
             targets: Vec::new(),
             plan: Vec::new(),
             line: String::new(),
+            findings: Vec::new(),
         }
     }
 

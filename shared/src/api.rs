@@ -220,6 +220,10 @@ pub struct RunInfo {
     /// dashboard's build leaves out): what a history row, the kiosk and the fleet wall show.
     #[serde(default)]
     pub line: String,
+    /// What the analyses found, a sentence each ([`crate::analysis::Analysis::summary_lines`]),
+    /// made by the agent as `line` is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
 }
 
 impl RunInfo {

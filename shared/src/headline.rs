@@ -447,6 +447,7 @@ mod tests {
             targets: Vec::new(),
             plan: Vec::new(),
             line: String::new(),
+            findings: Vec::new(),
         }
     }
 

@@ -101,6 +101,8 @@ pub struct Charts {
     pub sweep: bool,
     /// A CrystalDiskMark grid table from the steps (besides tiles that already have it).
     pub grid: bool,
+    /// Latency against achieved IOPS from the steps, a curve per depth (`load-latency`).
+    pub load: bool,
 }
 
 impl PresetKind {
@@ -216,6 +218,7 @@ impl PresetKind {
             // ATTO's bars and CrystalDiskMark's tiles already are the sweep and the grid.
             sweep: matches!(self, OrionMatrix),
             grid: false,
+            load: matches!(self, LoadLatency),
         }
     }
 
@@ -277,6 +280,7 @@ impl RunKind {
                 position: PositionChart::Window,
                 sweep: true,
                 grid: true,
+                load: false,
             },
         }
     }

@@ -479,6 +479,42 @@ pub fn sweep_from_steps(steps: &[StepReport]) -> Option<Vec<SweepPoint>> {
     )
 }
 
+/// One step of a load sweep (`load-latency`): the load it achieved and the latency there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadPoint {
+    pub iops: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+}
+
+/// Latency against achieved load, one curve per queue depth (the hockey stick): each
+/// step's IOPS, p50 and p99 over both directions, the steps of one depth in order of load.
+/// Depths ascending; steps that moved nothing are left out.
+pub fn load_curves(steps: &[StepReport]) -> Vec<(u32, Vec<LoadPoint>)> {
+    let mut curves: Vec<(u32, Vec<LoadPoint>)> = Vec::new();
+    for s in steps {
+        let (r, w) = (&s.summary.read, &s.summary.write);
+        let iops = r.iops + w.iops;
+        if iops <= 0.0 {
+            continue;
+        }
+        let p = LoadPoint {
+            iops,
+            p50_ns: r.lat.p50_ns.max(w.lat.p50_ns),
+            p99_ns: r.lat.p99_ns.max(w.lat.p99_ns),
+        };
+        match curves.iter_mut().find(|(d, _)| *d == s.spec.iodepth) {
+            Some((_, c)) => c.push(p),
+            None => curves.push((s.spec.iodepth, vec![p])),
+        }
+    }
+    curves.sort_by_key(|(d, _)| *d);
+    for (_, c) in &mut curves {
+        c.sort_by(|a, b| a.iops.total_cmp(&b.iops));
+    }
+    curves
+}
+
 #[cfg(test)]
 mod repeat_tests {
     use super::*;
@@ -537,5 +573,42 @@ mod grid_tests {
         assert_eq!(seq.write_mean, Some(19.47));
         assert_eq!(seq.read_mean, Some(110.0));
         assert_eq!(seq.passes, 2);
+    }
+}
+
+#[cfg(test)]
+mod load_tests {
+    use super::*;
+
+    fn step(depth: u32, iops: f64, p50: u64, p99: u64) -> StepReport {
+        let mut s = StepReport::default();
+        s.spec.iodepth = depth;
+        s.summary.read.iops = iops;
+        s.summary.read.lat.p50_ns = p50;
+        s.summary.read.lat.p99_ns = p99;
+        s
+    }
+
+    #[test]
+    fn a_curve_per_depth_in_order_of_load() {
+        // load-latency's order: each depth's maximum first, then its loads.
+        let steps = [
+            step(1, 1000.0, 90, 200),
+            step(1, 10.0, 50, 80),
+            step(1, 500.0, 60, 120),
+            step(32, 9000.0, 900, 4000),
+            step(32, 90.0, 70, 150),
+            step(32, 0.0, 0, 0),
+        ];
+        let c = load_curves(&steps);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].0, 1);
+        let iops: Vec<f64> = c[0].1.iter().map(|p| p.iops).collect();
+        assert_eq!(iops, [10.0, 500.0, 1000.0]);
+        assert_eq!((c[0].1[2].p50_ns, c[0].1[2].p99_ns), (90, 200));
+        // A step that moved nothing has no load to stand at.
+        assert_eq!(c[1].0, 32);
+        assert_eq!(c[1].1.len(), 2);
+        assert_eq!(c[1].1[1].p99_ns, 4000);
     }
 }

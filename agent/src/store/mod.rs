@@ -627,8 +627,14 @@ impl RawRun {
             targets: parse_opt(self.targets)?.unwrap_or_default(),
             plan: parse_opt(self.plan)?.unwrap_or_default(),
             line: String::new(),
+            findings: Vec::new(),
         };
         info.line = shared::headline::line(&info);
+        info.findings = info
+            .analysis
+            .as_ref()
+            .map(shared::analysis::Analysis::summary_lines)
+            .unwrap_or_default();
         Ok(info)
     }
 }

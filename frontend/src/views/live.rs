@@ -16,10 +16,14 @@ pub fn LiveView() -> impl IntoView {
     let info = RwSignal::new(None::<RunInfo>);
     // Fetched when the run or its state changes (its end: the stored result).
     let key = Memo::new(move |_| live.with(|s| (s.run_id, s.status.clone())));
-    super::newest_answer(key, info, move |(id, _)| {
-        let t = c.token.get_value();
-        Some(async move { crate::api::run(&t, id?).await.ok() })
-    });
+    super::newest_answer(
+        key,
+        info,
+        Box::new(move |(id, _)| {
+            let t = c.token.get_value();
+            Some(Box::pin(async move { crate::api::run(&t, id?).await.ok() }))
+        }),
+    );
     let spec = move || {
         info.with(|i| {
             i.as_ref()
@@ -110,13 +114,17 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
     let last = RwSignal::new(None::<RunInfo>);
     // The newest run, reloaded whenever a run starts or ends.
     let key = Memo::new(move |_| live.with(|s| (s.run_id, s.status.clone())));
-    super::newest_answer(key, last, move |_| {
-        let t = c.token.get_value();
-        Some(async move {
-            let l = crate::api::latest_at("", &t).await.ok()?;
-            l.runs.into_iter().next()
-        })
-    });
+    super::newest_answer(
+        key,
+        last,
+        Box::new(move |_| {
+            let t = c.token.get_value();
+            Some(Box::pin(async move {
+                let l = crate::api::latest_at("", &t).await.ok()?;
+                l.runs.into_iter().next()
+            }))
+        }),
+    );
     let running = move || live.with(|s| s.status == "running" && s.run_id.is_some());
     let what = move || {
         info.with(|i| {

@@ -17,18 +17,19 @@ use crate::stream::LiveState;
 use leptos::prelude::*;
 use shared::api::TargetView;
 
+/// A question to the agent for [`newest_answer`] (boxed: one copy of its code for every
+/// caller asking of the same kinds).
+pub type Ask<K, T> =
+    Box<dyn Fn(K) -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<T>>>>>>;
+
 /// Keeps `out` the agent's answer to the newest question: `ask` is called whenever `key`
 /// changes (not on every change of what `key` reads, such as each live sample), and an
 /// answer to an older question that arrives late is dropped, so a run's record fetched
 /// while it ran cannot replace the one fetched after it ended.
-pub fn newest_answer<K, T, Fut>(
-    key: Memo<K>,
-    out: RwSignal<Option<T>>,
-    ask: impl Fn(K) -> Option<Fut> + 'static,
-) where
+pub fn newest_answer<K, T>(key: Memo<K>, out: RwSignal<Option<T>>, ask: Ask<K, T>)
+where
     K: Clone + PartialEq + Send + Sync + 'static,
     T: Send + Sync + 'static,
-    Fut: std::future::Future<Output = Option<T>> + 'static,
 {
     let asked = StoredValue::new(0u64);
     Effect::new(move |_| {

@@ -88,7 +88,7 @@ pub fn RunResults(id: i64) -> impl IntoView {
         // cdm, cdm-peak and atto open with their grid or bars already.
         let charts = r.kind().charts();
         (!r.steps.is_empty())
-            .then(|| view! { <StepsView id steps=r.steps grid=charts.grid sweep=charts.sweep/> })
+            .then(|| view! { <StepsView id steps=r.steps grid=charts.grid sweep=charts.sweep load=charts.load/> })
     };
     let analysis_view = move || analysis_panel(run());
     let delete = Callback::new(move |()| {
@@ -142,7 +142,7 @@ fn step_starts(r: &RunInfo) -> Vec<f64> {
 
 /// The analyses' findings in a sentence each.
 fn analysis_panel(r: Option<RunInfo>) -> Option<impl IntoView> {
-    let lines = r?.analysis?.summary_lines();
+    let lines = r?.findings;
     (!lines.is_empty()).then(|| {
         view! {
             <section class="analysis" id="analysis">
@@ -280,13 +280,23 @@ fn SummaryTable(rows: Vec<(&'static str, DirSample)>) -> impl IntoView {
 /// A preset's steps: the CrystalDiskMark grid or block-size sweep when the steps make
 /// one, then every step's figures.
 #[component]
-fn StepsView(id: i64, steps: Vec<shared::StepReport>, grid: bool, sweep: bool) -> impl IntoView {
+fn StepsView(
+    id: i64,
+    steps: Vec<shared::StepReport>,
+    grid: bool,
+    sweep: bool,
+    load: bool,
+) -> impl IntoView {
     let grid = crate::grid::grid_from_steps(&steps).filter(|_| grid);
     let sweep = crate::grid::sweep_from_steps(&steps).filter(|_| sweep);
+    let load = load.then(|| shared::steps::load_curves(&steps));
     view! {
         {grid.map(|rows| view! { <CdmGrid rows/> })}
         {sweep.map(|pts| view! {
             <ChartView id=format!("run-{id}-sweep") data=Signal::derive(move || charts::sweep(&pts))/>
+        })}
+        {load.map(|c| view! {
+            <ChartView id=format!("run-{id}-load") data=Signal::derive(move || charts::load_latency(&c))/>
         })}
         <h3>"Steps"</h3>
         <table id="steps">
