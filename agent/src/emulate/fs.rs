@@ -1,13 +1,16 @@
 //! The emulated SSD as a FUSE filesystem: `disk.img` (the device, timed by the model) and
 //! `hwmon/temp1_input` (the model's temperature in millidegrees, where the agent's
-//! temperature source looks for a file target).
+//! temperature source looks for a file target) and `power`, the power switch of a drive
+//! with a write cache: write `cut` to cut the power (the cache is lost and every I/O fails),
+//! `on` to switch it back on; read it for the state and what the last cut lost (JSON
+//! `{"off": bool, "cut": media::Cut}`: ground truth for a flush check).
 
-use super::media::Media;
+use super::media::{Cut, Media};
 use super::model::Device;
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
-    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEntry,
-    ReplyOpen, ReplyStatfs, ReplyWrite, Request, WriteFlags,
+    KernelConfig, LockOwner, OpenFlags, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
+    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, WriteFlags,
 };
 use std::ffi::OsStr;
 use std::sync::Mutex;
@@ -19,6 +22,10 @@ const HWMON: INodeNo = INodeNo(3);
 const TEMP: INodeNo = INodeNo(4);
 /// `link_mb_s`: the model's link cap, present when it has one.
 const LINK: INodeNo = INodeNo(5);
+/// `power`: the power switch.
+const POWER: INodeNo = INodeNo(6);
+/// The longest command `power` takes.
+const MAX_POWER_COMMAND: usize = 16;
 const TTL: Duration = Duration::from_secs(1);
 /// Below this, a request returns at once and the device clock carries the debt (sleeping
 /// costs more than it is worth); the average rate stays exact.
@@ -27,6 +34,8 @@ const MIN_SLEEP: Duration = Duration::from_micros(200);
 pub struct EmulatedSsd {
     device: Mutex<Device>,
     media: Mutex<Media>,
+    /// What the last power cut lost.
+    last_cut: Mutex<Option<Cut>>,
     created: SystemTime,
 }
 
@@ -36,6 +45,7 @@ impl EmulatedSsd {
         EmulatedSsd {
             device: Mutex::new(device),
             media: Mutex::new(media),
+            last_cut: Mutex::new(None),
             created: SystemTime::now(),
         }
     }
@@ -54,6 +64,7 @@ impl EmulatedSsd {
             DISK => (FileType::RegularFile, self.device().model.capacity, 0o644),
             TEMP => (FileType::RegularFile, 4096, 0o444),
             LINK if self.device().model.link_mbps > 0.0 => (FileType::RegularFile, 4096, 0o444),
+            POWER => (FileType::RegularFile, 4096, 0o644),
             _ => return None,
         };
         Some(FileAttr {
@@ -73,6 +84,38 @@ impl EmulatedSsd {
             blksize: 4096,
             flags: 0,
         })
+    }
+
+    fn power_text(&self) -> String {
+        let cut = self
+            .last_cut
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let off = self.media().is_off();
+        format!("{}\n", serde_json::json!({ "off": off, "cut": cut }))
+    }
+
+    /// `cut` or `on` written to `power`.
+    fn power(&self, command: &[u8]) -> Result<(), Errno> {
+        match std::str::from_utf8(command).map(str::trim) {
+            Ok("cut") => {
+                let cut = self.media().power_cut();
+                tracing::info!(
+                    lost = cut.lost.len(),
+                    torn = cut.torn.len(),
+                    promised = cut.promised.len(),
+                    "emulated drive: power cut"
+                );
+                *self.last_cut.lock().unwrap_or_else(|p| p.into_inner()) = Some(cut);
+                Ok(())
+            }
+            Ok("on") => {
+                self.media().power_on();
+                Ok(())
+            }
+            _ => Err(Errno::EINVAL),
+        }
     }
 
     fn temp_text(&self) -> String {
@@ -100,6 +143,7 @@ impl Filesystem for EmulatedSsd {
             (ROOT, Some("hwmon")) => HWMON,
             (HWMON, Some("temp1_input")) => TEMP,
             (ROOT, Some(crate::devices::EMULATED_LINK_FILE)) => LINK,
+            (ROOT, Some("power")) => POWER,
             _ => return reply.error(Errno::ENOENT),
         };
         match self.attr(ino) {
@@ -130,7 +174,7 @@ impl Filesystem for EmulatedSsd {
                 FileHandle(0),
                 FopenFlags::FOPEN_DIRECT_IO | FopenFlags::FOPEN_PARALLEL_DIRECT_WRITES,
             ),
-            TEMP | LINK => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            TEMP | LINK | POWER => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
             _ => reply.error(Errno::EISDIR),
         }
     }
@@ -153,7 +197,10 @@ impl Filesystem for EmulatedSsd {
                 let done = self.device().read(len, Instant::now());
                 let (data, extra) = {
                     let m = self.media();
-                    (m.read(offset, len as usize), m.extra_latency(offset, len))
+                    (
+                        m.read_acked(offset, len as usize),
+                        m.extra_latency(offset, len),
+                    )
                 };
                 wait_until(done + extra);
                 match data {
@@ -161,11 +208,11 @@ impl Filesystem for EmulatedSsd {
                     Err(_) => reply.error(Errno::EIO),
                 }
             }
-            TEMP | LINK => {
-                let text = if ino == TEMP {
-                    self.temp_text()
-                } else {
-                    format!("{}\n", self.device().model.link_mbps)
+            TEMP | LINK | POWER => {
+                let text = match ino {
+                    TEMP => self.temp_text(),
+                    POWER => self.power_text(),
+                    _ => format!("{}\n", self.device().model.link_mbps),
                 };
                 let b = text.as_bytes();
                 let start = (offset as usize).min(b.len());
@@ -184,13 +231,21 @@ impl Filesystem for EmulatedSsd {
         offset: u64,
         data: &[u8],
         _write_flags: WriteFlags,
-        _flags: OpenFlags,
+        flags: OpenFlags,
         _lock: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
+        if ino == POWER && data.len() <= MAX_POWER_COMMAND {
+            return match self.power(data) {
+                Ok(()) => reply.written(data.len() as u32),
+                Err(e) => reply.error(e),
+            };
+        }
         if ino != DISK {
             return reply.error(Errno::EACCES);
         }
+        // O_DSYNC (and O_SYNC, which includes it): each write forced to the medium (FUA).
+        let fua = flags.0 & libc::O_DSYNC != 0;
         let cap = self.device().model.capacity;
         if offset.saturating_add(data.len() as u64) > cap {
             return reply.error(Errno::ENOSPC);
@@ -201,13 +256,31 @@ impl Filesystem for EmulatedSsd {
         let (stored, extra) = {
             let mut m = self.media();
             (
-                m.write(offset, data),
+                m.write_acked(offset, data, fua),
                 m.extra_latency(offset, data.len() as u64),
             )
         };
         wait_until(done + extra);
         match stored {
             Ok(()) => reply.written(data.len() as u32),
+            Err(_) => reply.error(Errno::EIO),
+        }
+    }
+
+    /// fsync and fdatasync: the cache's flush, as the drive's policy keeps it.
+    fn fsync(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _datasync: bool,
+        reply: ReplyEmpty,
+    ) {
+        if ino != DISK {
+            return reply.ok();
+        }
+        match self.media().flush() {
+            Ok(()) => reply.ok(),
             Err(_) => reply.error(Errno::EIO),
         }
     }
@@ -231,6 +304,7 @@ impl Filesystem for EmulatedSsd {
                     FileType::RegularFile,
                     crate::devices::EMULATED_LINK_FILE,
                 ),
+                (POWER, FileType::RegularFile, "power"),
             ],
             HWMON => &[
                 (HWMON, FileType::Directory, "."),

@@ -14,6 +14,15 @@
 //! - `bad_regions`: `[start, len]` byte ranges whose reads and writes fail with EIO;
 //! - `slow_regions`: `[start, len, extra_ms]`: each I/O touching them takes that much longer.
 //!
+//! A volatile write cache (`write_cache` bytes) is the ground truth for flush checks:
+//! writes are acknowledged into it and reach the medium (through the faults above) on a
+//! flush, oldest first when it is full, or at once when written with O_DSYNC (FUA). A power
+//! cut ([`Media::power_cut`]) loses what it holds and says exactly what: the writes lost,
+//! and those torn (`tear_bytes`: only their first bytes reached the medium). `flush` says
+//! how the drive keeps its promise: `honest` (all of the cache before the flush returns),
+//! `ignored` (the flush returns at once, the cache stays: a drive that lies), `reordered`
+//! (the flush returns after a random part of the cache, destaged in random order).
+//!
 //! Without any fault and without `keep_data`, nothing is stored (reads return zeros), as
 //! before: the timing tests need no memory.
 
@@ -39,6 +48,35 @@ pub struct Faults {
     pub wrap_bytes: Option<u64>,
     pub bad_regions: Vec<[u64; 2]>,
     pub slow_regions: Vec<[u64; 3]>,
+    /// A volatile write cache of this many bytes (0: none).
+    pub write_cache: u64,
+    pub flush: FlushPolicy,
+    /// At a power cut, each cached write's first `tear_bytes` reach the medium (0: none do).
+    pub tear_bytes: u64,
+    /// Seeds the `reordered` drive's choices.
+    pub seed: u64,
+}
+
+/// How a drive with a write cache treats a flush.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FlushPolicy {
+    #[default]
+    Honest,
+    Ignored,
+    Reordered,
+}
+
+/// What a power cut did to the writes the cache held: ground truth for a flush check.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Cut {
+    /// `[offset, len]` of each write lost whole, in the order they were acknowledged.
+    pub lost: Vec<[u64; 2]>,
+    /// `[offset, len]` of each write torn: its first `tear_bytes` on the medium, the rest not.
+    pub torn: Vec<[u64; 2]>,
+    /// Of those lost or torn, the writes a flush had returned for (a drive that lies about
+    /// flush: `ignored`, `reordered`), in order.
+    pub promised: Vec<[u64; 2]>,
 }
 
 impl Faults {
@@ -50,6 +88,7 @@ impl Faults {
             || !self.dropped_writes.is_empty()
             || !self.misplaced_writes.is_empty()
             || self.wrap_bytes.is_some()
+            || self.write_cache > 0
     }
 }
 
@@ -74,6 +113,13 @@ pub struct Media {
     chunks: Vec<Option<Box<[u8]>>>,
     /// `lost_writes` pages already written once.
     written_once: HashSet<u64>,
+    /// The volatile cache: acknowledged writes not yet on the medium, oldest first, each
+    /// with whether a flush has returned since it came (it was promised durable).
+    cache: std::collections::VecDeque<(u64, Vec<u8>, bool)>,
+    cached_bytes: u64,
+    /// Off after a cut until switched on: every I/O fails.
+    off: bool,
+    rng: u64,
 }
 
 impl Media {
@@ -85,12 +131,139 @@ impl Media {
         } else {
             Vec::new()
         };
+        let rng = faults.seed | 1;
         Media {
             faults,
             stores,
             chunks,
             written_once: HashSet::new(),
+            cache: Default::default(),
+            cached_bytes: 0,
+            off: false,
+            rng,
         }
+    }
+
+    /// Whether the drive is off (after a cut).
+    pub fn is_off(&self) -> bool {
+        self.off
+    }
+
+    /// Acknowledges a write: into the cache when there is one (unless `fua`), destaging the
+    /// oldest writes while it is over its size; else straight to the medium.
+    pub fn write_acked(&mut self, offset: u64, data: &[u8], fua: bool) -> Result<(), MediaError> {
+        if self.off {
+            return Err(MediaError);
+        }
+        if self.faults.write_cache == 0 || fua {
+            return self.write(offset, data);
+        }
+        self.check_bad(offset, data.len() as u64)?;
+        self.cache.push_back((offset, data.to_vec(), false));
+        self.cached_bytes += data.len() as u64;
+        while self.cached_bytes > self.faults.write_cache {
+            self.destage_oldest();
+        }
+        Ok(())
+    }
+
+    fn destage_oldest(&mut self) {
+        if let Some((o, d, _)) = self.cache.pop_front() {
+            self.cached_bytes -= d.len() as u64;
+            // The range was checked when the write was acknowledged.
+            let _ = self.write(o, &d);
+        }
+    }
+
+    fn next_random(&mut self) -> u64 {
+        // xorshift64: reproducible from the model's seed.
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+
+    /// A flush (fsync, fdatasync, FLUSH CACHE): what reaches the medium before it returns
+    /// depends on the drive's `flush` policy.
+    pub fn flush(&mut self) -> Result<(), MediaError> {
+        if self.off {
+            return Err(MediaError);
+        }
+        match self.faults.flush {
+            FlushPolicy::Honest => {
+                while !self.cache.is_empty() {
+                    self.destage_oldest();
+                }
+            }
+            FlushPolicy::Ignored => {}
+            FlushPolicy::Reordered => {
+                // A random half of the cache, in random order.
+                let mut keep = std::collections::VecDeque::new();
+                while let Some((o, d, _)) = self.cache.pop_front() {
+                    if self.next_random() & 1 == 0 {
+                        self.cached_bytes -= d.len() as u64;
+                        let _ = self.write(o, &d);
+                    } else if self.next_random() & 1 == 0 {
+                        keep.push_front((o, d, true));
+                    } else {
+                        keep.push_back((o, d, true));
+                    }
+                }
+                self.cache = keep;
+            }
+        }
+        for e in &mut self.cache {
+            e.2 = true;
+        }
+        Ok(())
+    }
+
+    /// The power goes: the cache is lost (each write's first `tear_bytes` reach the medium
+    /// first when the drive tears), and every I/O fails until [`Media::power_on`].
+    pub fn power_cut(&mut self) -> Cut {
+        let mut cut = Cut::default();
+        while let Some((o, d, promised)) = self.cache.pop_front() {
+            let tear = (self.faults.tear_bytes as usize).min(d.len());
+            let hit = [o, d.len() as u64];
+            if tear == d.len() {
+                let _ = self.write(o, &d);
+                continue;
+            }
+            if tear > 0 {
+                let _ = self.write(o, &d[..tear]);
+                cut.torn.push(hit);
+            } else {
+                cut.lost.push(hit);
+            }
+            if promised {
+                cut.promised.push(hit);
+            }
+        }
+        self.cached_bytes = 0;
+        self.off = true;
+        cut
+    }
+
+    /// The power comes back: the medium as the cut left it.
+    pub fn power_on(&mut self) {
+        self.off = false;
+    }
+
+    /// Reads through the cache: the medium, then the cached writes over it in order.
+    pub fn read_acked(&self, offset: u64, len: usize) -> Result<Vec<u8>, MediaError> {
+        if self.off {
+            return Err(MediaError);
+        }
+        let mut out = self.read(offset, len)?;
+        let end = offset + len as u64;
+        for (o, d, _) in &self.cache {
+            let (lo, hi) = (offset.max(*o), end.min(o + d.len() as u64));
+            if lo < hi {
+                out[(lo - offset) as usize..(hi - offset) as usize]
+                    .copy_from_slice(&d[(lo - o) as usize..(hi - o) as usize]);
+            }
+        }
+        Ok(out)
     }
 
     /// Time an I/O over `start..start+len` spends in slow regions, on top of the model's.
@@ -257,6 +430,101 @@ mod tests {
         assert_eq!(m.write(8 * PAGE + 512, &page(1)), Err(MediaError));
         assert_eq!(m.extra_latency(9 * PAGE, 4096), Duration::from_millis(50));
         assert_eq!(m.extra_latency(10 * PAGE, 4096), Duration::ZERO);
+    }
+
+    fn cached(flush: FlushPolicy, tear_bytes: u64) -> Media {
+        media(Faults {
+            write_cache: 4 * PAGE,
+            flush,
+            tear_bytes,
+            seed: 7,
+            ..Faults::default()
+        })
+    }
+
+    #[test]
+    fn an_honest_cache_loses_only_what_was_not_flushed() {
+        let mut m = cached(FlushPolicy::Honest, 0);
+        m.write_acked(0, &[1u8; 4096], false).expect("write");
+        m.write_acked(PAGE, &[2u8; 4096], false).expect("write");
+        assert_eq!(
+            m.read_acked(PAGE, 4096).expect("read"),
+            vec![2u8; 4096],
+            "read back from the cache"
+        );
+        m.flush().expect("flush");
+        m.write_acked(2 * PAGE, &[3u8; 4096], false).expect("write");
+        m.write_acked(3 * PAGE, &[4u8; 4096], true)
+            .expect("a FUA write");
+        let cut = m.power_cut();
+        assert_eq!(cut.lost, vec![[2 * PAGE, PAGE]]);
+        assert!(cut.torn.is_empty());
+        assert_eq!(m.read_acked(0, 4096), Err(MediaError), "off after the cut");
+        m.power_on();
+        assert_eq!(m.read_acked(0, 4096).expect("read"), vec![1u8; 4096]);
+        assert_eq!(m.read_acked(PAGE, 4096).expect("read"), vec![2u8; 4096]);
+        assert_eq!(m.read_acked(2 * PAGE, 4096).expect("read"), vec![0u8; 4096]);
+        assert_eq!(m.read_acked(3 * PAGE, 4096).expect("read"), vec![4u8; 4096]);
+    }
+
+    #[test]
+    fn a_full_cache_destages_its_oldest_writes() {
+        let mut m = cached(FlushPolicy::Ignored, 0);
+        for p in 0..6u64 {
+            m.write_acked(p * PAGE, &[p as u8 + 1; 4096], false)
+                .expect("write");
+        }
+        let cut = m.power_cut();
+        // Four pages of cache: the last four were still in it.
+        assert_eq!(
+            cut.lost.iter().map(|l| l[0] / PAGE).collect::<Vec<_>>(),
+            vec![2, 3, 4, 5]
+        );
+        m.power_on();
+        assert_eq!(m.read_acked(PAGE, 4096).expect("read"), vec![2u8; 4096]);
+    }
+
+    #[test]
+    fn a_lying_flush_loses_what_it_promised() {
+        let mut m = cached(FlushPolicy::Ignored, 0);
+        m.write_acked(0, &[1u8; 4096], false).expect("write");
+        m.flush().expect("the flush returns");
+        m.write_acked(PAGE, &[1u8; 4096], false).expect("write");
+        let cut = m.power_cut();
+        assert_eq!(cut.lost, vec![[0, PAGE], [PAGE, PAGE]]);
+        assert_eq!(
+            cut.promised,
+            vec![[0, PAGE]],
+            "the flush had returned for the first"
+        );
+        m.power_on();
+        assert_eq!(m.read_acked(0, 4096).expect("read"), vec![0u8; 4096]);
+        // Reordered: part of the cache reaches the medium at a flush, part is lost.
+        let mut r = cached(FlushPolicy::Reordered, 0);
+        for p in 0..4u64 {
+            r.write_acked(p * PAGE, &[9u8; 4096], false).expect("write");
+        }
+        r.flush().expect("flush");
+        let cut = r.power_cut();
+        r.power_on();
+        let kept = (0..4u64)
+            .filter(|p| r.read_acked(p * PAGE, 4096).expect("read") == vec![9u8; 4096])
+            .count();
+        assert_eq!(kept + cut.lost.len(), 4);
+        assert_eq!(cut.promised, cut.lost);
+    }
+
+    #[test]
+    fn a_tearing_drive_keeps_the_first_sectors_of_a_write() {
+        let mut m = cached(FlushPolicy::Honest, 512);
+        m.write_acked(0, &[1u8; 4096], false).expect("write");
+        m.flush().expect("flush");
+        m.write_acked(0, &[2u8; 4096], false).expect("a rewrite");
+        let cut = m.power_cut();
+        assert_eq!(cut.torn, vec![[0, PAGE]]);
+        m.power_on();
+        let back = m.read_acked(0, 4096).expect("read");
+        assert!(back[..512].iter().all(|&b| b == 2) && back[512..].iter().all(|&b| b == 1));
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod fill_level;
 mod fio_agreement;
 mod fio_jobs;
 mod fleet;
+mod flushcheck;
 mod group;
 mod hardening;
 mod io_path;
