@@ -17,6 +17,7 @@ pub mod engine;
 pub mod env;
 pub mod files;
 pub mod fiojob;
+pub mod flushcheck;
 pub mod group;
 pub mod io_target;
 pub mod iopath;

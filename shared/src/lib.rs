@@ -14,6 +14,7 @@ pub mod bssplit;
 pub mod devices;
 pub mod durability;
 pub mod files;
+pub mod flushcheck;
 pub mod group;
 pub mod headline;
 pub mod lenient;

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod routes;
 pub mod runs;
 pub mod targets;
+pub mod witness;
 pub mod ws;
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! two cannot drift. Schemas come from the wire types themselves (`schemars` derives in
 //! `shared`, which follow their serde attributes).
 
-use super::{metrics, runs, targets, ws, AppState};
+use super::{metrics, runs, targets, witness, ws, AppState};
 use axum::handler::Handler;
 use axum::routing::{on, MethodFilter, MethodRouter};
 use schemars::generate::{SchemaGenerator, SchemaSettings};
@@ -204,6 +204,14 @@ pub fn table() -> Vec<Route> {
         route(Get, "/api/v1/runs/{id}/timeline", Viewer, "Every 10 ms bucket of the run (CSV t_ms,bytes, or JSON)", runs::timeline)
             .query::<runs::ExportQuery>()
             .reply(Reply::Export(None)),
+        route(Post, "/api/v1/witness", Operator, "Open a flush check's witness session (the writer's target, block size, span and nonce)", witness::open)
+            .body::<shared::flushcheck::NewSession>()
+            .json::<shared::flushcheck::Session>(201),
+        route(Post, "/api/v1/witness/{id}/durable", Operator, "Record the blocks a flush made durable (in the order written; on this agent's disk before the answer)", witness::durable)
+            .body::<shared::flushcheck::Durable>()
+            .json::<shared::flushcheck::Session>(200),
+        route(Get, "/api/v1/witness/{id}", Viewer, "A witness session and each block's newest durable write", witness::records)
+            .json::<shared::flushcheck::Records>(200),
         route(Get, "/api/v1/ws", Stream, "The live stream (WebSocket): authenticate with the header or an auth message, subscribe to a run or to whatever runs next", ws::handler)
             .reply(Reply::WebSocket(schema::<ClientMsg>, schema::<ServerMsg>)),
         route(Get, "/metrics", Viewer, "Prometheus metrics: per-target counters, latency histogram, active runs, device health", metrics::metrics)

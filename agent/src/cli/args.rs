@@ -48,6 +48,9 @@ pub enum Command {
     /// interval, a line per request, then min/avg/max/mdev and percentiles (-J: ioping's
     /// JSON).
     Probe(super::probe::ProbeArgs),
+    /// Does the drive keep what it acknowledged? `write` records each flushed write on a
+    /// witness agent; cut the power; `verify` reads back what the witness holds.
+    Flushcheck(super::flushcheck::FlushcheckArgs),
 }
 
 /// Which agent, with which token.

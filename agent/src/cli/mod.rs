@@ -6,6 +6,7 @@ mod args;
 mod compare;
 mod devices;
 mod emulate;
+mod flushcheck;
 mod outputs;
 mod probe;
 mod quick;
@@ -53,6 +54,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Stop(args) => remote::stop(&args),
         Command::Export(args) => remote::export(&args),
         Command::Probe(args) => probe::run(&args, cancel),
+        Command::Flushcheck(args) => flushcheck::run(&args, cancel),
     };
     finish(result)
 }

@@ -2,10 +2,10 @@
 //! `hwmon/temp1_input` (the model's temperature in millidegrees, where the agent's
 //! temperature source looks for a file target) and `power`, the power switch of a drive
 //! with a write cache: write `cut` to cut the power (the cache is lost and every I/O fails),
-//! `on` to switch it back on; read it for the state and what the last cut lost (JSON
+//! `cut-after N` to cut it as the Nth write from now arrives, `on` to switch it back on; read it for the state and what the last cut lost (JSON
 //! `{"off": bool, "cut": media::Cut}`: ground truth for a flush check).
 
-use super::media::{Cut, Media};
+use super::media::Media;
 use super::model::Device;
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo,
@@ -34,8 +34,6 @@ const MIN_SLEEP: Duration = Duration::from_micros(200);
 pub struct EmulatedSsd {
     device: Mutex<Device>,
     media: Mutex<Media>,
-    /// What the last power cut lost.
-    last_cut: Mutex<Option<Cut>>,
     created: SystemTime,
 }
 
@@ -45,7 +43,6 @@ impl EmulatedSsd {
         EmulatedSsd {
             device: Mutex::new(device),
             media: Mutex::new(media),
-            last_cut: Mutex::new(None),
             created: SystemTime::now(),
         }
     }
@@ -87,19 +84,21 @@ impl EmulatedSsd {
     }
 
     fn power_text(&self) -> String {
-        let cut = self
-            .last_cut
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let off = self.media().is_off();
-        format!("{}\n", serde_json::json!({ "off": off, "cut": cut }))
+        let m = self.media();
+        format!(
+            "{}\n",
+            serde_json::json!({ "off": m.is_off(), "cut": m.last_cut() })
+        )
     }
 
-    /// `cut` or `on` written to `power`.
+    /// `cut`, `cut-after N` (the power goes as the Nth write from now arrives) or `on`
+    /// written to `power`.
     fn power(&self, command: &[u8]) -> Result<(), Errno> {
-        match std::str::from_utf8(command).map(str::trim) {
-            Ok("cut") => {
+        let text = std::str::from_utf8(command)
+            .map_err(|_| Errno::EINVAL)?
+            .trim();
+        match text.split_once(' ') {
+            _ if text == "cut" => {
                 let cut = self.media().power_cut();
                 tracing::info!(
                     lost = cut.lost.len(),
@@ -107,15 +106,15 @@ impl EmulatedSsd {
                     promised = cut.promised.len(),
                     "emulated drive: power cut"
                 );
-                *self.last_cut.lock().unwrap_or_else(|p| p.into_inner()) = Some(cut);
-                Ok(())
             }
-            Ok("on") => {
-                self.media().power_on();
-                Ok(())
+            _ if text == "on" => self.media().power_on(),
+            Some(("cut-after", n)) => {
+                let n: u64 = n.trim().parse().map_err(|_| Errno::EINVAL)?;
+                self.media().cut_after(n);
             }
-            _ => Err(Errno::EINVAL),
+            _ => return Err(Errno::EINVAL),
         }
+        Ok(())
     }
 
     fn temp_text(&self) -> String {

@@ -119,6 +119,9 @@ pub struct Media {
     cached_bytes: u64,
     /// Off after a cut until switched on: every I/O fails.
     off: bool,
+    /// The power goes as this many more writes arrive (the last one not acknowledged).
+    cut_after: Option<u64>,
+    last_cut: Option<Cut>,
     rng: u64,
 }
 
@@ -140,6 +143,8 @@ impl Media {
             cache: Default::default(),
             cached_bytes: 0,
             off: false,
+            cut_after: None,
+            last_cut: None,
             rng,
         }
     }
@@ -149,11 +154,29 @@ impl Media {
         self.off
     }
 
+    /// What the last power cut lost.
+    pub fn last_cut(&self) -> Option<&Cut> {
+        self.last_cut.as_ref()
+    }
+
+    /// Arms a cut: the power goes as the `n`th write from now arrives (it fails, the ones
+    /// before are acknowledged): a cut at a known point of a writer's run.
+    pub fn cut_after(&mut self, n: u64) {
+        self.cut_after = Some(n.max(1));
+    }
+
     /// Acknowledges a write: into the cache when there is one (unless `fua`), destaging the
     /// oldest writes while it is over its size; else straight to the medium.
     pub fn write_acked(&mut self, offset: u64, data: &[u8], fua: bool) -> Result<(), MediaError> {
         if self.off {
             return Err(MediaError);
+        }
+        if let Some(left) = self.cut_after {
+            if left <= 1 {
+                self.power_cut();
+                return Err(MediaError);
+            }
+            self.cut_after = Some(left - 1);
         }
         if self.faults.write_cache == 0 || fua {
             return self.write(offset, data);
@@ -241,6 +264,8 @@ impl Media {
         }
         self.cached_bytes = 0;
         self.off = true;
+        self.cut_after = None;
+        self.last_cut = Some(cut.clone());
         cut
     }
 
@@ -465,6 +490,20 @@ mod tests {
         assert_eq!(m.read_acked(PAGE, 4096).expect("read"), vec![2u8; 4096]);
         assert_eq!(m.read_acked(2 * PAGE, 4096).expect("read"), vec![0u8; 4096]);
         assert_eq!(m.read_acked(3 * PAGE, 4096).expect("read"), vec![4u8; 4096]);
+    }
+
+    #[test]
+    fn an_armed_cut_fails_the_write_it_comes_at() {
+        let mut m = cached(FlushPolicy::Honest, 0);
+        m.cut_after(3);
+        m.write_acked(0, &[1u8; 4096], false).expect("write 1");
+        m.write_acked(PAGE, &[2u8; 4096], false).expect("write 2");
+        assert_eq!(
+            m.write_acked(2 * PAGE, &[3u8; 4096], false),
+            Err(MediaError)
+        );
+        assert!(m.is_off());
+        assert_eq!(m.last_cut().map(|c| c.lost.len()), Some(2));
     }
 
     #[test]

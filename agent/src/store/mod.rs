@@ -17,6 +17,8 @@ use shared::{
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
+pub mod witness;
+
 /// A u64 query bound as SQLite's i64: values beyond i64::MAX saturate (a bound past every
 /// row, never a negative one that matches everything).
 fn sql_int(v: u64) -> i64 {
@@ -32,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/0006_drop_device_snapshots.sql"),
     include_str!("migrations/0007_run_plan.sql"),
     include_str!("migrations/0008_job_file.sql"),
+    include_str!("migrations/0009_witness.sql"),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -165,3 +165,243 @@ fn a_tearing_drive_leaves_the_first_sectors_of_a_rewrite() {
     assert!(back[..512].iter().all(|&b| b == 2), "the new first sector");
     assert!(back[512..].iter().all(|&b| b == 1), "the old rest");
 }
+
+// The whole check: a witness agent (`diskscope serve`) on a loopback port, the writer
+// (`diskscope flushcheck write`) on the emulated drive, the cut armed to come at a known
+// write (`cut-after N`), then `diskscope flushcheck verify` against the witness's records.
+
+const FLUSH_EVERY: u64 = 16;
+
+fn witness(dir: &Path) -> tests::server::Server {
+    tests::server::Server::start(dir, &[])
+}
+
+fn flushcheck(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(diskscope_bin())
+        .arg("flushcheck")
+        .args(args)
+        .output()
+        .expect("run diskscope flushcheck")
+}
+
+/// Writes until the armed cut, `span` bytes of 4 KiB blocks; the writer's output.
+fn write_until_cut(e: &Emulator, w: &tests::server::Server, span: &str, cut_after: u64) -> String {
+    power(e, &format!("cut-after {cut_after}"));
+    let disk = e.disk();
+    let url = format!("http://{}", w.addr);
+    let every = FLUSH_EVERY.to_string();
+    let out = flushcheck(&[
+        "write",
+        disk.to_str().expect("utf8"),
+        "--witness",
+        &url,
+        "--token",
+        tests::server::OP,
+        "--size",
+        span,
+        "--flush-every",
+        &every,
+        "--duration",
+        "60s",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains(&format!("stopped: write {cut_after} at offset")),
+        "the cut stops the writer at write {cut_after}: {text}"
+    );
+    text
+}
+
+/// The session number and the writes recorded durable, from the writer's first line.
+fn session_of(text: &str) -> (i64, u64) {
+    let first = text.lines().next().expect("a line");
+    let id = first
+        .strip_prefix("session ")
+        .and_then(|r| r.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no session in {first:?}"));
+    let acked = first
+        .split(", ")
+        .find(|p| p.contains("recorded durable"))
+        .and_then(|p| p.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {first:?}"));
+    (id, acked)
+}
+
+/// Verifies the session: exit code and the verdict.
+fn verify(e: &Emulator, w: &tests::server::Server, session: i64, dir: &Path) -> (bool, Value) {
+    let json = dir.join(format!("verdict-{session}.json"));
+    let url = format!("http://{}", w.addr);
+    let out = flushcheck(&[
+        "verify",
+        e.disk().to_str().expect("utf8"),
+        "--witness",
+        &url,
+        "--token",
+        tests::server::OP,
+        "--session",
+        &session.to_string(),
+        "--json",
+        json.to_str().expect("utf8"),
+    ]);
+    println!("{}", String::from_utf8_lossy(&out.stdout));
+    let v = serde_json::from_str(&std::fs::read_to_string(&json).expect("verdict")).expect("json");
+    (out.status.success(), v)
+}
+
+fn offsets(v: &Value, state: &str) -> std::collections::BTreeSet<u64> {
+    v["bad"]
+        .as_array()
+        .expect("bad")
+        .iter()
+        .filter(|f| f["state"] == state)
+        .map(|f| f["offset"].as_u64().expect("offset") / P)
+        .collect()
+}
+
+fn cut_offsets(s: &Value, key: &str) -> std::collections::BTreeSet<u64> {
+    ranges(&s["cut"][key]).into_iter().map(|(o, _)| o).collect()
+}
+
+#[test]
+fn an_honest_drive_keeps_every_write_a_flush_covered() {
+    let Some(e) = drive("honest", 0) else { return };
+    let dir = ram_tempdir();
+    let w = witness(dir.path());
+    let text = write_until_cut(&e, &w, "1M", 500);
+    let (session, acked) = session_of(&text);
+    // 31 flushes of 16 before write 500: 496 recorded; 497-499 in the cache, unflushed.
+    assert_eq!(acked, 496, "{text}");
+    let s = power(&e, "on");
+    assert_eq!(ranges(&s["cut"]["lost"]).len(), 3, "{s}");
+    assert!(ranges(&s["cut"]["promised"]).is_empty(), "{s}");
+    let (pass, v) = verify(&e, &w, session, dir.path());
+    assert!(pass, "{v}");
+    assert_eq!(v["lost"], 0);
+    assert_eq!(v["intact"], v["checked"], "{v}");
+    assert_eq!(v["acked_last_seq"], 496);
+    assert_eq!(v["found_last_seq"], 496);
+}
+
+#[test]
+fn a_drive_that_ignores_flush_is_found_with_every_block_it_dropped() {
+    let Some(e) = drive("ignored", 0) else { return };
+    let dir = ram_tempdir();
+    let w = witness(dir.path());
+    let text = write_until_cut(&e, &w, "1M", 500);
+    let (session, acked) = session_of(&text);
+    assert_eq!(acked, 496, "{text}");
+    let s = power(&e, "on");
+    // The cache's 64 writes were lost; 61 of them a flush had promised.
+    assert_eq!(ranges(&s["cut"]["lost"]).len(), 64, "{s}");
+    assert_eq!(ranges(&s["cut"]["promised"]).len(), 61, "{s}");
+    let (pass, v) = verify(&e, &w, session, dir.path());
+    assert!(!pass, "{v}");
+    let lost = offsets(&v, "lost");
+    assert_eq!(v["lost"].as_u64(), Some(lost.len() as u64), "{v}");
+    assert_eq!(
+        lost,
+        cut_offsets(&s, "promised"),
+        "the lost blocks are what the drive dropped"
+    );
+    assert!(v["torn"] == 0 && v["corrupt"] == 0, "{v}");
+}
+
+#[test]
+fn a_tearing_drive_is_found_at_each_torn_block() {
+    let Some(e) = drive("honest", 512) else {
+        return;
+    };
+    let dir = ram_tempdir();
+    let w = witness(dir.path());
+    // Eight blocks: by write 96 every one is recorded durable, and 97-99 rewrite three.
+    let text = write_until_cut(&e, &w, "32K", 100);
+    let (session, _) = session_of(&text);
+    let s = power(&e, "on");
+    let (pass, v) = verify(&e, &w, session, dir.path());
+    assert!(!pass, "{v}");
+    assert_eq!(offsets(&v, "torn"), cut_offsets(&s, "torn"), "{v} {s}");
+    assert!(v["torn"].as_u64() >= Some(1) && v["lost"] == 0, "{v}");
+}
+
+#[test]
+fn a_witness_killed_mid_run_stops_the_writer_and_keeps_every_record() {
+    let Some(e) = drive("honest", 0) else { return };
+    let dir = ram_tempdir();
+    let mut w = witness(dir.path());
+    let url = format!("http://{}", w.addr);
+    let disk = e.disk();
+    let every = FLUSH_EVERY.to_string();
+    let writer = std::process::Command::new(diskscope_bin())
+        .args(["flushcheck", "write"])
+        .arg(&disk)
+        .args([
+            "--witness",
+            &url,
+            "--token",
+            tests::server::OP,
+            "--size",
+            "4M",
+        ])
+        .args(["--flush-every", &every, "--duration", "60s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the writer");
+    // Kill the witness once it holds a few hundred records.
+    let t0 = std::time::Instant::now();
+    loop {
+        let (status, s) = w.get("/api/v1/witness/1", tests::server::OP);
+        if status == 200 && s["session"]["acked"].as_u64() >= Some(320) {
+            break;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "the writer never got going: {status} {s}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    w.kill9();
+    let out = writer.wait_with_output().expect("the writer");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        !out.status.success(),
+        "the writer went on without its witness: {err}"
+    );
+    // "... flushed after write N (A recorded durable before): stopped, nothing more is written"
+    let tail = err
+        .split("flushed after write ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no 'flushed after write' in {err}"));
+    let digits = |t: &str| -> u64 {
+        t.split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no number at {t:?}"))
+    };
+    let written = digits(tail);
+    let acked = digits(tail.split_once(" (").map_or("", |(_, r)| r));
+    assert_eq!(
+        written,
+        acked + FLUSH_EVERY,
+        "one batch past the last acknowledged: {err}"
+    );
+    // Restarted on the same database: every record it acknowledged is there.
+    let w2 = witness(dir.path());
+    let (status, r) = w2.get("/api/v1/witness/1", tests::server::OP);
+    assert_eq!(status, 200, "{r}");
+    let kept = r["session"]["acked"].as_u64().expect("acked");
+    assert!(
+        kept == acked || kept == written,
+        "kept {kept}, acknowledged {acked}, written {written}"
+    );
+    let max_seq = r["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter_map(|x| x["seq"].as_u64())
+        .max();
+    assert_eq!(max_seq, Some(kept), "{r}");
+}

@@ -157,6 +157,40 @@ fn the_openapi_document_matches_the_routes() {
                     );
                     (path.clone(), OP, Some(body))
                 }
+                ("post", "/api/v1/witness") => {
+                    let body = json!({"target": "/dev/sdz", "host": "capture", "bs": 4096,
+                        "start": 0, "blocks": 16, "nonce": 7});
+                    check(
+                        &doc,
+                        &op["requestBody"]["content"]["application/json"]["schema"],
+                        &body,
+                        "POST /api/v1/witness request",
+                    );
+                    (path.clone(), OP, Some(body))
+                }
+                ("post", "/api/v1/witness/{id}/durable") | ("get", "/api/v1/witness/{id}") => {
+                    // A session of its own.
+                    let (s, session) = server.post(
+                        "/api/v1/witness",
+                        OP,
+                        &json!({"target": "/dev/sdz", "host": "capture", "bs": 4096,
+                            "start": 0, "blocks": 16, "nonce": 7}),
+                    );
+                    assert_eq!(s, 201, "{session}");
+                    let url = path.replace("{id}", &session["id"].to_string());
+                    if method == "get" {
+                        (url, VIEW, None)
+                    } else {
+                        let body = json!({"records": [{"offset": 4096, "seq": 1}]});
+                        check(
+                            &doc,
+                            &op["requestBody"]["content"]["application/json"]["schema"],
+                            &body,
+                            "POST /api/v1/witness/{id}/durable request",
+                        );
+                        (url, OP, Some(body))
+                    }
+                }
                 ("post", "/api/v1/runs/{id}/stop") | ("delete", "/api/v1/runs/{id}") => {
                     // A run of its own: stopped while running, deleted once ended.
                     let other = server.start_run(&long);

@@ -1,0 +1,180 @@
+//! `diskscope flushcheck write|verify`: does the drive keep what it acknowledged? The
+//! writer records each flushed write on a witness agent (`--witness URL`, its operator
+//! token), the power is cut, and `verify` reads back what the witness holds
+//! ([`crate::flushcheck`]).
+
+use super::args::{duration_ms, size};
+use crate::client::Remote;
+use anyhow::anyhow;
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct FlushcheckArgs {
+    #[command(subcommand)]
+    pub step: Step,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Step {
+    /// Write verified blocks, flushing every --flush-every writes (or each with --dsync),
+    /// and record each flushed write on the witness before writing on. Then cut the power.
+    Write(WriteArgs),
+    /// After the cut and a restart: read back every block the witness recorded durable and
+    /// judge it (HONEST, LIES ABOUT FLUSH, TORN WRITES, CORRUPT; exit 1 unless HONEST).
+    Verify(VerifyArgs),
+}
+
+/// The witness: another agent (`diskscope serve` on another machine, or on this one with
+/// its database on another disk: weaker, said so).
+#[derive(Debug, Args)]
+pub struct WitnessArgs {
+    /// The witness agent's URL, e.g. http://lab-pc:7878.
+    #[arg(long, value_name = "URL")]
+    pub witness: String,
+    /// Its operator token (also DISKSCOPE_TOKEN).
+    #[arg(long)]
+    pub token: Option<String>,
+}
+
+impl WitnessArgs {
+    fn remote(&self) -> anyhow::Result<Remote> {
+        let token = self
+            .token
+            .clone()
+            .or_else(|| std::env::var("DISKSCOPE_TOKEN").ok())
+            .ok_or_else(|| {
+                anyhow!(
+                    "--witness {}: give --token (or DISKSCOPE_TOKEN)",
+                    self.witness
+                )
+            })?;
+        Ok(Remote::new(&self.witness, token))
+    }
+
+    /// A witness on this machine loses its power with the drive's unless its database is
+    /// on another powered disk: said before anything is written.
+    fn warn_if_local(&self) {
+        let host = self
+            .witness
+            .split("://")
+            .nth(1)
+            .unwrap_or(&self.witness)
+            .split([':', '/'])
+            .next()
+            .unwrap_or("");
+        if matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1") || host.starts_with("127.") {
+            eprintln!("diskscope: the witness runs on this machine: a weaker check (its records survive only if its database is on a disk the cut spares)");
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// The file or block device to write (its contents are destroyed).
+    pub target: PathBuf,
+    #[command(flatten)]
+    pub witness: WitnessArgs,
+    /// Block size.
+    #[arg(long, default_value = "4K", value_parser = size)]
+    pub bs: u64,
+    /// Bytes written over, from the start (default: the whole target).
+    #[arg(long, value_parser = size)]
+    pub size: Option<u64>,
+    /// Writes per fdatasync.
+    #[arg(long, default_value_t = 16)]
+    pub flush_every: u64,
+    /// Each write with O_DSYNC (FUA) instead of fdatasync.
+    #[arg(long)]
+    pub dsync: bool,
+    /// Stop after this many writes.
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// Stop after this long (default: until the power goes, or Ctrl-C).
+    #[arg(long, value_parser = duration_ms)]
+    pub duration: Option<u64>,
+    /// Seeds the block offsets (mixed with the clock: each session differs).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The target the writer wrote.
+    pub target: PathBuf,
+    #[command(flatten)]
+    pub witness: WitnessArgs,
+    /// The session `write` printed.
+    #[arg(long)]
+    pub session: i64,
+    /// The verdict as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+pub fn run(args: &FlushcheckArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
+    match &args.step {
+        Step::Write(w) => write(w, &cancel),
+        Step::Verify(v) => verify(v),
+    }
+}
+
+fn write(a: &WriteArgs, cancel: &AtomicBool) -> anyhow::Result<ExitCode> {
+    a.witness.warn_if_local();
+    let remote = a.witness.remote()?;
+    let job = crate::flushcheck::WriteJob {
+        target: &a.target,
+        witness: &remote,
+        bs: a.bs,
+        span: a.size,
+        flush_every: a.flush_every,
+        dsync: a.dsync,
+        count: a.count,
+        duration: a.duration.map(Duration::from_millis),
+        seed: a.seed,
+    };
+    let w = crate::flushcheck::write(&job, cancel)?;
+    println!(
+        "session {}: {} writes, {} flushes, {} writes recorded durable on {}",
+        w.session, w.writes, w.flushes, w.acked, a.witness.witness
+    );
+    if let Some(why) = &w.stopped {
+        println!("stopped: {why}");
+    }
+    println!(
+        "after the power cut and a restart: diskscope flushcheck verify {} --witness {} --session {}",
+        a.target.display(),
+        a.witness.witness,
+        w.session
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn verify(a: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    let remote = a.witness.remote()?;
+    let v = crate::flushcheck::verify(&a.target, &remote, a.session)?;
+    println!("{}", v.line());
+    for f in &v.bad {
+        println!(
+            "  {} at offset {}: recorded write {}, found {}",
+            f.state.as_str(),
+            f.offset,
+            f.recorded_seq,
+            f.found_seq
+                .map_or("no write of the session".into(), |s| format!("write {s}"))
+        );
+    }
+    if let Some(path) = &a.json {
+        std::fs::write(path, serde_json::to_string_pretty(&v)?)
+            .map_err(|e| anyhow!("--json {}: {e}", path.display()))?;
+    }
+    Ok(if v.word() == "HONEST" {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
