@@ -100,7 +100,7 @@ run_group() {
 #   the rest; where chrt -r is refused they run last, alone, one at a time;
 # - browser: once the bundle is built, three at a time (five tests: the two dashboard parts,
 #   figures, views, the fleet; each waits on runs more than it draws).
-browser=(dashboard:: figures:: views:: fleet::)
+browser=(dashboard:: figures:: views:: fleet:: flushcheck::the_dashboards)
 timing=(emulated_ssd:: latency_target:: family:: plausibility:: repeat::compare_says error_scan:: files::create_stat_and_delete probe::probe_meets_ioping probe::the_idle_sweep)
 skip_timing=()
 for m in "${timing[@]}"; do skip_timing+=(--skip "$m"); done

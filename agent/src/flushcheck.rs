@@ -223,17 +223,38 @@ pub fn write(job: &WriteJob<'_>, cancel: &AtomicBool) -> anyhow::Result<Written>
     }
 }
 
-/// Reads back every block the witness recorded for `session` and judges it.
-pub fn verify(target: &Path, witness: &Remote, session: i64) -> anyhow::Result<Verdict> {
-    let r: Records = serde_json::from_str(&witness.get(
-        &format!("/api/v1/witness/{session}"),
-        "read the witness's records",
-    )?)
-    .context("the witness's records")?;
-    let info = TargetInfo::probe(target, None, false)?;
+/// Why a read-back could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error("the witness: {0:#}")]
+    Witness(anyhow::Error),
+    #[error(transparent)]
+    Target(#[from] crate::io_target::TargetError),
+    #[error("the block buffer: {0}")]
+    Buffer(std::io::Error),
+}
+
+/// Reads back every block the witness recorded for `session` on `target` and judges it.
+pub fn verify(target: &Path, witness: &Remote, session: i64) -> Result<Verdict, VerifyError> {
+    verify_on(&TargetInfo::probe(target, None, false)?, witness, session)
+}
+
+/// [`verify`] on a target already checked and opened (the API's, by its access policy).
+pub fn verify_on(
+    info: &TargetInfo,
+    witness: &Remote,
+    session: i64,
+) -> Result<Verdict, VerifyError> {
+    let r: Records = witness
+        .get(
+            &format!("/api/v1/witness/{session}"),
+            "read the witness's records",
+        )
+        .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("its records: {e}")))
+        .map_err(VerifyError::Witness)?;
     let file = info.open(false, true)?;
     let bs = r.session.new.bs;
-    let mut pool = BufferPool::new(bs as usize, 1, false).context("the block buffer")?;
+    let mut pool = BufferPool::new(bs as usize, 1, false).map_err(VerifyError::Buffer)?;
     let mut v = Verdict {
         session,
         acked_last_seq: r.session.last_seq,
@@ -252,7 +273,7 @@ pub fn verify(target: &Path, witness: &Remote, session: i64) -> anyhow::Result<V
             state,
         });
     }
-    Ok(v)
+    Ok(v.finish())
 }
 
 #[cfg(test)]

@@ -109,6 +109,22 @@ pub async fn check_fio_job(
     post_json("/api/v1/fio-jobs/check", token, body).await
 }
 
+/// What the dashboard shows of a flush check's verdict (the agent's sentences).
+#[derive(serde::Deserialize, Clone, Debug, PartialEq)]
+pub struct FlushVerdict {
+    pub verdict: String,
+    pub line: String,
+    pub lines: Vec<String>,
+}
+
+/// A flush check's read-back after a power cut, on one of the agent's targets.
+pub async fn flush_verify(
+    token: &str,
+    body: &shared::flushcheck::VerifyRequest,
+) -> Result<FlushVerdict, String> {
+    post_json("/api/v1/flushcheck/verify", token, body).await
+}
+
 /// The workload options the New-test form shows (the agent's one table of them).
 pub async fn options(token: &str) -> Result<Vec<shared::api::OptionView>, String> {
     get(token, "/api/v1/options").await

@@ -126,6 +126,30 @@ pub struct Verdict {
     pub found_last_seq: Option<u64>,
     /// The first bad blocks, by offset (at most [`MAX_LISTED`]).
     pub bad: Vec<Finding>,
+    /// [`Verdict::word`] and [`Verdict::line`], filled by [`Verdict::finish`] (what the
+    /// dashboard shows).
+    #[serde(default)]
+    pub verdict: String,
+    #[serde(default)]
+    pub line: String,
+    /// Each listed bad block in a sentence (`lost at offset 8192: recorded write 7, found
+    /// write 3`).
+    #[serde(default)]
+    pub lines: Vec<String>,
+}
+
+/// `POST /api/v1/flushcheck/verify`: read back a session's blocks on a target of the agent.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct VerifyRequest {
+    /// The target the writer wrote, as the agent's targets list it.
+    pub target: String,
+    /// The witness agent's URL and its operator token (sent only to it).
+    pub witness: String,
+    pub token: String,
+    /// The session the writer printed.
+    pub session: i64,
 }
 
 impl Verdict {
@@ -144,6 +168,27 @@ impl Verdict {
         if f.state != BlockState::Intact && self.bad.len() < MAX_LISTED {
             self.bad.push(f);
         }
+    }
+
+    /// Fills `verdict` and `line` once every block is counted.
+    pub fn finish(mut self) -> Self {
+        self.verdict = self.word().into();
+        self.line = self.line();
+        self.lines = self
+            .bad
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} at offset {}: recorded write {}, found {}",
+                    f.state.as_str(),
+                    f.offset,
+                    f.recorded_seq,
+                    f.found_seq
+                        .map_or("no write of the session".into(), |s| format!("write {s}"))
+                )
+            })
+            .collect();
+        self
     }
 
     /// HONEST, LIES ABOUT FLUSH, TORN WRITES or CORRUPT: the worst finding names it.

@@ -8,7 +8,9 @@ use crate::analysis::{CacheRecovery, Compressibility, FirstLast, SteadyState, Su
 use crate::api::RunInfo;
 use crate::preset::{HeadlineKind, RunKind};
 use crate::steps::{GridRow, SweepPoint};
-use crate::units::{format_bytes, format_ns};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::units::format_bytes;
+use crate::units::format_ns;
 use crate::{DirSample, Sample};
 
 /// Lowest, mean and highest MB/s of one direction over a run's intervals.
@@ -117,6 +119,7 @@ pub fn headline(r: &RunInfo, samples: &[Sample]) -> Headline {
 }
 
 /// One direction of a summary.
+#[cfg(not(target_arch = "wasm32"))]
 fn direction(s: &crate::RunSummary, read: bool) -> DirSample {
     if read {
         s.read
@@ -125,6 +128,7 @@ fn direction(s: &crate::RunSummary, read: bool) -> DirSample {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn mbs(x: f64) -> String {
     if x >= 100.0 {
         format!("{x:.0} MB/s")
@@ -133,6 +137,7 @@ fn mbs(x: f64) -> String {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn figures(d: &DirSample) -> String {
     format!(
         "{} · {:.0} IOPS · p99 {}",
@@ -143,7 +148,9 @@ fn figures(d: &DirSample) -> String {
 }
 
 /// The run's result in one line (a history row, the kiosk between runs). The agent makes
-/// it for each run it serves ([`RunInfo::line`]); the dashboard shows that.
+/// it for each run it serves ([`RunInfo::line`]); the dashboard shows that (and its build
+/// leaves this out).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn line(r: &RunInfo) -> String {
     // A probe's figures are its requests' latencies (ioping's statistics, the warm-up
     // apart), not MB/s.
@@ -265,6 +272,7 @@ pub fn line(r: &RunInfo) -> String {
 
 /// A preset without a form of its own: its own finding (fake capacity, application
 /// score, fill levels, latency target) when it has one, else its best step per direction.
+#[cfg(not(target_arch = "wasm32"))]
 fn steps_line(r: &RunInfo) -> String {
     // Small files: each phase's operations per second.
     if r.preset.as_deref() == Some("files") {

@@ -60,30 +60,42 @@ pub struct RunError {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Environment {
+    // The fields the dashboard never shows are left out of its build (`cfg(not(wasm32))`):
+    // its JSON reader skips them, and their readers cost the bundle.
     pub host: String,
+    #[cfg(not(target_arch = "wasm32"))]
     pub kernel: String,
+    #[cfg(not(target_arch = "wasm32"))]
     pub diskscope_version: String,
+    #[cfg(not(target_arch = "wasm32"))]
     pub cpu_model: Option<String>,
     /// Unix time in milliseconds when the run started.
+    #[cfg(not(target_arch = "wasm32"))]
     pub started_at_ms: u64,
     /// The backend that ran (may differ from the requested one after a fallback).
     pub backend: String,
     /// Why the backend differs from the requested one, when it does.
+    #[cfg(not(target_arch = "wasm32"))]
     pub backend_note: Option<String>,
     pub target: String,
     /// `file`, `block` or `none` (null backend).
+    #[cfg(not(target_arch = "wasm32"))]
     pub target_kind: String,
     pub target_size: u64,
+    #[cfg(not(target_arch = "wasm32"))]
     pub logical_block_size: u32,
     /// Whether O_DIRECT was in effect.
     pub direct: bool,
     /// Bytes laid out with real data before the run (file targets that had holes).
+    #[cfg(not(target_arch = "wasm32"))]
     pub laid_out_bytes: u64,
     /// io_uring kernel worker threads (`iou-wrk-*`) seen during the run: when non-zero the
     /// kernel handed I/O to worker threads instead of issuing it inline (as on tmpfs), and
     /// the figures are not comparable with inline submission.
+    #[cfg(not(target_arch = "wasm32"))]
     pub io_workers_seen: u32,
     /// Ring features that could be used (fixed buffers, registered file, ...).
+    #[cfg(not(target_arch = "wasm32"))]
     pub ring_features: Vec<String>,
     pub warnings: Vec<String>,
     /// The block device under the target (the device itself, or the one holding the
@@ -92,6 +104,7 @@ pub struct Environment {
     pub device_before: Option<crate::devices::DeviceInfo>,
     /// Its health just after the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
     pub device_after: Option<crate::devices::DeviceHealth>,
     /// For a file target: its filesystem, free space and whether O_DIRECT works there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,9 +112,11 @@ pub struct Environment {
     /// The link between host and medium (the device's PCIe, SATA or USB link; the
     /// emulated drive's `link_mb_s`), which no figure of the run can exceed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
     pub link: Option<crate::devices::Link>,
     /// The device spins (a rotating disk; virtual devices' claims are not taken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
     pub rotational: Option<bool>,
     /// What backed the I/O buffers and what the kernel did with the I/Os, measured during
     /// the run (for a preset: over all its steps).

@@ -212,6 +212,9 @@ pub fn table() -> Vec<Route> {
             .json::<shared::flushcheck::Session>(200),
         route(Get, "/api/v1/witness/{id}", Viewer, "A witness session and each block's newest durable write", witness::records)
             .json::<shared::flushcheck::Records>(200),
+        route(Post, "/api/v1/flushcheck/verify", Operator, "After a power cut: read back every block a witness recorded durable for a session on one of this agent's targets, and judge it", witness::verify)
+            .body::<shared::flushcheck::VerifyRequest>()
+            .json::<shared::flushcheck::Verdict>(200),
         route(Get, "/api/v1/ws", Stream, "The live stream (WebSocket): authenticate with the header or an auth message, subscribe to a run or to whatever runs next", ws::handler)
             .reply(Reply::WebSocket(schema::<ClientMsg>, schema::<ServerMsg>)),
         route(Get, "/metrics", Viewer, "Prometheus metrics: per-target counters, latency histogram, active runs, device health", metrics::metrics)

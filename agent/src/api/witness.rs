@@ -9,7 +9,9 @@ use crate::store::witness::WitnessError;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use shared::flushcheck::{Durable, NewSession, Records, Session, MAX_RECORDS_PER_CALL};
+use shared::flushcheck::{
+    Durable, NewSession, Records, Session, Verdict, VerifyRequest, MAX_RECORDS_PER_CALL,
+};
 
 impl From<WitnessError> for ApiError {
     fn from(e: WitnessError) -> Self {
@@ -68,4 +70,36 @@ pub async fn records(
     let store = st.manager.store().clone();
     let r = blocking(move || store.witness_records(id).map_err(ApiError::from)).await?;
     Ok(Json(r))
+}
+
+/// A flush check's read-back on one of this agent's targets (the dashboard's *Verify after
+/// power cut*): the target checked as any run's, the records fetched from the witness.
+pub async fn verify(
+    State(st): State<AppState>,
+    ApiJson(req): ApiJson<VerifyRequest>,
+) -> Result<Json<Verdict>, ApiError> {
+    use crate::flushcheck::VerifyError;
+    use crate::measure::MeasureError;
+    use crate::service::manager::ServiceError;
+    let manager = st.manager.clone();
+    blocking(move || {
+        let loc = manager
+            .access()
+            .open_target(&req.target, None)
+            .map_err(|e| ApiError::from(ServiceError::Access(e)))?;
+        let target = |e| ApiError::from(ServiceError::Measure(MeasureError::Target(e)));
+        let info = loc.probe(None, false).map_err(target)?;
+        let remote = crate::client::Remote::new(&req.witness, req.token.clone());
+        crate::flushcheck::verify_on(&info, &remote, req.session).map_err(|e| match e {
+            VerifyError::Target(t) => target(t),
+            VerifyError::Witness(_) => ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "witness_unreachable",
+                e.to_string(),
+            ),
+            VerifyError::Buffer(_) => ApiError::internal(&e),
+        })
+    })
+    .await
+    .map(Json)
 }

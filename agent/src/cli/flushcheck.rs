@@ -158,15 +158,8 @@ fn verify(a: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let remote = a.witness.remote()?;
     let v = crate::flushcheck::verify(&a.target, &remote, a.session)?;
     println!("{}", v.line());
-    for f in &v.bad {
-        println!(
-            "  {} at offset {}: recorded write {}, found {}",
-            f.state.as_str(),
-            f.offset,
-            f.recorded_seq,
-            f.found_seq
-                .map_or("no write of the session".into(), |s| format!("write {s}"))
-        );
+    for l in &v.lines {
+        println!("  {l}");
     }
     if let Some(path) = &a.json {
         std::fs::write(path, serde_json::to_string_pretty(&v)?)

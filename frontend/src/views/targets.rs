@@ -79,6 +79,63 @@ pub fn Targets() -> impl IntoView {
                     </table>
                 }.into_any(),
             }}
+            <Show when=move || c.operator()><FlushVerify/></Show>
+        </section>
+    }
+}
+
+/// *Verify after power cut*: a flush check's read-back (`diskscope flushcheck write` wrote
+/// the target and recorded each flushed write on a witness agent; the power was cut).
+#[component]
+fn FlushVerify() -> impl IntoView {
+    let c = ctx();
+    let (target, witness, token, session) = (
+        RwSignal::new(String::new()),
+        RwSignal::new(String::new()),
+        RwSignal::new(String::new()),
+        RwSignal::new(String::new()),
+    );
+    let verdict = RwSignal::new(None::<crate::api::FlushVerdict>);
+    let go = move |_| {
+        let t = c.token.get_value();
+        let Ok(session) = session.get_untracked().trim().parse() else {
+            return c.banner.set(Some(format!(
+                "session '{}': a number",
+                session.get_untracked()
+            )));
+        };
+        let body = shared::flushcheck::VerifyRequest {
+            target: target.get_untracked(),
+            witness: witness.get_untracked(),
+            token: token.get_untracked(),
+            session,
+        };
+        leptos::task::spawn_local(async move {
+            verdict.set(c.report(crate::api::flush_verify(&t, &body).await));
+        });
+    };
+    let field = |id: &'static str, label: &'static str, v: RwSignal<String>| {
+        view! {
+            <label for=id>{label}</label>
+            <input id=id prop:value=move || v.get() on:input=move |ev| v.set(event_target_value(&ev))/>
+        }
+    };
+    view! {
+        <section class="flush-verify" id="flush-verify">
+            <h3>"Verify after power cut"</h3>
+            <p class="help">"Reads back every block the witness recorded durable (diskscope flushcheck write) and judges it."</p>
+            <div class="fields">
+                {field("fv-target", "Target", target)}
+                {field("fv-witness", "Witness URL", witness)}
+                {field("fv-token", "Witness token", token)}
+                {field("fv-session", "Session", session)}
+            </div>
+            <button id="fv-go" on:click=go>"Verify after power cut"</button>
+            {move || verdict.get().map(|v| view! {
+                <p class={if v.verdict == "HONEST" { "verdict pass" } else { "verdict fail" }} id="fv-verdict">{v.verdict.clone()}</p>
+                <p id="fv-line">{v.line}</p>
+                <ul id="fv-bad">{v.lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            })}
         </section>
     }
 }

@@ -52,10 +52,12 @@ pub struct Analysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_last: Option<FirstLast>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
     pub thermal: Option<Thermal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sustain: Option<Sustain>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
     pub block_size: Option<BlockSize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compressibility: Option<Compressibility>,
@@ -379,6 +381,7 @@ pub struct TempPoint {
 impl Analysis {
     /// One line per finding, for the CLI summary and the dashboard (same words in both).
     /// The results of the presets that have their own (fill level, latency target).
+    #[cfg(not(target_arch = "wasm32"))]
     fn preset_lines(&self) -> Vec<String> {
         let fill = self.fill_level.as_ref().map(fill::FillLevel::summary_line);
         let lat = self
@@ -397,6 +400,8 @@ impl Analysis {
         lines
     }
 
+    /// (Not in the dashboard's build: the agent sends them, `RunInfo::findings`.)
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn summary_lines(&self) -> Vec<String> {
         use crate::units::format_bytes;
         let a = self;
@@ -559,6 +564,7 @@ pub(crate) fn median(xs: &[f64]) -> f64 {
 
 /// The steady-state analysis in one line: fio's rule over a window of time, or the SNIA
 /// rule over rounds.
+#[cfg(not(target_arch = "wasm32"))]
 fn steady_line(s: &SteadyState) -> String {
     match (s.attained, s.round) {
         // fio's rule (the spec's `steady`): over a window of time, not rounds.

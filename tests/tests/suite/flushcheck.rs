@@ -405,3 +405,41 @@ fn a_witness_killed_mid_run_stops_the_writer_and_keeps_every_record() {
         .max();
     assert_eq!(max_seq, Some(kept), "{r}");
 }
+
+/// Two agents on loopback ports: the witness, and the agent on the machine under test
+/// (its target the emulated drive). After a cut of the drive that ignores flush, the
+/// dashboard's *Verify after power cut* (Targets tab) on the second agent shows the verdict
+/// the CLI stored, its line and each bad block, at 1920x1080 (screenshot kept).
+#[test]
+fn the_dashboards_verify_after_power_cut_is_the_clis_verdict() {
+    let browser = match tests::browser::Browser::probe() {
+        Ok(b) => b,
+        Err(why) => skip!(Missing::Browser, "{why}"),
+    };
+    let Some(e) = drive("ignored", 0) else { return };
+    let dir = ram_tempdir();
+    let w = witness(&dir.path().join("witness"));
+    let text = write_until_cut(&e, &w, "1M", 300);
+    let (session, _) = session_of(&text);
+    power(&e, "on");
+    let (pass, v) = verify(&e, &w, session, dir.path());
+    assert!(!pass && v["verdict"] == "LIES ABOUT FLUSH", "{v}");
+    let disk = e.disk();
+    let agent = tests::server::Server::start(&dir.path().join("agent"), &[disk.as_path()]);
+    let shots = tests::browser::Browser::shots("diskscope-flushcheck-");
+    let verdict = dir.path().join(format!("verdict-{session}.json"));
+    let args = [
+        format!("http://{}", agent.addr),
+        tests::server::OP.to_string(),
+        tests::server::VIEW.to_string(),
+        shots.display().to_string(),
+        disk.display().to_string(),
+        format!("http://{}", w.addr),
+        tests::server::OP.to_string(),
+        session.to_string(),
+        verdict.display().to_string(),
+    ];
+    let (passed, out) = browser.run("flushcheck.mjs", &args, &[]);
+    assert!(passed, "screenshots in {}: {out}", shots.display());
+    assert!(shots.join("flush-verify-1920x1080.png").exists());
+}

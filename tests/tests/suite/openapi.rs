@@ -157,6 +157,26 @@ fn the_openapi_document_matches_the_routes() {
                     );
                     (path.clone(), OP, Some(body))
                 }
+                ("post", "/api/v1/flushcheck/verify") => {
+                    // This agent as its own witness, a session with no record yet: the
+                    // scratch file (written by the run above) is read back against it.
+                    let (s, session) = server.post(
+                        "/api/v1/witness",
+                        OP,
+                        &json!({"target": scratch, "host": "capture", "bs": 4096,
+                            "start": 0, "blocks": 16, "nonce": 7}),
+                    );
+                    assert_eq!(s, 201, "{session}");
+                    let body = json!({"target": scratch, "witness": format!("http://{}", server.addr),
+                        "token": OP, "session": session["id"]});
+                    check(
+                        &doc,
+                        &op["requestBody"]["content"]["application/json"]["schema"],
+                        &body,
+                        "POST /api/v1/flushcheck/verify request",
+                    );
+                    (path.clone(), OP, Some(body))
+                }
                 ("post", "/api/v1/witness") => {
                     let body = json!({"target": "/dev/sdz", "host": "capture", "bs": 4096,
                         "start": 0, "blocks": 16, "nonce": 7});
