@@ -21,7 +21,9 @@
 //! and those torn (`tear_bytes`: only their first bytes reached the medium). `flush` says
 //! how the drive keeps its promise: `honest` (all of the cache before the flush returns),
 //! `ignored` (the flush returns at once, the cache stays: a drive that lies), `reordered`
-//! (the flush returns after a random part of the cache, destaged in random order).
+//! (the flush returns after a random part of the cache, destaged in random order; a block
+//! rewritten while cached keeps only its newest write, which inherits a flush's promise of
+//! the block).
 //!
 //! Without any fault and without `keep_data`, nothing is stored (reads return zeros), as
 //! before: the timing tests need no memory.
@@ -182,7 +184,22 @@ impl Media {
             return self.write(offset, data);
         }
         self.check_bad(offset, data.len() as u64)?;
-        self.cache.push_back((offset, data.to_vec(), false));
+        // A reordering drive destages blocks in any order but keeps each block's newest
+        // write: a rewrite replaces the cached one (and a flush's promise of that block).
+        let mut promised = false;
+        if self.faults.flush == FlushPolicy::Reordered {
+            if let Some(i) = self
+                .cache
+                .iter()
+                .position(|(o, d, _)| *o == offset && d.len() == data.len())
+            {
+                if let Some((_, d, p)) = self.cache.remove(i) {
+                    self.cached_bytes -= d.len() as u64;
+                    promised = p;
+                }
+            }
+        }
+        self.cache.push_back((offset, data.to_vec(), promised));
         self.cached_bytes += data.len() as u64;
         while self.cached_bytes > self.faults.write_cache {
             self.destage_oldest();

@@ -157,6 +157,9 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
             <Show when=running fallback=move || view! {
                 <div class="kiosk-last" id="kiosk-last">
                     {move || match last.get() {
+                        // The record fetched while the run went, until the one after its end
+                        // comes: not a result yet.
+                        Some(r) if r.status == shared::RunStatus::Running => view! { <p class="kiosk-label">"Loading the result…"</p> }.into_any(),
                         Some(r) => view! {
                             <p class="kiosk-label">"Last result · "
                                 <a class="kiosk-link" id="kiosk-result-link" href=crate::route::href(&crate::route::Route::Run(r.id))>{format!("run {}", r.id)}</a>

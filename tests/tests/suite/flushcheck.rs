@@ -310,6 +310,25 @@ fn a_drive_that_ignores_flush_is_found_with_every_block_it_dropped() {
 }
 
 #[test]
+fn a_drive_that_reorders_its_destaging_is_found() {
+    let Some(e) = drive("reordered", 0) else {
+        return;
+    };
+    let dir = ram_tempdir();
+    let w = witness(dir.path());
+    let text = write_until_cut(&e, &w, "1M", 500);
+    let (session, _) = session_of(&text);
+    let s = power(&e, "on");
+    let (pass, v) = verify(&e, &w, session, dir.path());
+    assert!(!pass && v["verdict"] == "LIES ABOUT FLUSH", "{v}");
+    // Each flush left a random part of the cache behind: the blocks lost are exactly those
+    // whose cached write a flush had promised.
+    let lost = offsets(&v, "lost");
+    assert!(!lost.is_empty(), "{v}");
+    assert_eq!(lost, cut_offsets(&s, "promised"), "{v} {s}");
+}
+
+#[test]
 fn a_tearing_drive_is_found_at_each_torn_block() {
     let Some(e) = drive("honest", 512) else {
         return;
