@@ -20,6 +20,7 @@ use anyhow::{anyhow, bail, Context};
 use shared::durability::WriteSync;
 use shared::flushcheck::{
     BlockState, Durable, Finding, NewSession, Record, Records, Session, Verdict,
+    MAX_RECORDS_PER_CALL,
 };
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -199,12 +200,14 @@ pub fn write(job: &WriteJob<'_>, cancel: &AtomicBool) -> anyhow::Result<Written>
                     }
                 }
                 out.flushes += 1;
-                let ack: Session = job
-                    .witness
-                    .post(&path, &Durable { records: std::mem::take(&mut pending) }, "record durable writes")
-                    .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("the witness's answer: {e}")))
-                    .with_context(|| format!("the witness did not acknowledge the writes flushed after write {} ({} recorded durable before): stopped, nothing more is written", out.writes, out.acked))?;
-                out.acked = ack.acked;
+                for chunk in std::mem::take(&mut pending).chunks(MAX_RECORDS_PER_CALL) {
+                    let ack: Session = job
+                        .witness
+                        .post(&path, &Durable { records: chunk.to_vec() }, "record durable writes")
+                        .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("the witness's answer: {e}")))
+                        .with_context(|| format!("the witness did not acknowledge the writes flushed after write {} ({} recorded durable before): stopped, nothing more is written", out.writes, out.acked))?;
+                    out.acked = ack.acked;
+                }
             }
             if done {
                 return Ok(out);

@@ -7,8 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Most records one `durable` call carries.
-pub const MAX_RECORDS_PER_CALL: usize = 20_000;
+/// Most records one `durable` call carries: a thousand records of the largest offsets and
+/// sequences are about 45 KB of JSON, inside the API's 64 KiB body limit. A flush that
+/// covered more is sent as several calls, in order.
+pub const MAX_RECORDS_PER_CALL: usize = 1_000;
 /// Bad blocks listed in a verdict (all are counted).
 pub const MAX_LISTED: usize = 64;
 

@@ -50,6 +50,16 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
     })
 }
 
+fn session_on(conn: &rusqlite::Connection, id: i64) -> Result<Session, WitnessError> {
+    conn.query_row(
+        &format!("SELECT {SESSION_COLUMNS} FROM witness_sessions WHERE id = ?1"),
+        [id],
+        session_row,
+    )
+    .optional()?
+    .ok_or(WitnessError::NoSession(id))
+}
+
 const SESSION_COLUMNS: &str =
     "id, created_ms, target, host, bs, start, blocks, nonce, acked, last_seq";
 
@@ -75,19 +85,16 @@ impl Store {
     }
 
     pub fn witness_session(&self, id: i64) -> Result<Session, WitnessError> {
-        self.conn()
-            .query_row(
-                &format!("SELECT {SESSION_COLUMNS} FROM witness_sessions WHERE id = ?1"),
-                [id],
-                session_row,
-            )
-            .optional()?
-            .ok_or(WitnessError::NoSession(id))
+        session_on(&self.conn(), id)
     }
 
-    /// Appends a batch, durably, and answers the session as it now stands.
+    /// Appends a batch, durably, and answers the session as it now stands. The session is
+    /// read, the batch checked against it and written under one hold of the connection:
+    /// two batches sent at once cannot both pass the order check against the same last
+    /// sequence.
     pub fn witness_append(&self, id: i64, records: &[Record]) -> Result<Session, WitnessError> {
-        let s = self.witness_session(id)?;
+        let mut conn = self.conn();
+        let s = session_on(&conn, id)?;
         let n = &s.new;
         let mut last = s.last_seq;
         for (index, r) in records.iter().enumerate() {
@@ -114,7 +121,6 @@ impl Store {
                 });
             }
         }
-        let mut conn = self.conn();
         // Durable before the answer: a record acknowledged is on this agent's disk.
         conn.pragma_update(None, "synchronous", "FULL")?;
         let result = (|| -> Result<(), rusqlite::Error> {
@@ -136,8 +142,7 @@ impl Store {
         })();
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         result?;
-        drop(conn);
-        self.witness_session(id)
+        session_on(&conn, id)
     }
 
     /// The session and each block's newest durable write, by offset.

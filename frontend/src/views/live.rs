@@ -21,7 +21,7 @@ pub fn LiveView() -> impl IntoView {
         info,
         Box::new(move |(id, _)| {
             let t = c.token.get_value();
-            Some(Box::pin(async move { crate::api::run(&t, id?).await.ok() }))
+            Box::pin(async move { crate::api::run(&t, id?).await.ok() })
         }),
     );
     let spec = move || {
@@ -119,10 +119,10 @@ fn KioskHead(info: RwSignal<Option<RunInfo>>) -> impl IntoView {
         last,
         Box::new(move |_| {
             let t = c.token.get_value();
-            Some(Box::pin(async move {
+            Box::pin(async move {
                 let l = crate::api::latest_at("", &t).await.ok()?;
                 l.runs.into_iter().next()
-            }))
+            })
         }),
     );
     let running = move || live.with(|s| s.status == "running" && s.run_id.is_some());

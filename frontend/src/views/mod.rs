@@ -20,7 +20,7 @@ use shared::api::TargetView;
 /// A question to the agent for [`newest_answer`] (boxed: one copy of its code for every
 /// caller asking of the same kinds).
 pub type Ask<K, T> =
-    Box<dyn Fn(K) -> Option<std::pin::Pin<Box<dyn std::future::Future<Output = Option<T>>>>>>;
+    Box<dyn Fn(K) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<T>>>>>;
 
 /// Keeps `out` the agent's answer to the newest question: `ask` is called whenever `key`
 /// changes (not on every change of what `key` reads, such as each live sample), and an
@@ -33,9 +33,7 @@ where
 {
     let asked = StoredValue::new(0u64);
     Effect::new(move |_| {
-        let Some(answer) = ask(key.get()) else {
-            return;
-        };
+        let answer = ask(key.get());
         let n = asked.get_value() + 1;
         asked.set_value(n);
         leptos::task::spawn_local(async move {

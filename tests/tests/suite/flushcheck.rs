@@ -265,19 +265,51 @@ fn cut_offsets(s: &Value, key: &str) -> std::collections::BTreeSet<u64> {
     ranges(&s["cut"][key]).into_iter().map(|(o, _)| o).collect()
 }
 
+/// A check up to an armed cut on a drive of `flush` policy: the drive, its folder, the
+/// witness, the session, the writes recorded durable, and the drive's state after power-on.
+struct AfterCut {
+    e: Emulator,
+    dir: tempfile::TempDir,
+    w: tests::server::Server,
+    session: i64,
+    acked: u64,
+    state: Value,
+}
+
+fn after_cut(flush: &str, tear_bytes: u64, span: &str, cut_after: u64) -> Option<AfterCut> {
+    let e = drive(flush, tear_bytes)?;
+    let dir = ram_tempdir();
+    let w = witness(&dir.path().join("witness"));
+    let text = write_until_cut(&e, &w, span, cut_after);
+    let (session, acked) = session_of(&text);
+    let state = power(&e, "on");
+    Some(AfterCut {
+        e,
+        dir,
+        w,
+        session,
+        acked,
+        state,
+    })
+}
+
+impl AfterCut {
+    fn verify(&self) -> (bool, Value) {
+        verify(&self.e, &self.w, self.session, self.dir.path())
+    }
+}
+
 #[test]
 fn an_honest_drive_keeps_every_write_a_flush_covered() {
-    let Some(e) = drive("honest", 0) else { return };
-    let dir = ram_tempdir();
-    let w = witness(dir.path());
-    let text = write_until_cut(&e, &w, "1M", 500);
-    let (session, acked) = session_of(&text);
+    let Some(c) = after_cut("honest", 0, "1M", 500) else {
+        return;
+    };
     // 31 flushes of 16 before write 500: 496 recorded; 497-499 in the cache, unflushed.
-    assert_eq!(acked, 496, "{text}");
-    let s = power(&e, "on");
+    assert_eq!(c.acked, 496);
+    let s = &c.state;
     assert_eq!(ranges(&s["cut"]["lost"]).len(), 3, "{s}");
     assert!(ranges(&s["cut"]["promised"]).is_empty(), "{s}");
-    let (pass, v) = verify(&e, &w, session, dir.path());
+    let (pass, v) = c.verify();
     assert!(pass, "{v}");
     assert_eq!(v["lost"], 0);
     assert_eq!(v["intact"], v["checked"], "{v}");
@@ -287,23 +319,21 @@ fn an_honest_drive_keeps_every_write_a_flush_covered() {
 
 #[test]
 fn a_drive_that_ignores_flush_is_found_with_every_block_it_dropped() {
-    let Some(e) = drive("ignored", 0) else { return };
-    let dir = ram_tempdir();
-    let w = witness(dir.path());
-    let text = write_until_cut(&e, &w, "1M", 500);
-    let (session, acked) = session_of(&text);
-    assert_eq!(acked, 496, "{text}");
-    let s = power(&e, "on");
+    let Some(c) = after_cut("ignored", 0, "1M", 500) else {
+        return;
+    };
+    assert_eq!(c.acked, 496);
+    let s = &c.state;
     // The cache's 64 writes were lost; 61 of them a flush had promised.
     assert_eq!(ranges(&s["cut"]["lost"]).len(), 64, "{s}");
     assert_eq!(ranges(&s["cut"]["promised"]).len(), 61, "{s}");
-    let (pass, v) = verify(&e, &w, session, dir.path());
+    let (pass, v) = c.verify();
     assert!(!pass, "{v}");
     let lost = offsets(&v, "lost");
     assert_eq!(v["lost"].as_u64(), Some(lost.len() as u64), "{v}");
     assert_eq!(
         lost,
-        cut_offsets(&s, "promised"),
+        cut_offsets(s, "promised"),
         "the lost blocks are what the drive dropped"
     );
     assert!(v["torn"] == 0 && v["corrupt"] == 0, "{v}");
@@ -311,37 +341,29 @@ fn a_drive_that_ignores_flush_is_found_with_every_block_it_dropped() {
 
 #[test]
 fn a_drive_that_reorders_its_destaging_is_found() {
-    let Some(e) = drive("reordered", 0) else {
+    let Some(c) = after_cut("reordered", 0, "1M", 500) else {
         return;
     };
-    let dir = ram_tempdir();
-    let w = witness(dir.path());
-    let text = write_until_cut(&e, &w, "1M", 500);
-    let (session, _) = session_of(&text);
-    let s = power(&e, "on");
-    let (pass, v) = verify(&e, &w, session, dir.path());
+    let s = &c.state;
+    let (pass, v) = c.verify();
     assert!(!pass && v["verdict"] == "LIES ABOUT FLUSH", "{v}");
     // Each flush left a random part of the cache behind: the blocks lost are exactly those
     // whose cached write a flush had promised.
     let lost = offsets(&v, "lost");
     assert!(!lost.is_empty(), "{v}");
-    assert_eq!(lost, cut_offsets(&s, "promised"), "{v} {s}");
+    assert_eq!(lost, cut_offsets(s, "promised"), "{v} {s}");
 }
 
 #[test]
 fn a_tearing_drive_is_found_at_each_torn_block() {
-    let Some(e) = drive("honest", 512) else {
+    // Eight blocks: by write 96 every one is recorded durable, and 97-99 rewrite three.
+    let Some(c) = after_cut("honest", 512, "32K", 100) else {
         return;
     };
-    let dir = ram_tempdir();
-    let w = witness(dir.path());
-    // Eight blocks: by write 96 every one is recorded durable, and 97-99 rewrite three.
-    let text = write_until_cut(&e, &w, "32K", 100);
-    let (session, _) = session_of(&text);
-    let s = power(&e, "on");
-    let (pass, v) = verify(&e, &w, session, dir.path());
+    let s = &c.state;
+    let (pass, v) = c.verify();
     assert!(!pass, "{v}");
-    assert_eq!(offsets(&v, "torn"), cut_offsets(&s, "torn"), "{v} {s}");
+    assert_eq!(offsets(&v, "torn"), cut_offsets(s, "torn"), "{v} {s}");
     assert!(v["torn"].as_u64() >= Some(1) && v["lost"] == 0, "{v}");
 }
 
@@ -435,14 +457,12 @@ fn the_dashboards_verify_after_power_cut_is_the_clis_verdict() {
         Ok(b) => b,
         Err(why) => skip!(Missing::Browser, "{why}"),
     };
-    let Some(e) = drive("ignored", 0) else { return };
-    let dir = ram_tempdir();
-    let w = witness(&dir.path().join("witness"));
-    let text = write_until_cut(&e, &w, "1M", 300);
-    let (session, _) = session_of(&text);
-    power(&e, "on");
-    let (pass, v) = verify(&e, &w, session, dir.path());
+    let Some(c) = after_cut("ignored", 0, "1M", 300) else {
+        return;
+    };
+    let (pass, v) = c.verify();
     assert!(!pass && v["verdict"] == "LIES ABOUT FLUSH", "{v}");
+    let (e, dir, w, session) = (&c.e, &c.dir, &c.w, c.session);
     let disk = e.disk();
     let agent = tests::server::Server::start(&dir.path().join("agent"), &[disk.as_path()]);
     let shots = tests::browser::Browser::shots("diskscope-flushcheck-");
@@ -461,4 +481,107 @@ fn the_dashboards_verify_after_power_cut_is_the_clis_verdict() {
     let (passed, out) = browser.run("flushcheck.mjs", &args, &[]);
     assert!(passed, "screenshots in {}: {out}", shots.display());
     assert!(shots.join("flush-verify-1920x1080.png").exists());
+}
+
+/// A flush that covered more writes than one witness call carries (1,000) goes as several
+/// calls, in order: 2,500 writes with a single flush at the end, all recorded.
+#[test]
+fn a_flush_of_thousands_of_writes_is_recorded_whole() {
+    let Some(e) = drive("honest", 0) else { return };
+    let dir = ram_tempdir();
+    let w = witness(dir.path());
+    let url = format!("http://{}", w.addr);
+    let disk = e.disk();
+    let out = flushcheck(&[
+        "write",
+        disk.to_str().expect("utf8"),
+        "--witness",
+        &url,
+        "--token",
+        tests::server::OP,
+        "--size",
+        "16M",
+        "--flush-every",
+        "100000",
+        "--count",
+        "2500",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let (session, acked) = session_of(&text);
+    assert_eq!(acked, 2500, "{text}");
+    let (pass, v) = verify(&e, &w, session, dir.path());
+    assert!(pass && v["acked_last_seq"] == 2500, "{v}");
+}
+
+/// The witness's own refusals: a batch over the call limit, a sequence not above the last
+/// acknowledged, an offset off the session's grid or past its span (the largest offset), a
+/// session that does not exist; a viewer cannot record. Nothing refused is taken.
+#[test]
+fn the_witness_refuses_what_it_cannot_record_in_order() {
+    let dir = ram_tempdir();
+    let w = witness(dir.path());
+    let op = tests::server::OP;
+    let (s, session) = w.post(
+        "/api/v1/witness",
+        op,
+        &serde_json::json!({"target": "/dev/sdz", "host": "h", "bs": 4096, "start": 0,
+            "blocks": 1u64 << 40, "nonce": u64::MAX}),
+    );
+    assert_eq!(s, 201, "{session}");
+    let id = session["id"].as_i64().expect("id");
+    let path = format!("/api/v1/witness/{id}/durable");
+    let batch = |from: u64, n: u64| {
+        let records: Vec<Value> = (0..n)
+            .map(|i| serde_json::json!({"offset": (i % 7) * 4096, "seq": from + i}))
+            .collect();
+        serde_json::json!({ "records": records })
+    };
+    let (s, r) = w.post(&path, op, &batch(1, 1001));
+    assert_eq!(s, 400, "{r}");
+    assert!(
+        r["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("1001 records")),
+        "{r}"
+    );
+    let (s, r) = w.post(&path, op, &batch(1, 1000));
+    assert_eq!(
+        (s, r["acked"].as_u64(), r["last_seq"].as_u64()),
+        (200, Some(1000), Some(1000)),
+        "{r}"
+    );
+    let (s, r) = w.post(&path, op, &batch(1000, 1));
+    assert_eq!((s, r["code"].as_str()), (409, Some("out_of_order")), "{r}");
+    let (s, r) = w.post(
+        &path,
+        op,
+        &serde_json::json!({"records": [{"offset": 4097, "seq": 1001}]}),
+    );
+    assert!(
+        s == 400
+            && r["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("offset 4097")),
+        "{r}"
+    );
+    let (s, r) = w.post(
+        &path,
+        op,
+        &serde_json::json!({"records": [{"offset": u64::MAX - 4095, "seq": 1001}]}),
+    );
+    assert_eq!(s, 400, "past the span: {r}");
+    let (s, r) = w.post("/api/v1/witness/999/durable", op, &batch(1, 1));
+    assert_eq!(s, 404, "{r}");
+    let (s, r) = w.post(&path, tests::server::VIEW, &batch(1001, 1));
+    assert_eq!(s, 403, "{r}");
+    let (_, r) = w.get(&format!("/api/v1/witness/{id}"), op);
+    assert_eq!(
+        (
+            r["session"]["acked"].as_u64(),
+            r["records"].as_array().map(Vec::len)
+        ),
+        (Some(1000), Some(7)),
+        "{r}"
+    );
 }
