@@ -286,6 +286,7 @@ fn measured(r: &RunReport) -> Analysis {
         qd_search: r.analysis.qd_search.clone(),
         files_done: r.analysis.files_done,
         probe: r.analysis.probe.clone(),
+        flushcheck: r.analysis.flushcheck.clone(),
         ..Analysis::default()
     }
 }
@@ -297,6 +298,7 @@ fn measured(r: &RunReport) -> Analysis {
 fn own_shape(r: &RunReport) -> bool {
     r.spec.files.is_some()
         || r.spec.probe.is_some()
+        || r.spec.flushcheck.is_some()
         || r.steps.iter().any(|s| s.spec.files.is_some())
 }
 

@@ -14,18 +14,22 @@
 
 use crate::client::Remote;
 use crate::engine::buf::BufferPool;
+use crate::engine::job::{JobMsg, JobSetup, RunShared};
+use crate::engine::timed::Timer;
 use crate::engine::verify::{stamp, HEADER, MAGIC};
+use crate::engine::Dir;
 use crate::io_target::TargetInfo;
-use anyhow::{anyhow, bail, Context};
+use crate::workload::Plan;
+use anyhow::anyhow;
 use shared::durability::WriteSync;
 use shared::flushcheck::{
-    BlockState, Durable, Finding, NewSession, Record, Records, Session, Verdict,
+    BlockState, Durable, Finding, NewSession, Record, Records, Session, Verdict, Written,
     MAX_RECORDS_PER_CALL,
 };
+use shared::RunError;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::mpsc::Sender;
 
 /// The sector size torn writes are judged in.
 pub const SECTOR: usize = 512;
@@ -106,124 +110,235 @@ pub fn judge(buf: &[u8], offset: u64, nonce: u64, recorded: u64) -> (BlockState,
     (BlockState::Corrupt, Some(seq))
 }
 
-/// What the writer is asked to do.
-pub struct WriteJob<'a> {
-    pub target: &'a Path,
-    pub witness: &'a Remote,
-    pub bs: u64,
-    /// Bytes of the target written over (from its start).
-    pub span: Option<u64>,
-    /// Writes per fdatasync (ignored with `dsync`).
-    pub flush_every: u64,
-    /// Each write with O_DSYNC: durable when it returns (FUA where the drive has it).
-    pub dsync: bool,
-    pub count: Option<u64>,
-    pub duration: Option<Duration>,
-    pub seed: u64,
+/// The writer as it runs: the target, its one block buffer, the witness and its session.
+struct Writer {
+    file: std::fs::File,
+    pool: BufferPool,
+    witness: Remote,
+    path: String,
+    nonce: u64,
+    rng: crate::workload::rng::Rng,
+    start: u64,
+    blocks: u64,
+    bs: u64,
+    /// Writes per flush (1 with synchronous writes, which need no call), and which call.
+    every: u64,
+    flush: Option<shared::durability::Flush>,
+    pending: Vec<Record>,
+    out: Written,
 }
 
-/// What the writer did.
-#[derive(Debug, Default, serde::Serialize)]
-pub struct Written {
-    pub session: i64,
-    pub writes: u64,
-    pub flushes: u64,
-    /// Records the witness acknowledged.
-    pub acked: u64,
-    /// Why it stopped before its count or time, if it did (the drive went away).
-    pub stopped: Option<String>,
+impl Writer {
+    /// Opens the target for writing and a session on the witness (before the start gate:
+    /// a witness that does not answer fails the run's set-up, nothing written).
+    fn open(plan: &Plan) -> Result<Writer, String> {
+        let spec = plan.spec();
+        let w = spec.flushcheck.as_ref().ok_or("not a flush check")?;
+        if w.token.is_empty() {
+            return Err(format!(
+                "the witness {}: its operator token is needed (witness_token in the request, --token on the CLI)",
+                w.witness
+            ));
+        }
+        let file = plan
+            .target()
+            .open_with(true, spec.direct, spec.write_sync)
+            .map_err(|e| e.to_string())?;
+        let bs = spec.bs;
+        let (start, end) = plan.span_bytes();
+        let blocks = end.saturating_sub(start) / bs;
+        if blocks == 0 {
+            return Err(format!(
+                "{}: {} bytes hold no block of {bs}",
+                plan.target().path.display(),
+                end.saturating_sub(start)
+            ));
+        }
+        let nonce = crate::workload::rng::Rng::new(
+            spec.seed ^ crate::client::wall_ns(),
+            u64::from(std::process::id()),
+        )
+        .next_u64();
+        let witness = Remote::new(&w.witness, w.token.clone());
+        let new = NewSession {
+            target: plan.target().path.display().to_string(),
+            host: crate::env::hostname(),
+            bs,
+            start,
+            blocks,
+            nonce,
+        };
+        let session: Session = witness
+            .post("/api/v1/witness", &new, "open a witness session")
+            .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("its session: {e}")))
+            .map_err(|e| format!("the witness {}: {e:#}", w.witness))?;
+        let pool = BufferPool::new(bs as usize, 1, false)
+            .map_err(|e| format!("a {bs}-byte block buffer: {e}"))?;
+        let dsync = spec.write_sync != WriteSync::None;
+        Ok(Writer {
+            file,
+            pool,
+            path: format!("/api/v1/witness/{}/durable", session.id),
+            witness,
+            nonce,
+            rng: crate::workload::rng::Rng::new(nonce, 1),
+            start,
+            blocks,
+            bs,
+            every: if dsync {
+                1
+            } else {
+                spec.flush.map_or(1, |f| u64::from(f.every.max(1)))
+            },
+            flush: spec.flush.filter(|_| !dsync),
+            pending: Vec::new(),
+            out: Written {
+                witness: w.witness.clone(),
+                session: session.id,
+                ..Written::default()
+            },
+        })
+    }
+
+    /// Makes the pending writes durable (the flush, timed) and records them on the witness,
+    /// in calls of at most [`MAX_RECORDS_PER_CALL`], each answered before the next.
+    fn commit(&mut self, t: &mut Timer<'_>) -> Result<(), RunError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        if let Some(f) = self.flush {
+            let r = t.time(|| {
+                if f.data_only {
+                    self.file.sync_data()
+                } else {
+                    self.file.sync_all()
+                }
+            });
+            match r {
+                Ok(((), lat_ns, at_ns)) => t.flushed(lat_ns, at_ns),
+                Err(e) => {
+                    let why = format!("{} after write {} failed: {e}", f.call(), self.out.writes);
+                    self.out.stopped = Some(why.clone());
+                    return Err(drive_error(why, "flush", None, &e));
+                }
+            }
+        }
+        self.out.flushes += 1;
+        for chunk in std::mem::take(&mut self.pending).chunks(MAX_RECORDS_PER_CALL) {
+            let ack: Session = self
+                .witness
+                .post(&self.path, &Durable { records: chunk.to_vec() }, "record durable writes")
+                .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("the witness's answer: {e}")))
+                .map_err(|e| RunError {
+                    message: format!(
+                        "the witness did not acknowledge the writes flushed after write {} ({} recorded durable before): stopped, nothing more is written: {e:#}",
+                        self.out.writes, self.out.acked
+                    ),
+                    op: None,
+                    offset: None,
+                    errno: None,
+                })?;
+            self.out.acked = ack.acked;
+        }
+        Ok(())
+    }
+
+    /// One verified block at a random offset of the span, timed and counted as a write.
+    fn write(&mut self, t: &mut Timer<'_>) -> Result<(), RunError> {
+        let seq = self.out.writes + 1;
+        let offset = self.start + self.rng.below(self.blocks) * self.bs;
+        let buf = self.pool.get_mut(0);
+        fill_block(buf, offset, self.nonce, seq);
+        match t.time(|| self.file.write_all_at(buf, offset)) {
+            Ok(((), lat_ns, at_ns)) => t.count(Dir::Write, self.bs, lat_ns, at_ns, offset),
+            Err(e) => {
+                let why = format!("write {seq} at offset {offset} failed: {e}");
+                self.out.stopped = Some(why.clone());
+                return Err(drive_error(why, "write", Some(offset), &e));
+            }
+        }
+        self.out.writes = seq;
+        self.pending.push(Record { offset, seq });
+        Ok(())
+    }
 }
 
-/// Opens a session on the witness and writes until the count or time is reached, it is
-/// cancelled, or the drive fails (the power cut: said in `stopped`). A witness that does
-/// not acknowledge a batch is an error: nothing more is written.
-pub fn write(job: &WriteJob<'_>, cancel: &AtomicBool) -> anyhow::Result<Written> {
-    let info = TargetInfo::probe(job.target, None, true)?;
-    let bs = job.bs;
-    if bs < SECTOR as u64 || !bs.is_multiple_of(SECTOR as u64) {
-        bail!("--bs {bs}: a multiple of {SECTOR} bytes");
+/// The drive failed a write or a flush: the end of the check (a power cut does this).
+fn drive_error(why: String, op: &str, offset: Option<u64>, e: &std::io::Error) -> RunError {
+    RunError {
+        message: format!("{why}: the drive stopped answering (a power cut ends the check here); what the witness recorded stands: verify after the restart"),
+        op: Some(op.to_string()),
+        offset,
+        errno: e.raw_os_error(),
     }
-    let span = job.span.unwrap_or(info.size).min(info.size);
-    let blocks = span / bs;
-    if blocks == 0 {
-        bail!(
-            "{}: {span} bytes hold no block of {bs}",
-            job.target.display()
-        );
+}
+
+/// The flush check's one job: verified blocks until its count or time is reached, it is
+/// stopped, the drive fails (the power cut) or the witness does not answer; what the last
+/// flush covered is recorded before the end.
+pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMsg>) {
+    let mut w = match Writer::open(plan) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = tx.send(JobMsg::Ready {
+                job,
+                result: Err(format!("job {job}: {e}")),
+            });
+            return;
+        }
+    };
+    let count = plan.spec().flushcheck.as_ref().and_then(|f| f.count);
+    let _ = tx.send(JobMsg::Ready {
+        job,
+        result: Ok(JobSetup {
+            backend: "sync",
+            note: None,
+            features: vec![format!(
+                "flush check: one verified block at a time, {}, each flushed write recorded on the witness {} (session {}) before the next",
+                w.flush.map_or("each write O_DSYNC".to_string(), |f| format!("{} every {} writes", f.call(), w.every)),
+                w.out.witness,
+                w.out.session
+            )],
+            buffers: (w.pool.mapped_bytes(), w.pool.huge_bytes()),
+        }),
+    });
+    if shared.gate.wait().is_none() {
+        return done(tx, job, 0, None, w.out);
     }
-    let sync = if job.dsync {
-        WriteSync::Dsync
-    } else {
-        WriteSync::None
-    };
-    let file = info.open_with(true, true, sync)?;
-    let nonce = crate::workload::rng::Rng::new(
-        job.seed ^ crate::client::wall_ns(),
-        u64::from(std::process::id()),
-    )
-    .next_u64();
-    let new = NewSession {
-        target: job.target.display().to_string(),
-        host: crate::env::hostname(),
-        bs,
-        start: 0,
-        blocks,
-        nonce,
-    };
-    let session: Session = serde_json::from_str(&job.witness.post(
-        "/api/v1/witness",
-        &new,
-        "open a witness session",
-    )?)
-    .context("the witness's session")?;
-    let mut out = Written {
-        session: session.id,
-        ..Written::default()
-    };
-    let mut pool = BufferPool::new(bs as usize, 1, false).context("the block buffer")?;
-    let mut rng = crate::workload::rng::Rng::new(nonce, 1);
-    let mut pending: Vec<Record> = Vec::new();
-    let every = if job.dsync { 1 } else { job.flush_every.max(1) };
-    let t0 = Instant::now();
-    let path = format!("/api/v1/witness/{}/durable", session.id);
+    let mut t = Timer::new(job, shared, tx);
+    let deadline = shared.runtime_ns.unwrap_or(u64::MAX);
+    let mut error = None;
     loop {
-        let done = cancel.load(Ordering::Relaxed)
-            || job.count.is_some_and(|c| out.writes >= c)
-            || job.duration.is_some_and(|d| t0.elapsed() >= d);
-        if done || pending.len() as u64 >= every {
-            if !pending.is_empty() {
-                if !job.dsync {
-                    if let Err(e) = file.sync_data() {
-                        out.stopped =
-                            Some(format!("fdatasync after write {} failed: {e}", out.writes));
-                        return Ok(out);
-                    }
-                }
-                out.flushes += 1;
-                for chunk in std::mem::take(&mut pending).chunks(MAX_RECORDS_PER_CALL) {
-                    let ack: Session = job
-                        .witness
-                        .post(&path, &Durable { records: chunk.to_vec() }, "record durable writes")
-                        .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("the witness's answer: {e}")))
-                        .with_context(|| format!("the witness did not acknowledge the writes flushed after write {} ({} recorded durable before): stopped, nothing more is written", out.writes, out.acked))?;
-                    out.acked = ack.acked;
-                }
+        let over = t.stopped()
+            || count.is_some_and(|c| w.out.writes >= c)
+            || t.elapsed() >= deadline;
+        if over || w.pending.len() as u64 >= w.every {
+            if let Err(e) = w.commit(&mut t) {
+                error = Some(e);
+                break;
             }
-            if done {
-                return Ok(out);
+            if over {
+                break;
             }
         }
-        let seq = out.writes + 1;
-        let offset = rng.below(blocks) * bs;
-        let buf = pool.get_mut(0);
-        fill_block(buf, offset, nonce, seq);
-        if let Err(e) = file.write_all_at(buf, offset) {
-            out.stopped = Some(format!("write {seq} at offset {offset} failed: {e}"));
-            return Ok(out);
+        if let Err(e) = w.write(&mut t) {
+            error = Some(e);
+            break;
         }
-        out.writes = seq;
-        pending.push(Record { offset, seq });
     }
+    let end_ns = t.elapsed();
+    t.flush(end_ns);
+    done(tx, job, end_ns, error, w.out);
+}
+
+fn done(tx: &Sender<JobMsg>, job: usize, end_ns: u64, error: Option<RunError>, w: Written) {
+    let _ = tx.send(JobMsg::Witnessed(Box::new(w)));
+    let _ = tx.send(JobMsg::Done {
+        job,
+        end_ns,
+        error,
+        fsync_ns: None,
+    });
 }
 
 /// Why a read-back could not be made.
@@ -235,19 +350,54 @@ pub enum VerifyError {
     Target(#[from] crate::io_target::TargetError),
     #[error("the block buffer: {0}")]
     Buffer(std::io::Error),
+    #[error("the witness has no session of host {host} on {target}")]
+    NoSession { host: String, target: String },
 }
 
-/// Reads back every block the witness recorded for `session` on `target` and judges it.
-pub fn verify(target: &Path, witness: &Remote, session: i64) -> Result<Verdict, VerifyError> {
+/// Reads back every block the witness recorded for `session` on `target` and judges it;
+/// without a session, the witness's newest of this host on this target.
+pub fn verify(
+    target: &Path,
+    witness: &Remote,
+    session: Option<i64>,
+) -> Result<Verdict, VerifyError> {
     verify_on(&TargetInfo::probe(target, None, false)?, witness, session)
+}
+
+/// The witness's newest session of this host on `target`: the writer's, found from the
+/// witness alone (a writer on the machine whose power was cut may have printed nothing).
+fn newest_session(info: &TargetInfo, witness: &Remote) -> Result<i64, VerifyError> {
+    let q = shared::flushcheck::SessionQuery {
+        host: crate::env::hostname(),
+        target: info.path.display().to_string(),
+    };
+    let query = serde_urlencoded::to_string(&q).map_err(|e| VerifyError::Witness(e.into()))?;
+    let sessions: Vec<Session> = witness
+        .get(
+            &format!("/api/v1/witness?{query}"),
+            "list the witness's sessions",
+        )
+        .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("its sessions: {e}")))
+        .map_err(VerifyError::Witness)?;
+    sessions
+        .first()
+        .map(|s| s.id)
+        .ok_or(VerifyError::NoSession {
+            host: q.host,
+            target: q.target,
+        })
 }
 
 /// [`verify`] on a target already checked and opened (the API's, by its access policy).
 pub fn verify_on(
     info: &TargetInfo,
     witness: &Remote,
-    session: i64,
+    session: Option<i64>,
 ) -> Result<Verdict, VerifyError> {
+    let session = match session {
+        Some(s) => s,
+        None => newest_session(info, witness)?,
+    };
     let r: Records = witness
         .get(
             &format!("/api/v1/witness/{session}"),

@@ -190,6 +190,8 @@ const DEFS: &[Def] = &[
           takes: &["size", "count", "runtime", "idle", "bs"], build: probe, tune: None },
     Def { kind: PresetKind::LoadLatency, description: "latency against offered load, the hockey stick: 4 KiB (bs) random reads in 1 GiB (size), the maximum at QD 1 and at QD 32 (count: the deeper one), then 1 % to 100 % of each maximum with Poisson arrivals, p50 and p99 against IOPS; 2 s (runtime) per step",
           takes: &["size", "count", "runtime", "bs"], build: load_latency, tune: None },
+    Def { kind: PresetKind::Flushcheck, description: "does the drive keep what it acknowledged (diskchecker.pl's check): verified 4 KiB (bs) blocks one at a time at random offsets over the target (size), fdatasync every 16 writes (flush_every) or each write O_DSYNC (dsync), each flushed write recorded on a witness agent (witness: its URL; its token as the request's witness_token) before the next; count writes, or for runtime, or until the power goes. Then cut the power, restart, and verify (Targets: Verify after power cut)",
+          takes: &["size", "count", "runtime", "bs", "witness", "flush_every", "dsync"], build: flushcheck, tune: None },
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
@@ -716,6 +718,58 @@ fn probe(c: &Ctx) -> Result<Vec<Step>, PresetError> {
         ..Default::default()
     });
     Ok(vec![step("probe", s)])
+}
+
+/// The flush check's writer (the `flushcheck` preset, `diskscope flushcheck write`): one
+/// job writing `bs`-byte verified blocks over `span` bytes (the target when none), made
+/// durable by an fdatasync every `flush_every` writes or by O_DSYNC writes.
+pub fn flushcheck_spec(
+    bs: u64,
+    span: Option<u64>,
+    flush_every: u64,
+    dsync: bool,
+    writer: shared::flushcheck::WriterSpec,
+) -> WorkloadSpec {
+    let mut s = spec(RwMode::RandWrite, bs, 1);
+    s.size = span;
+    s.backend = shared::spec::Backend::Sync;
+    if dsync {
+        s.write_sync = shared::durability::WriteSync::Dsync;
+    } else {
+        s.flush = Some(shared::durability::Flush {
+            every: u32::try_from(flush_every).unwrap_or(u32::MAX),
+            data_only: true,
+        });
+    }
+    s.flushcheck = Some(writer);
+    s
+}
+
+/// Gives the flush check's steps the witness's token, which the request or the command
+/// line carries beside the preset (never in its options or spec, which are stored).
+pub fn give_witness_token(steps: &mut [Step], token: &str) {
+    for w in steps.iter_mut().filter_map(|s| s.spec.flushcheck.as_mut()) {
+        w.token = token.to_string();
+    }
+}
+
+fn flushcheck(c: &Ctx) -> Result<Vec<Step>, PresetError> {
+    let witness = c.o.witness.clone().ok_or_else(|| {
+        c.bad("needs witness: the URL of the agent that records each flushed write (http://HOST:PORT)".into())
+    })?;
+    let mut s = flushcheck_spec(
+        c.o.bs.unwrap_or(4096),
+        c.o.size.map(|v| c.fit(v)),
+        u64::from(c.o.flush_every.unwrap_or(16)),
+        c.o.dsync.unwrap_or(false),
+        shared::flushcheck::WriterSpec {
+            witness,
+            count: c.o.count.map(u64::from),
+            token: String::new(),
+        },
+    );
+    s.runtime_ms = c.o.runtime_ms;
+    Ok(vec![step("flush check", s)])
 }
 
 const IOMETER_MS: u64 = 600_000;

@@ -53,6 +53,8 @@ pub struct RunOutcome {
     pub files_done: Option<shared::files::Done>,
     /// A probe's requests summed up.
     pub probe: Option<shared::probe::ProbeSummary>,
+    /// A flush check's writer: its witness session and what it recorded.
+    pub flushcheck: Option<shared::flushcheck::Written>,
 }
 
 /// Why a run could not start. Nothing was measured.
@@ -128,10 +130,16 @@ pub fn run(
         let (plan, job_shared, tx) = (Arc::clone(plan), Arc::clone(&shared), tx.clone());
         let h = std::thread::Builder::new()
             .name(format!("ds-job-{j}"))
-            .spawn(move || match (&plan.spec().files, &plan.spec().probe) {
-                (Some(_), _) => crate::files::job_thread(&plan, j, &job_shared, &tx),
-                (None, Some(_)) => crate::probe::job_thread(&plan, j, &job_shared, &tx),
-                (None, None) => job_thread(&plan, j, &job_shared, &tx),
+            .spawn(move || {
+                let s = plan.spec();
+                match (&s.files, &s.probe, &s.flushcheck) {
+                    (Some(_), _, _) => crate::files::job_thread(&plan, j, &job_shared, &tx),
+                    (None, Some(_), _) => crate::probe::job_thread(&plan, j, &job_shared, &tx),
+                    (None, None, Some(_)) => {
+                        crate::flushcheck::job_thread(&plan, j, &job_shared, &tx)
+                    }
+                    (None, None, None) => job_thread(&plan, j, &job_shared, &tx),
+                }
             });
         match h {
             Ok(h) => handles.push(h),
@@ -286,6 +294,8 @@ struct Collector {
     first_end_ns: u64,
     /// A probe's requests, summed.
     probe: Option<shared::probe::Tally>,
+    /// A flush check's writer's session.
+    flushcheck: Option<shared::flushcheck::Written>,
 }
 
 impl Collector {
@@ -310,6 +320,7 @@ impl Collector {
             first_done: None,
             first_end_ns: u64::MAX,
             probe: None,
+            flushcheck: None,
         }
     }
 
@@ -407,6 +418,7 @@ impl Collector {
                 None => self.scan = Some(map),
             },
             JobMsg::Replayed { replay, .. } => self.replay = Some(*replay),
+            JobMsg::Witnessed(w) => self.flushcheck = Some(*w),
             JobMsg::FirstDone { ops, bytes, .. } => {
                 let d = self.first_done.get_or_insert((0, 0));
                 d.0 += ops;
@@ -473,6 +485,7 @@ impl Collector {
             replay: self.replay,
             files_done,
             probe: self.probe.map(|t| t.summary()),
+            flushcheck: self.flushcheck,
             search: self.search,
             started_at_ms: None,
         }

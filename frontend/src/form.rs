@@ -232,6 +232,12 @@ pub fn preset_options(
         rate,
         #[cfg(not(target_arch = "wasm32"))]
         backend: None,
+        #[cfg(not(target_arch = "wasm32"))]
+        witness: None,
+        #[cfg(not(target_arch = "wasm32"))]
+        flush_every: None,
+        #[cfg(not(target_arch = "wasm32"))]
+        dsync: None,
     };
     if errs.is_empty() {
         Ok(o)

@@ -639,6 +639,7 @@ mod tests {
             group: None,
             files_done: None,
             probe: None,
+            flushcheck: None,
             cache_cliff: Some(Default::default()),
             steady_state: Some(Default::default()),
             first_last: Some(Default::default()),

@@ -91,6 +91,11 @@ pub struct CreateRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg(not(target_arch = "wasm32"))]
     pub max_offset_ms: Option<u64>,
+    /// `flushcheck`: the witness agent's operator token. Held in memory for the run and
+    /// sent only to the witness: never stored (a group does not take one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub witness_token: Option<String>,
     /// What a group does when a member fails or drops off mid-run.
     #[serde(default, skip_serializing_if = "crate::group::OnFault::is_default")]
     #[cfg(not(target_arch = "wasm32"))]

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 /// sequences are about 45 KB of JSON, inside the API's 64 KiB body limit. A flush that
 /// covered more is sent as several calls, in order.
 pub const MAX_RECORDS_PER_CALL: usize = 1_000;
+/// Sessions `GET /api/v1/witness` lists, newest first.
+pub const MAX_SESSIONS_LISTED: usize = 100;
 /// Bad blocks listed in a verdict (all are counted).
 pub const MAX_LISTED: usize = 64;
 
@@ -45,6 +47,15 @@ pub struct Session {
     pub last_seq: u64,
 }
 
+/// `GET /api/v1/witness?host=H&target=T`: the sessions of a writer's host and target.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SessionQuery {
+    pub host: String,
+    pub target: String,
+}
+
 /// One write a flush made durable: the block's offset and the write's sequence.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -68,6 +79,90 @@ pub struct Durable {
 pub struct Records {
     pub session: Session,
     pub records: Vec<Record>,
+}
+
+/// The writer of a flush check as a run (`--preset flushcheck`, the spec's `flushcheck`):
+/// verified blocks written one at a time at random offsets over the span, made durable by
+/// the spec's flush (every N writes) or by synchronous writes, each flushed write recorded
+/// on the witness before the next is written. The witness's token is the run's own, held
+/// in memory: never serialized, so never stored or echoed.
+#[derive(Serialize, Deserialize, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct WriterSpec {
+    /// The witness agent's URL (`http://host:port`).
+    pub witness: String,
+    /// Stop after this many writes (else at the run time, a stop, or when the drive goes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// The witness's operator token: set from the run request (`witness_token`) or the
+    /// CLI's `--token`, never from a spec.
+    #[serde(skip)]
+    #[cfg_attr(feature = "schema", schemars(skip))]
+    pub token: String,
+}
+
+impl std::fmt::Debug for WriterSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterSpec")
+            .field("witness", &self.witness)
+            .field("count", &self.count)
+            .field("token", &if self.token.is_empty() { "" } else { "(set)" })
+            .finish()
+    }
+}
+
+/// Longest witness URL taken.
+pub const MAX_WITNESS_URL: usize = 2048;
+
+impl WriterSpec {
+    /// What is wrong with it, by field: (field, value, why).
+    pub fn check(&self) -> Vec<(&'static str, String, String)> {
+        let mut bad = Vec::new();
+        let w = &self.witness;
+        let host = w
+            .strip_prefix("http://")
+            .or_else(|| w.strip_prefix("https://"))
+            .unwrap_or("");
+        if host.is_empty() || w.len() > MAX_WITNESS_URL || w.chars().any(char::is_whitespace) {
+            bad.push((
+                "flushcheck.witness",
+                w.chars().take(200).collect(),
+                format!("the witness agent's URL: http://HOST:PORT (at most {MAX_WITNESS_URL} bytes, no spaces)"),
+            ));
+        }
+        if self.count == Some(0) {
+            bad.push(("flushcheck.count", "0".into(), "at least one write".into()));
+        }
+        bad
+    }
+}
+
+/// What a flush check's writer did (the run's `analysis.flushcheck`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Written {
+    /// The witness and the session it keeps for this run.
+    pub witness: String,
+    pub session: i64,
+    pub writes: u64,
+    pub flushes: u64,
+    /// Writes the witness acknowledged as durable, and the last of their sequences.
+    pub acked: u64,
+    /// Why the writer stopped before its count or time: the drive failed a write or a
+    /// flush (the power cut). What the witness recorded stands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+impl Written {
+    /// `session 3: 2000 writes, 125 flushes, 2000 writes recorded durable on URL`.
+    pub fn line(&self) -> String {
+        format!(
+            "session {}: {} writes, {} flushes, {} writes recorded durable on {}",
+            self.session, self.writes, self.flushes, self.acked, self.witness
+        )
+    }
 }
 
 /// What a block read back after the cut holds, against the witness's record.
@@ -150,8 +245,10 @@ pub struct VerifyRequest {
     /// The witness agent's URL and its operator token (sent only to it).
     pub witness: String,
     pub token: String,
-    /// The session the writer printed.
-    pub session: i64,
+    /// The session the writer printed; none: the witness's newest session of this agent's
+    /// host on this target (what a writer that lost its power could not print).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<i64>,
 }
 
 impl Verdict {

@@ -165,6 +165,14 @@ pub fn line(r: &RunInfo) -> String {
             format_ns(p.mdev_ns)
         );
     }
+    // A flush check's result is its witness session: what to verify after the cut.
+    if let Some(w) = r.analysis.as_ref().and_then(|a| a.flushcheck.as_ref()) {
+        return format!(
+            "flush check {}{}",
+            w.line(),
+            w.stopped.as_ref().map_or(String::new(), |why| format!(" · stopped: {why}"))
+        );
+    }
     match headline(r, &[]) {
         Headline::Cdm(rows) => {
             let cell = |g: &GridRow| {

@@ -52,6 +52,7 @@ pub enum PresetKind {
     Files,
     Probe,
     LoadLatency,
+    Flushcheck,
 }
 
 /// The form a run's result opens with (the dashboard draws each; history rows, the kiosk
@@ -136,6 +137,7 @@ impl PresetKind {
         PresetKind::Files,
         PresetKind::Probe,
         PresetKind::LoadLatency,
+        PresetKind::Flushcheck,
     ];
 
     /// The name the CLI (`--preset`), the API and the database use.
@@ -171,6 +173,7 @@ impl PresetKind {
             Files => "files",
             Probe => "probe",
             LoadLatency => "load-latency",
+            Flushcheck => "flushcheck",
         }
     }
 
@@ -192,9 +195,8 @@ impl PresetKind {
             CacheRecovery => HeadlineKind::Recovery,
             CompressProbe => HeadlineKind::Compress,
             Quick | Fill | ErrorScan | AppBuild | AppDatabase | AppFiles | Seq1mQ8Read
-            | Seq1mQ8Write | Rnd4kQ32Read | Rnd4kQ32Write | Rnd4kQ1Read | Rnd4kQ1Write | Probe => {
-                HeadlineKind::Single
-            }
+            | Seq1mQ8Write | Rnd4kQ32Read | Rnd4kQ32Write | Rnd4kQ1Read | Rnd4kQ1Write | Probe
+            | Flushcheck => HeadlineKind::Single,
             OrionMatrix | LatencyTarget | FillLevel | Fakecap | Apps | Files | LoadLatency => {
                 HeadlineKind::Steps
             }

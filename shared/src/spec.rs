@@ -446,6 +446,11 @@ pub struct WorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg(not(target_arch = "wasm32"))]
     pub probe: Option<crate::probe::ProbeSpec>,
+    /// A flush check's writer (`--preset flushcheck`): verified blocks one at a time, each
+    /// flushed write recorded on a witness agent before the next. (Not in the wasm build.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub flushcheck: Option<crate::flushcheck::WriterSpec>,
     /// How `rate` spaces the I/Os: evenly (default) or as Poisson arrivals.
     pub rate_process: crate::pacing::RateProcess,
     /// A pause after every few I/Os (fio's thinktime).
@@ -643,6 +648,8 @@ impl Default for WorkloadSpec {
             files: None,
             #[cfg(not(target_arch = "wasm32"))]
             probe: None,
+            #[cfg(not(target_arch = "wasm32"))]
+            flushcheck: None,
             rate_process: crate::pacing::RateProcess::Linear,
             think: None,
             bssplit: None,
@@ -807,6 +814,10 @@ impl WorkloadSpec {
                         .into(),
                 );
             }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        if let Some(w) = &self.flushcheck {
+            self.check_flushcheck(w, &mut bad);
         }
         if let Some(rule) = &self.latency_target {
             self.check_latency_target(rule, &mut bad);
@@ -1397,6 +1408,48 @@ impl WorkloadSpec {
 
     /// Trims are made one at a time, synchronously, as fio's engines make them: what checks
     /// or paces data, or searches a depth, has nothing to act on.
+    /// A flush check writes verified blocks one at a time, each made durable by a flush
+    /// every N writes or by a synchronous write: nothing else shapes its I/O.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn check_flushcheck(
+        &self,
+        w: &crate::flushcheck::WriterSpec,
+        bad: &mut dyn FnMut(&str, &dyn fmt::Display, String),
+    ) {
+        for (field, value, msg) in w.check() {
+            bad(field, &value, msg);
+        }
+        if !matches!(self.rw, RwMode::RandWrite) {
+            bad("rw", &self.rw, "a flush check writes at random offsets (randwrite)".into());
+        }
+        if self.flush.is_none() && self.write_sync == crate::durability::WriteSync::None {
+            bad(
+                "flush",
+                &"none",
+                "a flush check needs its writes made durable: a flush every N writes, or synchronous writes (write_sync dsync)".into(),
+            );
+        }
+        let alone = self.files.is_none()
+            && self.probe.is_none()
+            && self.replay.is_none()
+            && self.jobs == 1
+            && self.iodepth == 1
+            && !self.verify
+            && self.bssplit.is_none()
+            && self.rate.is_none()
+            && self.think.is_none();
+        if !alone {
+            bad(
+                "flushcheck",
+                &"set",
+                "a flush check is one job writing one block at a time: no files, probe, replay, jobs, depth, verify, size mix, rate or think time".into(),
+            );
+        }
+        if self.bs == 0 || self.bs % 512 != 0 {
+            bad("bs", &self.bs, "a flush check's blocks are whole sectors: a multiple of 512".into());
+        }
+    }
+
     fn check_trims(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
         if !self.rw.trims() {
             return;

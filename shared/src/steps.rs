@@ -202,6 +202,16 @@ pub struct PresetOptions {
     /// io_uring (`uring`). (Not in the wasm build: the form does not offer it.)
     #[cfg(not(target_arch = "wasm32"))]
     pub backend: Option<crate::spec::Backend>,
+    /// `flushcheck`: the witness agent's URL (its token goes in the run request's
+    /// `witness_token`, never here). (Not in the wasm build, nor the next two.)
+    #[cfg(not(target_arch = "wasm32"))]
+    pub witness: Option<String>,
+    /// `flushcheck`: writes per fdatasync (default 16).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub flush_every: Option<u32>,
+    /// `flushcheck`: each write O_DSYNC (FUA) instead of fdatasync every flush_every.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub dsync: Option<bool>,
 }
 
 impl PresetOptions {
@@ -269,7 +279,12 @@ impl PresetOptions {
         add("depth", self.depth.map(|x| x.to_string()));
         add("fanout", self.fanout.map(|x| x.to_string()));
         #[cfg(not(target_arch = "wasm32"))]
-        add("backend", self.backend.map(|x| x.as_str().to_string()));
+        {
+            add("backend", self.backend.map(|x| x.as_str().to_string()));
+            add("witness", self.witness.clone());
+            add("flush_every", self.flush_every.map(|x| x.to_string()));
+            add("dsync", self.dsync.map(|x| x.to_string()));
+        }
         v
     }
 }

@@ -151,6 +151,7 @@ impl From<ServiceError> for ApiError {
             | ServiceError::PresetWithAlso(_)
             | ServiceError::NoSteps(_)
             | ServiceError::BadRepeat(_)
+            | ServiceError::Witness(_)
             | ServiceError::Measure(MeasureError::NoTargets)
             | ServiceError::Preset(_)
             | ServiceError::Repeated(_)

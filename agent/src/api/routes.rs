@@ -210,6 +210,9 @@ pub fn table() -> Vec<Route> {
         route(Post, "/api/v1/witness/{id}/durable", Operator, "Record the blocks a flush made durable (in the order written; on this agent's disk before the answer)", witness::durable)
             .body::<shared::flushcheck::Durable>()
             .json::<shared::flushcheck::Session>(200),
+        route(Get, "/api/v1/witness", Viewer, "The witness's sessions of a writer's host and target (host, target), newest first", witness::sessions)
+            .query::<shared::flushcheck::SessionQuery>()
+            .json::<Vec<shared::flushcheck::Session>>(200),
         route(Get, "/api/v1/witness/{id}", Viewer, "A witness session and each block's newest durable write", witness::records)
             .json::<shared::flushcheck::Records>(200),
         route(Post, "/api/v1/flushcheck/verify", Operator, "After a power cut: read back every block a witness recorded durable for a session on one of this agent's targets, and judge it", witness::verify)

@@ -3,14 +3,15 @@
 //! blocks it made durable; each batch is on this agent's disk before it is answered.
 
 use super::error::ApiError;
-use super::extract::{blocking, ApiJson, ApiPath};
+use super::extract::{blocking, ApiJson, ApiPath, ApiQuery};
 use super::AppState;
 use crate::store::witness::WitnessError;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use shared::flushcheck::{
-    Durable, NewSession, Records, Session, Verdict, VerifyRequest, MAX_RECORDS_PER_CALL,
+    Durable, NewSession, Records, Session, SessionQuery, Verdict, VerifyRequest,
+    MAX_RECORDS_PER_CALL,
 };
 
 impl From<WitnessError> for ApiError {
@@ -72,6 +73,20 @@ pub async fn records(
     Ok(Json(r))
 }
 
+pub async fn sessions(
+    State(st): State<AppState>,
+    ApiQuery(q): ApiQuery<SessionQuery>,
+) -> Result<Json<Vec<Session>>, ApiError> {
+    let store = st.manager.store().clone();
+    let r = blocking(move || {
+        store
+            .witness_sessions(&q.host, &q.target)
+            .map_err(ApiError::from)
+    })
+    .await?;
+    Ok(Json(r))
+}
+
 /// A flush check's read-back on one of this agent's targets (the dashboard's *Verify after
 /// power cut*): the target checked as any run's, the records fetched from the witness.
 pub async fn verify(
@@ -92,6 +107,7 @@ pub async fn verify(
         let remote = crate::client::Remote::new(&req.witness, req.token.clone());
         crate::flushcheck::verify_on(&info, &remote, req.session).map_err(|e| match e {
             VerifyError::Target(t) => target(t),
+            VerifyError::NoSession { .. } => ApiError::not_found(e.to_string()),
             VerifyError::Witness(_) => ApiError::new(
                 StatusCode::BAD_GATEWAY,
                 "witness_unreachable",

@@ -247,6 +247,20 @@ pub struct RunArgs {
     /// files: directories in each directory above the tree's last level (default 2).
     #[arg(long)]
     pub fanout: Option<u32>,
+    /// flushcheck: the witness agent that records each flushed write (e.g.
+    /// http://lab-pc:7878); its operator token with --witness-token.
+    #[arg(long, value_name = "URL")]
+    pub witness: Option<String>,
+    /// flushcheck: the witness's operator token (also DISKSCOPE_WITNESS_TOKEN); kept in
+    /// memory, never stored with the run.
+    #[arg(long, value_name = "TOKEN")]
+    pub witness_token: Option<String>,
+    /// flushcheck: writes per fdatasync (default 16).
+    #[arg(long, value_name = "N")]
+    pub flush_every: Option<u32>,
+    /// flushcheck: each write O_DSYNC (FUA) instead of an fdatasync every --flush-every.
+    #[arg(long)]
+    pub dsync: bool,
     /// Idle time between steps (cdm: 1s; cache-recovery: 30s), and between the passes of
     /// --repeat.
     #[arg(long, value_parser = duration_ms)]
@@ -343,7 +357,27 @@ impl RunArgs {
             depth: self.depth,
             fanout: self.fanout,
             backend: w.has("backend").then_some(s.backend),
+            witness: self.witness.clone(),
+            flush_every: self.flush_every,
+            dsync: self.dsync.then_some(true),
         }
+    }
+
+    /// The witness's token for a flush check: --witness-token, else
+    /// DISKSCOPE_WITNESS_TOKEN; none when no --witness was given.
+    pub fn witness_token(&self) -> anyhow::Result<Option<String>> {
+        let Some(w) = &self.witness else {
+            return Ok(None);
+        };
+        self.witness_token
+            .clone()
+            .or_else(|| std::env::var("DISKSCOPE_WITNESS_TOKEN").ok())
+            .map(Some)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--witness {w}: give its operator token (--witness-token or DISKSCOPE_WITNESS_TOKEN)"
+                )
+            })
     }
 
     /// Workload flags given on the command line that no preset takes (a preset's own knobs

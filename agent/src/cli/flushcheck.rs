@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct FlushcheckArgs {
@@ -42,9 +41,8 @@ pub struct WitnessArgs {
 }
 
 impl WitnessArgs {
-    fn remote(&self) -> anyhow::Result<Remote> {
-        let token = self
-            .token
+    fn token(&self) -> anyhow::Result<String> {
+        self.token
             .clone()
             .or_else(|| std::env::var("DISKSCOPE_TOKEN").ok())
             .ok_or_else(|| {
@@ -52,8 +50,11 @@ impl WitnessArgs {
                     "--witness {}: give --token (or DISKSCOPE_TOKEN)",
                     self.witness
                 )
-            })?;
-        Ok(Remote::new(&self.witness, token))
+            })
+    }
+
+    fn remote(&self) -> anyhow::Result<Remote> {
+        Ok(Remote::new(&self.witness, self.token()?))
     }
 
     /// A witness on this machine loses its power with the drive's unless its database is
@@ -102,15 +103,35 @@ pub struct WriteArgs {
     pub seed: u64,
 }
 
+impl WriteArgs {
+    /// The `flushcheck` preset's workload with these flags.
+    fn spec(&self, token: String) -> shared::WorkloadSpec {
+        let mut s = crate::presets::flushcheck_spec(
+            self.bs,
+            self.size,
+            self.flush_every,
+            self.dsync,
+            shared::flushcheck::WriterSpec {
+                witness: self.witness.witness.clone(),
+                count: self.count,
+                token,
+            },
+        );
+        s.runtime_ms = self.duration;
+        s.seed = self.seed;
+        s
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// The target the writer wrote.
     pub target: PathBuf,
     #[command(flatten)]
     pub witness: WitnessArgs,
-    /// The session `write` printed.
+    /// The session `write` printed (default: the witness's newest of this host on TARGET).
     #[arg(long)]
-    pub session: i64,
+    pub session: Option<i64>,
     /// The verdict as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -118,32 +139,33 @@ pub struct VerifyArgs {
 
 pub fn run(args: &FlushcheckArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     match &args.step {
-        Step::Write(w) => write(w, &cancel),
+        Step::Write(w) => write(w, cancel),
         Step::Verify(v) => verify(v),
     }
 }
 
-fn write(a: &WriteArgs, cancel: &AtomicBool) -> anyhow::Result<ExitCode> {
+/// The writer is the `flushcheck` preset's run: samples, histograms and the witness
+/// session as any run has them; its lines are the session's.
+fn write(a: &WriteArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<ExitCode> {
     a.witness.warn_if_local();
-    let remote = a.witness.remote()?;
-    let job = crate::flushcheck::WriteJob {
-        target: &a.target,
-        witness: &remote,
-        bs: a.bs,
-        span: a.size,
-        flush_every: a.flush_every,
-        dsync: a.dsync,
-        count: a.count,
-        duration: a.duration.map(Duration::from_millis),
-        seed: a.seed,
+    let token = a.witness.token()?;
+    let spec = a.spec(token);
+    let plan = crate::measure::plan(&spec, &a.target)?;
+    let report = crate::measure::run(plan, cancel, &mut Quiet)?;
+    let Some(w) = &report.analysis.flushcheck else {
+        anyhow::bail!(
+            "{}",
+            report
+                .error
+                .map_or_else(|| "the writer did not start".into(), |e| e.message)
+        );
     };
-    let w = crate::flushcheck::write(&job, cancel)?;
-    println!(
-        "session {}: {} writes, {} flushes, {} writes recorded durable on {}",
-        w.session, w.writes, w.flushes, w.acked, a.witness.witness
-    );
+    println!("{}", w.line());
     if let Some(why) = &w.stopped {
         println!("stopped: {why}");
+    } else if let Some(e) = &report.error {
+        // Not the drive: the witness did not answer, nothing more was written.
+        anyhow::bail!("{}", e.message);
     }
     println!(
         "after the power cut and a restart: diskscope flushcheck verify {} --witness {} --session {}",
@@ -152,6 +174,13 @@ fn write(a: &WriteArgs, cancel: &AtomicBool) -> anyhow::Result<ExitCode> {
         w.session
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The writer's run shows nothing while it goes (a sample line would hide the session).
+struct Quiet;
+
+impl crate::runner::Observer for Quiet {
+    fn sample(&mut self, _: &shared::Sample) {}
 }
 
 fn verify(a: &VerifyArgs) -> anyhow::Result<ExitCode> {

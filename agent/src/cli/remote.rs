@@ -61,6 +61,7 @@ fn request(args: &RunArgs) -> anyhow::Result<CreateRun> {
         repeat: args.repeat,
         repeat_idle_ms: args.repeat.and(args.idle),
         fio_job: None,
+        witness_token: args.witness_token()?,
         ..CreateRun::default()
     })
 }

@@ -142,7 +142,10 @@ fn preset(
     } else {
         crate::io_target::TargetInfo::probe(first, create, false)?
     };
-    let built = presets::build(name, &options, info.size, info.logical_block_size)?;
+    let mut built = presets::build(name, &options, info.size, info.logical_block_size)?;
+    if let Some(token) = args.witness_token()? {
+        presets::give_witness_token(&mut built.steps, &token);
+    }
     let mut at = crate::io_target::Locator::path(first);
     at.created = info.created;
     shared::steps::check_repeat(args.repeat.unwrap_or(1), built.steps.len())

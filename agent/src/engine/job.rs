@@ -91,6 +91,8 @@ pub enum JobMsg {
         job: usize,
         replay: Box<shared::analysis::replay::Replay>,
     },
+    /// Before `Done`, from a flush check's writer: its witness session and what it recorded.
+    Witnessed(Box<shared::flushcheck::Written>),
     /// After `Done`, from a job that verifies: what its read-back found, and the error that
     /// ended the read-back early.
     Verified {

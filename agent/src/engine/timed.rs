@@ -76,6 +76,27 @@ impl<'a> Timer<'a> {
     pub fn count(&mut self, dir: Dir, bytes: u64, lat_ns: u64, at_ns: u64, offset: u64) {
         self.ops += 1;
         self.bytes += bytes;
+        self.roll(at_ns);
+        self.cur.completed(Completed {
+            dir,
+            bytes,
+            lat_ns,
+            offset,
+            rel_ns: at_ns - self.cur.start_ns,
+            at_ns,
+        });
+    }
+
+    /// Counts a flush (fsync/fdatasync) that ended at `at_ns` after `lat_ns`: apart from
+    /// reads and writes, as the engine's flushes.
+    pub fn flushed(&mut self, lat_ns: u64, at_ns: u64) {
+        self.roll(at_ns);
+        self.cur.flush.ios += 1;
+        self.cur.flush.hist.record(lat_ns);
+    }
+
+    /// Sends the intervals that ended before `at_ns`.
+    fn roll(&mut self, at_ns: u64) {
         while at_ns >= self.cur.end_ns {
             let next = IntervalStats::new(
                 self.cur.index + 1,
@@ -88,14 +109,6 @@ impl<'a> Timer<'a> {
                 stats: full,
             });
         }
-        self.cur.completed(Completed {
-            dir,
-            bytes,
-            lat_ns,
-            offset,
-            rel_ns: at_ns - self.cur.start_ns,
-            at_ns,
-        });
     }
 
     /// Sends the last interval, ending at `end_ns`.

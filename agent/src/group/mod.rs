@@ -42,6 +42,8 @@ pub enum GroupError {
     MaxOffset(u64),
     #[error("start_at_ms is the group's to set (its shared start): leave it out")]
     StartAt,
+    #[error("a flush check runs on one agent: witness_token is not sent to a group's members")]
+    Witness,
     #[error("agent {address}: {message}")]
     Unreachable { address: String, message: String },
     #[error("agent {address}: its clock is {offset_ms:.1} ms off the coordinator's (measured over a {delay_ms:.1} ms round trip), more than max_offset_ms = {limit}: set its clock (NTP) or raise the limit")]
@@ -199,6 +201,9 @@ fn check(req: &CreateRun) -> Result<(), GroupError> {
     }
     if req.start_at_ms.is_some() {
         return Err(GroupError::StartAt);
+    }
+    if req.witness_token.is_some() {
+        return Err(GroupError::Witness);
     }
     Ok(())
 }

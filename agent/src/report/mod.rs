@@ -70,6 +70,7 @@ pub fn build(plan: &Plan, outcome: RunOutcome, started_at_ms: u64) -> RunReport 
                 }
                 p
             }),
+            flushcheck: outcome.flushcheck,
             qd_search: spec
                 .latency_target
                 .zip(outcome.search)

@@ -66,6 +66,8 @@ pub enum ServiceError {
     NoSteps(String),
     #[error("{0}")]
     BadRepeat(String),
+    #[error("{0}")]
+    Witness(String),
     #[error(transparent)]
     Preset(#[from] PresetError),
     #[error("run {0} not found")]
@@ -239,7 +241,8 @@ impl Manager {
         // Hold the lock from the busy check to the insert: one run per target.
         let active = self.active();
         check_free(&active, &target, &also)?;
-        let (steps, analysis, keep_steps, together) = steps_of(req, &target)?;
+        let (mut steps, analysis, keep_steps, together) = steps_of(req, &target)?;
+        give_witness_token(&mut steps, req.witness_token.as_deref())?;
         // A job file's run is named for its jobs unless the request names it.
         let job_names = req.fio_job.as_ref().map(|_| {
             let names: Vec<&str> = steps.iter().map(|s| s.name.as_str()).collect();
@@ -758,6 +761,26 @@ enum How {
     Together,
     /// A group: the same run on other agents, followed and merged (`crate::group`).
     Group(Box<crate::group::Started>),
+}
+
+/// A flush check's steps get the witness's token from the request (held in memory with the
+/// plans, never stored); a token without a flush check, or a flush check without one, is
+/// refused before anything opens the witness.
+fn give_witness_token(steps: &mut [Step], token: Option<&str>) -> Result<(), ServiceError> {
+    let checks = steps.iter().any(|s| s.spec.flushcheck.is_some());
+    match (checks, token) {
+        (true, Some(t)) if !t.is_empty() => {
+            presets::give_witness_token(steps, t);
+            Ok(())
+        }
+        (true, _) => Err(ServiceError::Witness(
+            "a flush check records on its witness with the witness's operator token: give witness_token".into(),
+        )),
+        (false, Some(_)) => Err(ServiceError::Witness(
+            "witness_token goes with a flush check (preset flushcheck) only".into(),
+        )),
+        (false, None) => Ok(()),
+    }
 }
 
 /// The request's steps, their analyses, whether the report keeps them, and whether they

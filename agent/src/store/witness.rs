@@ -88,6 +88,21 @@ impl Store {
         session_on(&self.conn(), id)
     }
 
+    /// Sessions of a writer's host and target, newest first (at most
+    /// [`shared::flushcheck::MAX_SESSIONS_LISTED`]).
+    pub fn witness_sessions(&self, host: &str, target: &str) -> Result<Vec<Session>, WitnessError> {
+        let conn = self.conn();
+        let mut st = conn.prepare(&format!(
+            "SELECT {SESSION_COLUMNS} FROM witness_sessions WHERE host = ?1 AND target = ?2
+             ORDER BY id DESC LIMIT ?3"
+        ))?;
+        let rows = st.query_map(
+            params![host, target, shared::flushcheck::MAX_SESSIONS_LISTED as i64],
+            session_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Appends a batch, durably, and answers the session as it now stands. The session is
     /// read, the batch checked against it and written under one hold of the connection:
     /// two batches sent at once cannot both pass the order check against the same last

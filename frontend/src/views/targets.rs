@@ -98,11 +98,18 @@ fn FlushVerify() -> impl IntoView {
     let verdict = RwSignal::new(None::<crate::api::FlushVerdict>);
     let go = move |_| {
         let t = c.token.get_value();
-        let Ok(session) = session.get_untracked().trim().parse() else {
-            return c.banner.set(Some(format!(
-                "session '{}': a number",
-                session.get_untracked()
-            )));
+        // Blank: the witness's newest session of this agent on the target.
+        let typed = session.get_untracked();
+        let session = match typed.trim() {
+            "" => None,
+            n => match n.parse() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    return c
+                        .banner
+                        .set(Some(format!("session '{typed}': a number, or blank for the newest")))
+                }
+            },
         };
         let body = shared::flushcheck::VerifyRequest {
             target: target.get_untracked(),
@@ -128,7 +135,7 @@ fn FlushVerify() -> impl IntoView {
                 {field("fv-target", "Target", target)}
                 {field("fv-witness", "Witness URL", witness)}
                 {field("fv-token", "Witness token", token)}
-                {field("fv-session", "Session", session)}
+                {field("fv-session", "Session (blank: the newest)", session)}
             </div>
             <button id="fv-go" on:click=go>"Verify after power cut"</button>
             {move || verdict.get().map(|v| view! {

@@ -112,6 +112,11 @@ pub struct Analysis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg(not(target_arch = "wasm32"))]
     pub probe: Option<crate::probe::ProbeSummary>,
+    /// A flush check's writer: its witness session and what it recorded there.
+    /// (Not in the wasm build: the one-line result says it.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub flushcheck: Option<crate::flushcheck::Written>,
 }
 
 /// Write past the cache, idle, write again: how much of the cache the idle time gave back.
