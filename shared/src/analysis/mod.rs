@@ -412,6 +412,12 @@ impl Analysis {
         let a = self;
         let mut lines = Vec::new();
         lines.extend(a.preset_lines());
+        if let Some(w) = &a.flushcheck {
+            lines.push(format!(
+                "flush check: {} writes recorded durable on the witness {} (session {}); after the power cut and a restart, Targets → Verify after power cut with that witness (the session blank: the newest of this agent on the target) reads each back",
+                w.acked, w.witness, w.session
+            ));
+        }
         if let Some(c) = &a.cache_cliff {
             lines.push(match (c.detected, c.cache_bytes) {
                 (true, Some(b)) => format!(
