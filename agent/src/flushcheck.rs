@@ -309,9 +309,8 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     let deadline = shared.runtime_ns.unwrap_or(u64::MAX);
     let mut error = None;
     loop {
-        let over = t.stopped()
-            || count.is_some_and(|c| w.out.writes >= c)
-            || t.elapsed() >= deadline;
+        let over =
+            t.stopped() || count.is_some_and(|c| w.out.writes >= c) || t.elapsed() >= deadline;
         if over || w.pending.len() as u64 >= w.every {
             if let Err(e) = w.commit(&mut t) {
                 error = Some(e);

@@ -869,6 +869,8 @@ pub fn all() -> Vec<Preset> {
             let name = d.kind.name();
             let o = PresetOptions {
                 rate: (d.kind == PresetKind::Sustain).then_some(Rate::BytesPerSec(500_000_000)),
+                // A flush check's steps need a witness: a placeholder shows their shape.
+                witness: (d.kind == PresetKind::Flushcheck).then(|| "http://WITNESS:7878".into()),
                 ..PresetOptions::default()
             };
             let steps = build(name, &o, GIB, 512)

@@ -147,31 +147,42 @@ fn figures(d: &DirSample) -> String {
     )
 }
 
-/// The run's result in one line (a history row, the kiosk between runs). The agent makes
-/// it for each run it serves ([`RunInfo::line`]); the dashboard shows that (and its build
-/// leaves this out).
+/// The line of a run whose result is not a rate: a probe's, a flush check's.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn line(r: &RunInfo) -> String {
+fn own_line(r: &RunInfo) -> Option<String> {
+    let a = r.analysis.as_ref()?;
     // A probe's figures are its requests' latencies (ioping's statistics, the warm-up
     // apart), not MB/s.
-    #[cfg(not(target_arch = "wasm32"))]
-    if let Some(p) = r.analysis.as_ref().and_then(|a| a.probe.as_ref()) {
-        return format!(
+    if let Some(p) = &a.probe {
+        return Some(format!(
             "{} requests · min/avg/max/mdev {} / {} / {} / {}",
             p.count,
             format_ns(p.min_ns),
             format_ns(p.avg_ns),
             format_ns(p.max_ns),
             format_ns(p.mdev_ns)
-        );
+        ));
     }
     // A flush check's result is its witness session: what to verify after the cut.
-    if let Some(w) = r.analysis.as_ref().and_then(|a| a.flushcheck.as_ref()) {
-        return format!(
+    if let Some(w) = &a.flushcheck {
+        return Some(format!(
             "flush check {}{}",
             w.line(),
-            w.stopped.as_ref().map_or(String::new(), |why| format!(" · stopped: {why}"))
-        );
+            w.stopped
+                .as_ref()
+                .map_or(String::new(), |why| format!(" · stopped: {why}"))
+        ));
+    }
+    None
+}
+
+/// The run's result in one line (a history row, the kiosk between runs). The agent makes
+/// it for each run it serves ([`RunInfo::line`]); the dashboard shows that (and its build
+/// leaves this out).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn line(r: &RunInfo) -> String {
+    if let Some(own) = own_line(r) {
+        return own;
     }
     match headline(r, &[]) {
         Headline::Cdm(rows) => {

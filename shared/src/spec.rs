@@ -1420,7 +1420,11 @@ impl WorkloadSpec {
             bad(field, &value, msg);
         }
         if !matches!(self.rw, RwMode::RandWrite) {
-            bad("rw", &self.rw, "a flush check writes at random offsets (randwrite)".into());
+            bad(
+                "rw",
+                &self.rw,
+                "a flush check writes at random offsets (randwrite)".into(),
+            );
         }
         if self.flush.is_none() && self.write_sync == crate::durability::WriteSync::None {
             bad(
@@ -1445,8 +1449,12 @@ impl WorkloadSpec {
                 "a flush check is one job writing one block at a time: no files, probe, replay, jobs, depth, verify, size mix, rate or think time".into(),
             );
         }
-        if self.bs == 0 || self.bs % 512 != 0 {
-            bad("bs", &self.bs, "a flush check's blocks are whole sectors: a multiple of 512".into());
+        if self.bs == 0 || !self.bs.is_multiple_of(512) {
+            bad(
+                "bs",
+                &self.bs,
+                "a flush check's blocks are whole sectors: a multiple of 512".into(),
+            );
         }
     }
 

@@ -105,9 +105,9 @@ fn FlushVerify() -> impl IntoView {
             n => match n.parse() {
                 Ok(n) => Some(n),
                 Err(_) => {
-                    return c
-                        .banner
-                        .set(Some(format!("session '{typed}': a number, or blank for the newest")))
+                    return c.banner.set(Some(format!(
+                        "session '{typed}': a number, or blank for the newest"
+                    )))
                 }
             },
         };

@@ -589,7 +589,10 @@ fn the_witness_refuses_what_it_cannot_record_in_order() {
 /// Every file under `dir` (the agent's database and its journal) read whole: whether any
 /// holds `needle`.
 fn any_file_holds(dir: &Path, needle: &[u8]) -> Option<std::path::PathBuf> {
-    for entry in std::fs::read_dir(dir).expect("read the data directory").flatten() {
+    for entry in std::fs::read_dir(dir)
+        .expect("read the data directory")
+        .flatten()
+    {
         let p = entry.path();
         if p.is_dir() {
             if let Some(found) = any_file_holds(&p, needle) {
@@ -634,7 +637,13 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
     };
     let (status, v) = run(serde_json::json!({}));
     assert_eq!(status, 400, "{v}");
-    assert!(v["message"].as_str().unwrap_or("").contains("witness_token"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("witness_token"),
+        "{v}"
+    );
     let (status, v) = agent.post(
         "/api/v1/runs",
         tests::server::OP,
@@ -642,7 +651,13 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
                             "witness_token": token}),
     );
     assert_eq!(status, 400, "{v}");
-    assert!(v["message"].as_str().unwrap_or("").contains("witness_token"), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("witness_token"),
+        "{v}"
+    );
 
     power(&e, "cut-after 600");
     let (status, v) = run(serde_json::json!({"witness_token": token}));
@@ -651,27 +666,47 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
     let r = agent.wait_status_within(id, "failed", std::time::Duration::from_secs(60));
     println!("run {id}: {}", r["line"]);
     let err = r["error"]["message"].as_str().unwrap_or_default();
-    assert!(err.contains("write 600 at offset"), "the cut ends the run at write 600: {r}");
-    let (_, report) = agent.get(&format!("/api/v1/runs/{id}/export?format=json"), tests::server::VIEW);
+    assert!(
+        err.contains("write 600 at offset"),
+        "the cut ends the run at write 600: {r}"
+    );
+    let (_, report) = agent.get(
+        &format!("/api/v1/runs/{id}/export?format=json"),
+        tests::server::VIEW,
+    );
     let fc = &report["analysis"]["flushcheck"];
     let session = fc["session"].as_i64().expect("session");
     assert_eq!(fc["writes"], 599, "{fc}");
     // 599 writes, flushed every 8: 74 flushes covered 592, the 7 after the last one were
     // never promised.
-    assert_eq!((fc["flushes"].as_u64(), fc["acked"].as_u64()), (Some(74), Some(592)), "{fc}");
-    assert_eq!(report["summary"]["write"]["ios"], 599, "every write is a measured I/O");
+    assert_eq!(
+        (fc["flushes"].as_u64(), fc["acked"].as_u64()),
+        (Some(74), Some(592)),
+        "{fc}"
+    );
+    assert_eq!(
+        report["summary"]["write"]["ios"], 599,
+        "every write is a measured I/O"
+    );
     let line = r["line"].as_str().unwrap_or_default();
     assert!(
-        line.contains(&format!("session {session}: 599 writes, 74 flushes, 592 writes recorded durable on {url}")),
+        line.contains(&format!(
+            "session {session}: 599 writes, 74 flushes, 592 writes recorded durable on {url}"
+        )),
         "{line}"
     );
     let said = r["findings"].to_string();
     assert!(
-        said.contains(&format!("592 writes recorded durable on the witness {url} (session {session})"))
-            && said.contains("Verify after power cut"),
+        said.contains(&format!(
+            "592 writes recorded durable on the witness {url} (session {session})"
+        )) && said.contains("Verify after power cut"),
         "the result page says what to verify: {said}"
     );
-    assert!(report["spec"]["flushcheck"]["witness"] == url.as_str(), "{}", report["spec"]);
+    assert!(
+        report["spec"]["flushcheck"]["witness"] == url.as_str(),
+        "{}",
+        report["spec"]
+    );
     assert!(report["spec"]["flushcheck"].get("token").is_none());
     let (_, s) = w.get(&format!("/api/v1/witness/{session}"), tests::server::VIEW);
     assert_eq!(s["session"]["acked"], 592, "{}", s["session"]);
@@ -688,7 +723,17 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
     );
     assert_eq!(status, 200, "{v}");
     println!("{}", v["line"]);
-    assert_eq!(v["session"].as_i64(), Some(session), "the newest session of this host and target");
+    assert_eq!(
+        v["session"].as_i64(),
+        Some(session),
+        "the newest session of this host and target"
+    );
     assert_eq!(v["verdict"], "HONEST", "{v}");
-    assert_eq!((v["checked"].as_u64(), v["intact"].as_u64()), (s["records"].as_array().map(|a| a.len() as u64), v["checked"].as_u64()));
+    assert_eq!(
+        (v["checked"].as_u64(), v["intact"].as_u64()),
+        (
+            s["records"].as_array().map(|a| a.len() as u64),
+            v["checked"].as_u64()
+        )
+    );
 }
