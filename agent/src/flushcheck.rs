@@ -292,7 +292,8 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
         job,
         result: Ok(JobSetup {
             backend: "sync",
-            note: None,
+            note: shared::flushcheck::witness_is_local(&w.out.witness)
+                .then(|| shared::flushcheck::LOCAL_WITNESS.to_string()),
             features: vec![format!(
                 "flush check: one verified block at a time, {}, each flushed write recorded on the witness {} (session {}) before the next",
                 w.flush.map_or("each write O_DSYNC".to_string(), |f| format!("{} every {} writes", f.call(), w.every)),

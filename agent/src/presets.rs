@@ -190,8 +190,8 @@ const DEFS: &[Def] = &[
           takes: &["size", "count", "runtime", "idle", "bs"], build: probe, tune: None },
     Def { kind: PresetKind::LoadLatency, description: "latency against offered load, the hockey stick: 4 KiB (bs) random reads in 1 GiB (size), the maximum at QD 1 and at QD 32 (count: the deeper one), then 1 % to 100 % of each maximum with Poisson arrivals, p50 and p99 against IOPS; 2 s (runtime) per step",
           takes: &["size", "count", "runtime", "bs"], build: load_latency, tune: None },
-    Def { kind: PresetKind::Flushcheck, description: "does the drive keep what it acknowledged (diskchecker.pl's check): verified 4 KiB (bs) blocks one at a time at random offsets over the target (size), fdatasync every 16 writes (flush_every) or each write O_DSYNC (dsync), each flushed write recorded on a witness agent (witness: its URL; its token as the request's witness_token) before the next; count writes, or for runtime, or until the power goes. Then cut the power, restart, and verify (Targets: Verify after power cut)",
-          takes: &["size", "count", "runtime", "bs", "witness", "flush_every", "dsync"], build: flushcheck, tune: None },
+    Def { kind: PresetKind::Flushcheck, description: "does the drive keep what it acknowledged (diskchecker.pl's check): verified 4 KiB (bs) blocks one at a time at random offsets over the target (size), fdatasync (fsync: fsync) every 16 writes (flush_every) or each write O_DSYNC (dsync), each flushed write recorded on a witness agent (witness: its URL; its token as the request's witness_token) before the next; count writes, or for runtime, or until the power goes. Then cut the power, restart, and verify (Targets: Verify after power cut)",
+          takes: &["size", "count", "runtime", "bs", "witness", "flush_every", "fsync", "dsync"], build: flushcheck, tune: None },
 ];
 
 fn find(name: &str) -> Option<&'static Def> {
@@ -722,27 +722,31 @@ fn probe(c: &Ctx) -> Result<Vec<Step>, PresetError> {
 
 /// The flush check's writer (the `flushcheck` preset, `diskscope flushcheck write`): one
 /// job writing `bs`-byte verified blocks over `span` bytes (the target when none), made
-/// durable by an fdatasync every `flush_every` writes or by O_DSYNC writes.
+/// durable by `flush` (an fdatasync or fsync every N writes) or, without one, by O_DSYNC
+/// writes.
 pub fn flushcheck_spec(
     bs: u64,
     span: Option<u64>,
-    flush_every: u64,
-    dsync: bool,
+    flush: Option<shared::durability::Flush>,
     writer: shared::flushcheck::WriterSpec,
 ) -> WorkloadSpec {
     let mut s = spec(RwMode::RandWrite, bs, 1);
     s.size = span;
     s.backend = shared::spec::Backend::Sync;
-    if dsync {
-        s.write_sync = shared::durability::WriteSync::Dsync;
-    } else {
-        s.flush = Some(shared::durability::Flush {
-            every: u32::try_from(flush_every).unwrap_or(u32::MAX),
-            data_only: true,
-        });
+    match flush {
+        Some(f) => s.flush = Some(f),
+        None => s.write_sync = shared::durability::WriteSync::Dsync,
     }
     s.flushcheck = Some(writer);
     s
+}
+
+/// A flush every `every` writes: fdatasync, or fsync when `fsync`; none with `dsync`.
+pub fn flushcheck_flush(every: u32, fsync: bool, dsync: bool) -> Option<shared::durability::Flush> {
+    (!dsync).then_some(shared::durability::Flush {
+        every,
+        data_only: !fsync,
+    })
 }
 
 /// Gives the flush check's steps the witness's token, which the request or the command
@@ -760,8 +764,11 @@ fn flushcheck(c: &Ctx) -> Result<Vec<Step>, PresetError> {
     let mut s = flushcheck_spec(
         c.o.bs.unwrap_or(4096),
         c.o.size.map(|v| c.fit(v)),
-        u64::from(c.o.flush_every.unwrap_or(16)),
-        c.o.dsync.unwrap_or(false),
+        flushcheck_flush(
+            c.o.flush_every.unwrap_or(16),
+            c.o.fsync.unwrap_or(false),
+            c.o.dsync.unwrap_or(false),
+        ),
         shared::flushcheck::WriterSpec {
             witness,
             count: c.o.count.map(u64::from),

@@ -112,6 +112,27 @@ impl std::fmt::Debug for WriterSpec {
     }
 }
 
+/// Whether a witness at `url` runs on this machine (a loopback address): a weaker check,
+/// its records survive the cut only if its database is on a disk the cut spares.
+pub fn witness_is_local(url: &str) -> bool {
+    let host = url
+        .split("://")
+        .nth(1)
+        .unwrap_or(url)
+        .split('/')
+        .next()
+        .unwrap_or("");
+    // `[::1]:7878`, `127.0.0.1:7878`, `localhost:7878`.
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    matches!(host, "localhost" | "::1") || host.starts_with("127.")
+}
+
+/// What a run says of a local witness.
+pub const LOCAL_WITNESS: &str = "the witness runs on this machine: a weaker check (its records survive only if its database is on a disk the cut spares)";
+
 /// Longest witness URL taken.
 pub const MAX_WITNESS_URL: usize = 2048;
 
@@ -322,6 +343,25 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_witness_on_this_machine_is_known_by_its_address() {
+        for local in [
+            "http://127.0.0.1:7878",
+            "http://localhost:7878/",
+            "http://[::1]:7878",
+            "https://127.1.2.3",
+        ] {
+            assert!(witness_is_local(local), "{local}");
+        }
+        for remote in [
+            "http://lab-pc:7878",
+            "http://10.0.0.2:7878",
+            "http://[fe80::1]:7878",
+        ] {
+            assert!(!witness_is_local(remote), "{remote}");
+        }
+    }
 
     #[test]
     fn the_worst_finding_names_the_verdict() {

@@ -233,7 +233,7 @@ pub struct RunArgs {
     /// files: directories per job (default 1; --count files in each, --bs bytes each).
     #[arg(long)]
     pub dirs: Option<u32>,
-    /// files: fsync each file after writing it.
+    /// files: fsync each file after writing it; flushcheck: fsync instead of fdatasync.
     #[arg(long)]
     pub fsync_each: bool,
     /// files: the phases to run, in their order: mkdir,create,stat,read,delete,rmdir

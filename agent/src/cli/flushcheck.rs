@@ -60,16 +60,8 @@ impl WitnessArgs {
     /// A witness on this machine loses its power with the drive's unless its database is
     /// on another powered disk: said before anything is written.
     fn warn_if_local(&self) {
-        let host = self
-            .witness
-            .split("://")
-            .nth(1)
-            .unwrap_or(&self.witness)
-            .split([':', '/'])
-            .next()
-            .unwrap_or("");
-        if matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1") || host.starts_with("127.") {
-            eprintln!("diskscope: the witness runs on this machine: a weaker check (its records survive only if its database is on a disk the cut spares)");
+        if shared::flushcheck::witness_is_local(&self.witness) {
+            eprintln!("diskscope: {}", shared::flushcheck::LOCAL_WITNESS);
         }
     }
 }
@@ -92,6 +84,9 @@ pub struct WriteArgs {
     /// Each write with O_DSYNC (FUA) instead of fdatasync.
     #[arg(long)]
     pub dsync: bool,
+    /// fsync (data and metadata) instead of fdatasync.
+    #[arg(long, conflicts_with = "dsync")]
+    pub fsync: bool,
     /// Stop after this many writes.
     #[arg(long)]
     pub count: Option<u64>,
@@ -109,8 +104,11 @@ impl WriteArgs {
         let mut s = crate::presets::flushcheck_spec(
             self.bs,
             self.size,
-            self.flush_every,
-            self.dsync,
+            crate::presets::flushcheck_flush(
+                u32::try_from(self.flush_every).unwrap_or(u32::MAX),
+                self.fsync,
+                self.dsync,
+            ),
             shared::flushcheck::WriterSpec {
                 witness: self.witness.witness.clone(),
                 count: self.count,

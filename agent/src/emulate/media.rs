@@ -16,7 +16,8 @@
 //!
 //! A volatile write cache (`write_cache` bytes) is the ground truth for flush checks:
 //! writes are acknowledged into it and reach the medium (through the faults above) on a
-//! flush, oldest first when it is full, or at once when written with O_DSYNC (FUA). A power
+//! flush, oldest first when it is full, after `destage_ms` in the cache when set, or at once
+//! when written with O_DSYNC (FUA). A power
 //! cut ([`Media::power_cut`]) loses what it holds and says exactly what: the writes lost,
 //! and those torn (`tear_bytes`: only their first bytes reached the medium). `flush` says
 //! how the drive keeps its promise: `honest` (all of the cache before the flush returns),
@@ -30,7 +31,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The granularity of faults and of the data store's bookkeeping.
 pub const PAGE: u64 = 4096;
@@ -55,6 +56,9 @@ pub struct Faults {
     pub flush: FlushPolicy,
     /// At a power cut, each cached write's first `tear_bytes` reach the medium (0: none do).
     pub tear_bytes: u64,
+    /// A cached write reaches the medium on its own once it has been cached this long
+    /// (0: only a flush, a full cache or FUA put it there), as a drive's idle destage does.
+    pub destage_ms: u64,
     /// Seeds the `reordered` drive's choices.
     pub seed: u64,
 }
@@ -116,8 +120,9 @@ pub struct Media {
     /// `lost_writes` pages already written once.
     written_once: HashSet<u64>,
     /// The volatile cache: acknowledged writes not yet on the medium, oldest first, each
-    /// with whether a flush has returned since it came (it was promised durable).
-    cache: std::collections::VecDeque<(u64, Vec<u8>, bool)>,
+    /// with whether a flush has returned since it came (it was promised durable) and when
+    /// it came (for `destage_ms`).
+    cache: std::collections::VecDeque<(u64, Vec<u8>, bool, Instant)>,
     cached_bytes: u64,
     /// Off after a cut until switched on: every I/O fails.
     off: bool,
@@ -180,6 +185,7 @@ impl Media {
             }
             self.cut_after = Some(left - 1);
         }
+        self.destage_aged();
         if self.faults.write_cache == 0 || fua {
             return self.write(offset, data);
         }
@@ -191,15 +197,16 @@ impl Media {
             if let Some(i) = self
                 .cache
                 .iter()
-                .position(|(o, d, _)| *o == offset && d.len() == data.len())
+                .position(|(o, d, _, _)| *o == offset && d.len() == data.len())
             {
-                if let Some((_, d, p)) = self.cache.remove(i) {
+                if let Some((_, d, p, _)) = self.cache.remove(i) {
                     self.cached_bytes -= d.len() as u64;
                     promised = p;
                 }
             }
         }
-        self.cache.push_back((offset, data.to_vec(), promised));
+        self.cache
+            .push_back((offset, data.to_vec(), promised, Instant::now()));
         self.cached_bytes += data.len() as u64;
         while self.cached_bytes > self.faults.write_cache {
             self.destage_oldest();
@@ -208,10 +215,29 @@ impl Media {
     }
 
     fn destage_oldest(&mut self) {
-        if let Some((o, d, _)) = self.cache.pop_front() {
+        if let Some((o, d, _, _)) = self.cache.pop_front() {
             self.cached_bytes -= d.len() as u64;
             // The range was checked when the write was acknowledged.
             let _ = self.write(o, &d);
+        }
+    }
+
+    /// Writes cached for `destage_ms` or longer reach the medium (a drive's idle destage;
+    /// seen at each write, flush and cut, which is when it can matter).
+    fn destage_aged(&mut self) {
+        if self.faults.destage_ms == 0 {
+            return;
+        }
+        let delay = Duration::from_millis(self.faults.destage_ms);
+        let mut i = 0;
+        while i < self.cache.len() {
+            if self.cache[i].3.elapsed() < delay {
+                i += 1;
+            } else if let Some((o, d, _, _)) = self.cache.remove(i) {
+                self.cached_bytes -= d.len() as u64;
+                // The range was checked when the write was acknowledged.
+                let _ = self.write(o, &d);
+            }
         }
     }
 
@@ -229,6 +255,7 @@ impl Media {
         if self.off {
             return Err(MediaError);
         }
+        self.destage_aged();
         match self.faults.flush {
             FlushPolicy::Honest => {
                 while !self.cache.is_empty() {
@@ -239,14 +266,14 @@ impl Media {
             FlushPolicy::Reordered => {
                 // A random half of the cache, in random order.
                 let mut keep = std::collections::VecDeque::new();
-                while let Some((o, d, _)) = self.cache.pop_front() {
+                while let Some((o, d, _, at)) = self.cache.pop_front() {
                     if self.next_random() & 1 == 0 {
                         self.cached_bytes -= d.len() as u64;
                         let _ = self.write(o, &d);
                     } else if self.next_random() & 1 == 0 {
-                        keep.push_front((o, d, true));
+                        keep.push_front((o, d, true, at));
                     } else {
-                        keep.push_back((o, d, true));
+                        keep.push_back((o, d, true, at));
                     }
                 }
                 self.cache = keep;
@@ -262,7 +289,8 @@ impl Media {
     /// first when the drive tears), and every I/O fails until [`Media::power_on`].
     pub fn power_cut(&mut self) -> Cut {
         let mut cut = Cut::default();
-        while let Some((o, d, promised)) = self.cache.pop_front() {
+        self.destage_aged();
+        while let Some((o, d, promised, _)) = self.cache.pop_front() {
             let tear = (self.faults.tear_bytes as usize).min(d.len());
             let hit = [o, d.len() as u64];
             if tear == d.len() {
@@ -298,7 +326,7 @@ impl Media {
         }
         let mut out = self.read(offset, len)?;
         let end = offset + len as u64;
-        for (o, d, _) in &self.cache {
+        for (o, d, _, _) in &self.cache {
             let (lo, hi) = (offset.max(*o), end.min(o + d.len() as u64));
             if lo < hi {
                 out[(lo - offset) as usize..(hi - offset) as usize]
@@ -482,6 +510,32 @@ mod tests {
             seed: 7,
             ..Faults::default()
         })
+    }
+
+    #[test]
+    fn a_write_cached_past_the_destage_delay_is_on_the_medium_at_a_cut() {
+        // A drive that ignores flush but destages what has sat 50 ms in its cache.
+        let mut m = media(Faults {
+            write_cache: 16 * PAGE,
+            flush: FlushPolicy::Ignored,
+            destage_ms: 50,
+            ..Faults::default()
+        });
+        m.write_acked(0, &[1u8; 4096], false).expect("write");
+        m.flush().expect("flush");
+        std::thread::sleep(Duration::from_millis(80));
+        m.write_acked(PAGE, &[2u8; 4096], false).expect("write");
+        m.flush().expect("flush");
+        let cut = m.power_cut();
+        assert_eq!(
+            cut.lost,
+            vec![[PAGE, PAGE]],
+            "only the write younger than the delay"
+        );
+        assert_eq!(cut.promised, vec![[PAGE, PAGE]]);
+        m.power_on();
+        assert_eq!(m.read_acked(0, 4096).expect("read"), vec![1u8; 4096]);
+        assert_eq!(m.read_acked(PAGE, 4096).expect("read"), vec![0u8; 4096]);
     }
 
     #[test]

@@ -127,7 +127,9 @@ pub fn io_path_warnings(p: &IoPath, backend: Backend, files: bool) -> Vec<String
             ));
         }
     }
-    if p.buffer_bytes > 0
+    // Buffers smaller than one huge page (a probe's or a flush check's one block) were
+    // never to be in one.
+    if p.buffer_bytes >= 2 << 20
         && p.huge_page_bytes < p.buffer_bytes
         && crate::engine::buf::thp_available()
     {

@@ -628,7 +628,7 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
         let mut body = serde_json::json!({
             "target": disk.display().to_string(),
             "preset": "flushcheck",
-            "options": {"witness": url, "flush_every": 8, "size": "4M"},
+            "options": {"witness": url, "flush_every": 8, "fsync": true, "size": "4M"},
         });
         for (k, v) in extra.as_object().expect("object") {
             body[k] = v.clone();
@@ -708,6 +708,15 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
         report["spec"]
     );
     assert!(report["spec"]["flushcheck"].get("token").is_none());
+    let env = report["environment"].to_string();
+    assert!(
+        env.contains("fsync every 8 writes"),
+        "the flush asked for: {env}"
+    );
+    assert!(
+        env.contains("a weaker check"),
+        "a witness on this machine is said to be weaker: {env}"
+    );
     let (_, s) = w.get(&format!("/api/v1/witness/{session}"), tests::server::VIEW);
     assert_eq!(s["session"]["acked"], 592, "{}", s["session"]);
     // The token never reached the writer's disk (database, journal, anything there).
