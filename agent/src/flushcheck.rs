@@ -398,35 +398,46 @@ pub fn verify_on(
         Some(s) => s,
         None => newest_session(info, witness)?,
     };
-    let r: Records = witness
-        .get(
-            &format!("/api/v1/witness/{session}"),
-            "read the witness's records",
-        )
-        .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("its records: {e}")))
-        .map_err(VerifyError::Witness)?;
+    // The records page by page (a session over a whole drive holds millions): each page
+    // judged as it comes, so memory stays at one page whatever the session's size.
+    let page = |after: Option<u64>| -> Result<Records, VerifyError> {
+        let q = after.map_or(String::new(), |a| format!("?after={a}"));
+        witness
+            .get(
+                &format!("/api/v1/witness/{session}{q}"),
+                "read the witness's records",
+            )
+            .and_then(|b| serde_json::from_str(&b).map_err(|e| anyhow!("its records: {e}")))
+            .map_err(VerifyError::Witness)
+    };
+    let mut r = page(None)?;
     let file = info.open(false, true)?;
-    let bs = r.session.new.bs;
+    let (bs, nonce) = (r.session.new.bs, r.session.new.nonce);
     let mut pool = BufferPool::new(bs as usize, 1, false).map_err(VerifyError::Buffer)?;
     let mut v = Verdict {
         session,
         acked_last_seq: r.session.last_seq,
         ..Verdict::default()
     };
-    for rec in &r.records {
-        let buf = pool.get_mut(0);
-        let (state, found_seq) = match file.read_exact_at(buf, rec.offset) {
-            Ok(()) => judge(buf, rec.offset, r.session.new.nonce, rec.seq),
-            Err(_) => (BlockState::Unreadable, None),
-        };
-        v.count(Finding {
-            offset: rec.offset,
-            recorded_seq: rec.seq,
-            found_seq,
-            state,
-        });
+    loop {
+        for rec in &r.records {
+            let buf = pool.get_mut(0);
+            let (state, found_seq) = match file.read_exact_at(buf, rec.offset) {
+                Ok(()) => judge(buf, rec.offset, nonce, rec.seq),
+                Err(_) => (BlockState::Unreadable, None),
+            };
+            v.count(Finding {
+                offset: rec.offset,
+                recorded_seq: rec.seq,
+                found_seq,
+                state,
+            });
+        }
+        match r.next_after {
+            Some(after) => r = page(Some(after))?,
+            None => return Ok(v.finish()),
+        }
     }
-    Ok(v.finish())
 }
 
 #[cfg(test)]

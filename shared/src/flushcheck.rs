@@ -73,12 +73,33 @@ pub struct Durable {
     pub records: Vec<Record>,
 }
 
-/// A session and, for each block, the newest write recorded durable.
+/// A session and, for each block, the newest write recorded durable: one page of them, by
+/// offset (`GET /api/v1/witness/{id}?after=OFFSET&limit=N`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Records {
     pub session: Session,
     pub records: Vec<Record>,
+    /// More records follow: ask again with `after` this (the page's last offset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_after: Option<u64>,
+}
+
+/// Records per page of `GET /api/v1/witness/{id}` at most (and by default): about 3 MB of
+/// JSON. A session over a whole drive holds a record per block written, millions of them;
+/// the read-back takes them page by page, at flat memory.
+pub const MAX_RECORDS_PER_PAGE: u32 = 65_536;
+
+/// `GET /api/v1/witness/{id}`'s query: the page after offset `after` (from the first
+/// without), at most `limit` records (1..[`MAX_RECORDS_PER_PAGE`]).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RecordsQuery {
+    #[serde(default)]
+    pub after: Option<u64>,
+    #[serde(default)]
+    pub limit: Option<u32>,
 }
 
 /// The writer of a flush check as a run (`--preset flushcheck`, the spec's `flushcheck`):

@@ -213,7 +213,8 @@ pub fn table() -> Vec<Route> {
         route(Get, "/api/v1/witness", Viewer, "The witness's sessions of a writer's host and target (host, target), newest first", witness::sessions)
             .query::<shared::flushcheck::SessionQuery>()
             .json::<Vec<shared::flushcheck::Session>>(200),
-        route(Get, "/api/v1/witness/{id}", Viewer, "A witness session and each block's newest durable write", witness::records)
+        route(Get, "/api/v1/witness/{id}", Viewer, "A witness session and a page of its blocks' newest durable writes, by offset (after, limit: at most 65,536; next_after when more follow)", witness::records)
+            .query::<shared::flushcheck::RecordsQuery>()
             .json::<shared::flushcheck::Records>(200),
         route(Post, "/api/v1/flushcheck/verify", Operator, "After a power cut: read back every block a witness recorded durable for a session on one of this agent's targets, and judge it", witness::verify)
             .body::<shared::flushcheck::VerifyRequest>()

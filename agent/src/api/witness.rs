@@ -10,8 +10,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
 use shared::flushcheck::{
-    Durable, NewSession, Records, Session, SessionQuery, Verdict, VerifyRequest,
-    MAX_RECORDS_PER_CALL,
+    Durable, NewSession, Records, RecordsQuery, Session, SessionQuery, Verdict, VerifyRequest,
+    MAX_RECORDS_PER_CALL, MAX_RECORDS_PER_PAGE,
 };
 
 impl From<WitnessError> for ApiError {
@@ -67,9 +67,21 @@ pub async fn durable(
 pub async fn records(
     State(st): State<AppState>,
     ApiPath(id): ApiPath<i64>,
+    ApiQuery(q): ApiQuery<RecordsQuery>,
 ) -> Result<Json<Records>, ApiError> {
+    let limit = q.limit.unwrap_or(MAX_RECORDS_PER_PAGE);
+    if !(1..=MAX_RECORDS_PER_PAGE).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit {limit}: 1..{MAX_RECORDS_PER_PAGE} records a page"
+        )));
+    }
     let store = st.manager.store().clone();
-    let r = blocking(move || store.witness_records(id).map_err(ApiError::from)).await?;
+    let r = blocking(move || {
+        store
+            .witness_records(id, q.after, limit)
+            .map_err(ApiError::from)
+    })
+    .await?;
     Ok(Json(r))
 }
 

@@ -160,22 +160,38 @@ impl Store {
         session_on(&conn, id)
     }
 
-    /// The session and each block's newest durable write, by offset.
-    pub fn witness_records(&self, id: i64) -> Result<Records, WitnessError> {
+    /// The session and a page of its blocks' newest durable writes, by offset: those past
+    /// `after` (all without), at most `limit`; `next_after` when more follow.
+    pub fn witness_records(
+        &self,
+        id: i64,
+        after: Option<u64>,
+        limit: u32,
+    ) -> Result<Records, WitnessError> {
         let session = self.witness_session(id)?;
         let conn = self.conn();
         let mut q = conn.prepare(
-            "SELECT offset, seq FROM witness_records WHERE session_id = ?1 ORDER BY offset",
+            "SELECT offset, seq FROM witness_records WHERE session_id = ?1 AND offset > ?2
+             ORDER BY offset LIMIT ?3",
         )?;
-        let records = q
-            .query_map([id], |r| {
+        // Offsets are stored as SQLite's signed integers: -1 is before the first.
+        let from = after.map_or(-1, |a| a as i64);
+        let mut records = q
+            .query_map(params![id, from, i64::from(limit) + 1], |r| {
                 Ok(Record {
                     offset: r.get::<_, i64>(0)? as u64,
                     seq: r.get::<_, i64>(1)? as u64,
                 })
             })?
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Records { session, records })
+        let more = records.len() > limit as usize;
+        records.truncate(limit as usize);
+        let next_after = more.then(|| records.last().map(|r| r.offset)).flatten();
+        Ok(Records {
+            session,
+            records,
+            next_after,
+        })
     }
 }
 
@@ -225,8 +241,22 @@ mod tests {
         drop(store);
         // Reopened (a restarted witness): every acknowledged record is there.
         let store = Store::open(&dir.path().join("w.db")).expect("reopen");
-        let r = store.witness_records(s.id).expect("records");
+        let r = store.witness_records(s.id, None, 100).expect("records");
         assert_eq!(r.records, vec![rec(0, 5), rec(8192, 2)]);
+        assert_eq!(r.next_after, None);
         assert_eq!((r.session.acked, r.session.last_seq), (3, 5));
+        // Page by page: one record a page, each page after the last one's offset.
+        let first = store.witness_records(s.id, None, 1).expect("page 1");
+        assert_eq!(
+            (first.records.clone(), first.next_after),
+            (vec![rec(0, 5)], Some(0))
+        );
+        let second = store
+            .witness_records(s.id, first.next_after, 1)
+            .expect("page 2");
+        assert_eq!(
+            (second.records, second.next_after),
+            (vec![rec(8192, 2)], None)
+        );
     }
 }

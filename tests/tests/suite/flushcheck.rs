@@ -512,6 +512,35 @@ fn a_flush_of_thousands_of_writes_is_recorded_whole() {
     assert_eq!(acked, 2500, "{text}");
     let (pass, v) = verify(&e, &w, session, dir.path());
     assert!(pass && v["acked_last_seq"] == 2500, "{v}");
+    // The records page by page (a drive-wide session holds millions): pages of 1,000 after
+    // each page's last offset are the whole list, in order, each record once.
+    let view = tests::server::VIEW;
+    let (_, all) = w.get(&format!("/api/v1/witness/{session}"), view);
+    let whole = all["records"].as_array().expect("records").clone();
+    assert!(
+        all.get("next_after").is_none(),
+        "one default page holds them: {}",
+        whole.len()
+    );
+    let (mut paged, mut after, mut pages) = (Vec::new(), None::<u64>, 0);
+    loop {
+        let q = after.map_or(String::new(), |a| format!("&after={a}"));
+        let (status, p) = w.get(&format!("/api/v1/witness/{session}?limit=1000{q}"), view);
+        assert_eq!(status, 200, "{p}");
+        paged.extend(p["records"].as_array().expect("records").iter().cloned());
+        pages += 1;
+        match p["next_after"].as_u64() {
+            Some(a) => after = Some(a),
+            None => break,
+        }
+    }
+    assert_eq!(paged, whole, "{pages} pages");
+    assert_eq!(pages, whole.len().div_ceil(1000), "{} records", whole.len());
+    assert_eq!(v["checked"].as_u64(), Some(whole.len() as u64));
+    for bad in ["limit=0", "limit=65537", "after=x"] {
+        let (status, p) = w.get(&format!("/api/v1/witness/{session}?{bad}"), view);
+        assert_eq!(status, 400, "{bad}: {p}");
+    }
 }
 
 /// The witness's own refusals: a batch over the call limit, a sequence not above the last
