@@ -411,6 +411,12 @@ pub fn verify_on(
             .map_err(VerifyError::Witness)
     };
     let mut r = page(None)?;
+    // The witness's word on the block size sizes the buffer: held to what a writer makes.
+    if let Some(why) = r.session.new.problem() {
+        return Err(VerifyError::Witness(anyhow!(
+            "its session {session}: {why}"
+        )));
+    }
     let file = info.open(false, true)?;
     let (bs, nonce) = (r.session.new.bs, r.session.new.nonce);
     let mut pool = BufferPool::new(bs as usize, 1, false).map_err(VerifyError::Buffer)?;

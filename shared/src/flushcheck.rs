@@ -34,6 +34,34 @@ pub struct NewSession {
     pub nonce: u64,
 }
 
+impl NewSession {
+    /// What is wrong with it: a block size that is not whole sectors up to
+    /// [`crate::spec::MAX_BS`], no blocks, or a span past 2^63 bytes (offsets are stored as
+    /// signed 64-bit integers).
+    pub fn problem(&self) -> Option<String> {
+        let end = self
+            .blocks
+            .checked_mul(self.bs)
+            .and_then(|b| b.checked_add(self.start));
+        if self.bs == 0 || !self.bs.is_multiple_of(512) || self.bs > crate::spec::MAX_BS {
+            Some(format!(
+                "bs {}: whole sectors (a multiple of 512) up to {} bytes",
+                self.bs,
+                crate::spec::MAX_BS
+            ))
+        } else if self.blocks == 0 {
+            Some("blocks 0: a session needs blocks".into())
+        } else if end.is_none_or(|e| e > i64::MAX as u64) {
+            Some(format!(
+                "start {} + {} blocks of {} bytes: past 2^63 bytes",
+                self.start, self.blocks, self.bs
+            ))
+        } else {
+            None
+        }
+    }
+}
+
 /// A session the witness keeps.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -31,11 +31,8 @@ pub async fn open(
     State(st): State<AppState>,
     ApiJson(s): ApiJson<NewSession>,
 ) -> Result<(StatusCode, Json<Session>), ApiError> {
-    if s.bs == 0 || s.blocks == 0 {
-        return Err(ApiError::bad_request(format!(
-            "a session needs a block size and blocks (bs {}, blocks {})",
-            s.bs, s.blocks
-        )));
+    if let Some(why) = s.problem() {
+        return Err(ApiError::bad_request(why));
     }
     let store = st.manager.store().clone();
     let session = blocking(move || {

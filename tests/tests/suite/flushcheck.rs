@@ -558,6 +558,27 @@ fn the_witness_refuses_what_it_cannot_record_in_order() {
             "blocks": 1u64 << 40, "nonce": u64::MAX}),
     );
     assert_eq!(s, 201, "{session}");
+    // Sessions no writer makes: the block size sizes the read-back's buffer, offsets are
+    // stored as signed 64-bit integers.
+    for (bs, blocks, start, names) in [
+        (0u64, 1u64, 0u64, "bs 0"),
+        (513, 1, 0, "bs 513"),
+        (128 << 20, 1, 0, "bs 134217728"),
+        (4096, 0, 0, "blocks 0"),
+        (4096, 1 << 62, 0, "past 2^63"),
+        (4096, 1, u64::MAX - 100, "past 2^63"),
+    ] {
+        let (s, r) = w.post(
+            "/api/v1/witness",
+            op,
+            &serde_json::json!({"target": "/dev/sdz", "host": "h", "bs": bs, "start": start,
+                "blocks": blocks, "nonce": 1}),
+        );
+        assert!(
+            s == 400 && r["message"].as_str().is_some_and(|m| m.contains(names)),
+            "bs {bs} blocks {blocks} start {start}: {s} {r}"
+        );
+    }
     let id = session["id"].as_i64().expect("id");
     let path = format!("/api/v1/witness/{id}/durable");
     let batch = |from: u64, n: u64| {
