@@ -9,6 +9,9 @@ adding one to the last, as Jens Axboe's t/io_uring reports them:
   + fixed buffers   the buffers registered (fio: --fixedbufs)
   + registered ring the ring's descriptor registered (fio has no such option: as the last)
   + batch 8, 32     that many I/Os per submit call (fio: --iodepth_batch_submit), at most QD
+  + force async     every I/O marked IOSQE_ASYNC: straight to io_uring's workers, without the
+                    inline try a device that cannot take I/O without blocking fails first
+                    (fio: --force_async=1)
   + SQPOLL          a kernel thread polls the submission queue, on CPU 0 (fio: --sqthread_poll
                     --sqthread_poll_cpu=0)
 
@@ -51,9 +54,12 @@ LEVELS = [
      ["--registerfiles", "--fixedbufs", "--iodepth_batch_submit={b8}"]),
     ("+ batch 32", ["--iodepth-batch", "{b32}"],
      ["--registerfiles", "--fixedbufs", "--iodepth_batch_submit={b32}"]),
-    ("+ SQPOLL", ["--iodepth-batch", "{b32}", "--sqpoll", "--sqpoll-cpu", "0"],
-     ["--registerfiles", "--fixedbufs", "--iodepth_batch_submit={b32}", "--sqthread_poll=1",
-      "--sqthread_poll_cpu=0"]),
+    ("+ force async", ["--iodepth-batch", "{b32}", "--force-async", "1"],
+     ["--registerfiles", "--fixedbufs", "--iodepth_batch_submit={b32}", "--force_async=1"]),
+    ("+ SQPOLL", ["--iodepth-batch", "{b32}", "--force-async", "1", "--sqpoll", "--sqpoll-cpu",
+                  "0"],
+     ["--registerfiles", "--fixedbufs", "--iodepth_batch_submit={b32}", "--force_async=1",
+      "--sqthread_poll=1", "--sqthread_poll_cpu=0"]),
 ]
 
 

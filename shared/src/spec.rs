@@ -513,6 +513,10 @@ pub struct WorkloadSpec {
     /// Writes that reach the media whole or not at all (`RWF_ATOMIC`, fio's `atomic`):
     /// O_DIRECT, each write within the target's atomic write unit limits.
     pub atomic: bool,
+    /// io_uring: every Nth I/O marked `IOSQE_ASYNC` (fio's `force_async`; 0: none), handed
+    /// to the kernel's workers without the inline attempt that a device which cannot take
+    /// I/O without blocking (zram, loop) always fails first.
+    pub force_async: u32,
     /// Polled completions (io_uring's `IORING_SETUP_IOPOLL`, fio's `hipri`): the job polls
     /// the device's poll queues instead of waiting for an interrupt. O_DIRECT on a device
     /// with poll queues.
@@ -664,6 +668,7 @@ impl Default for WorkloadSpec {
             fadvise_hint: FadviseHint::Type,
             sqpoll: false,
             sqpoll_cpu: None,
+            force_async: 0,
             uncached: false,
             atomic: false,
             hipri: false,
@@ -854,6 +859,16 @@ impl WorkloadSpec {
                     ),
                 );
             }
+        }
+        if self.force_async > 0 && !self.backend.is_ring() {
+            bad(
+                "force_async",
+                &self.force_async,
+                format!(
+                    "IOSQE_ASYNC marks io_uring's requests, not the {} backend's",
+                    self.backend
+                ),
+            );
         }
         if self.sqpoll && !self.backend.is_ring() {
             bad(

@@ -301,6 +301,7 @@ fn on_ring(
             match UringBackend::new(&mut ring, file, pool, depth, registrations, &mut features) {
                 Ok(mut b) => {
                     b.set_rw_flags(rw_flags);
+                    b.set_force_async(spec.force_async);
                     features.extend(flag_names);
                     drive(&mut b, buffers, None, features, plan, job, shared, tx)
                 }
@@ -352,6 +353,9 @@ fn drive<B: IoBackend>(
         }
         if jp.batch.2 != 0 {
             features.push(format!("batch_complete_max={}", jp.batch.2));
+        }
+        if plan.spec().force_async > 0 {
+            features.push(format!("force_async={}", plan.spec().force_async));
         }
     }
     let setup = JobSetup {

@@ -120,6 +120,9 @@ pub struct UringBackend<'r> {
     depth: u32,
     /// Per-I/O flags of the reads and of the writes (`RWF_DONTCACHE`, `RWF_ATOMIC`).
     rw_flags: (i32, i32),
+    /// Every Nth read or write marked `IOSQE_ASYNC` (0: none), and the count towards it.
+    force_async: u32,
+    until_async: u32,
 }
 
 /// Which registrations to attempt (each on unless the spec switches it off).
@@ -180,7 +183,15 @@ impl<'r> UringBackend<'r> {
             ext_arg,
             depth,
             rw_flags: (0, 0),
+            force_async: 0,
+            until_async: 0,
         })
+    }
+
+    /// Marks every `n`th read or write `IOSQE_ASYNC` from now on (0: none).
+    pub fn set_force_async(&mut self, n: u32) {
+        self.force_async = n;
+        self.until_async = n;
     }
 
     /// Sets the per-I/O flags of the reads and of the writes from now on.
@@ -304,6 +315,17 @@ impl IoBackend for UringBackend<'_> {
                 offset,
                 flags
             ),
+        };
+        let entry = if self.force_async == 0 {
+            entry
+        } else {
+            self.until_async -= 1;
+            if self.until_async == 0 {
+                self.until_async = self.force_async;
+                entry.flags(squeue::Flags::ASYNC)
+            } else {
+                entry
+            }
         };
         // SAFETY: the buffer stays owned by the backend and untouched by the job loop until
         // this slot's completion is reaped.

@@ -753,3 +753,72 @@ fn ring_registrations_switch_off_and_a_nop_ring_runs() {
         stderr(&refused)
     );
 }
+
+/// `--force-async N` (fio's force_async): every Nth I/O goes to io_uring's kernel workers
+/// (`IOSQE_ASYNC`) without an inline try; the kernel's `iou-wrk` threads are then seen
+/// among the process's while the run goes, and the backend line says `force_async=N`; the
+/// same from a job file's `force_async`. Refused by name off io_uring.
+#[test]
+fn force_async_hands_the_io_to_the_kernels_workers() {
+    require_io_uring!();
+    let dir = disk_tempdir();
+    let target = dir.path().join("async.bin");
+    let json = dir.path().join("r.json");
+    let run = |extra: &str| {
+        let o = ds(&format!(
+            "run --target {} --size 16M --rw randread --bs 4k --iodepth 16 --runtime 1s \
+             --interval-ms 200 --json {} -q {extra}",
+            target.display(),
+            json.display()
+        ));
+        assert!(o.status.success(), "{extra}: {}", stderr(&o));
+        read_report(&json)
+    };
+    let plain = run("");
+    let forced = run("--force-async 1");
+    println!(
+        "iou-wrk threads seen: {} without, {} with --force-async 1; IOPS {:.0} / {:.0}",
+        plain.environment.io_workers_seen,
+        forced.environment.io_workers_seen,
+        plain.summary.read.iops,
+        forced.summary.read.iops
+    );
+    assert!(
+        forced.environment.io_workers_seen > 0,
+        "no iou-wrk thread with every I/O marked async"
+    );
+    assert!(
+        forced
+            .environment
+            .ring_features
+            .iter()
+            .any(|f| f == "force_async=1"),
+        "{:?}",
+        forced.environment.ring_features
+    );
+    assert!(!plain.environment.ring_features.iter().any(|f| f.starts_with("force_async")));
+    // fio's name in a job file.
+    let job = dir.path().join("async.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[a]\nfilename={}\nsize=16m\nrw=randread\nbs=4k\niodepth=8\nioengine=io_uring\ndirect=1\nruntime=1\ntime_based\nforce_async=2\n",
+            target.display()
+        ),
+    )
+    .expect("job file");
+    let o = ds(&format!("run {} --json {} -q", job.display(), json.display()));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = read_report(&json);
+    assert!(
+        r.environment.ring_features.iter().any(|f| f == "force_async=2"),
+        "{:?}",
+        r.environment.ring_features
+    );
+    let o = ds(&format!(
+        "run --target {} --size 16M --rw randread --backend sync --force-async 1 -q",
+        target.display()
+    ));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("force_async"), "{}", stderr(&o));
+}
