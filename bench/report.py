@@ -458,6 +458,10 @@ def corpus_section(c, summary):
                          f"{fr(rs)}{'' if ok else ' ⚠'} | {own} |")
     lines += ["", "Refused (exit 2, naming the option or the jobs):", ""]
     lines += [f"- `{name}`: {why.splitlines()[-1]}" for name, why in c["refused"].items()]
+    if c.get("elsewhere"):
+        lines += ["", "fio's metadata-engine examples (a directory's files, not this file) are run by "
+                  "case 9 and the suite (`files::fios_metadata_examples…`): "
+                  + ", ".join(f"`{n}`" for n in c["elsewhere"]) + "."]
     lines.append("")
     total = within + len(outside)
     summary.append(("7", "fio's example job files: each job within ±15 % of fio",
