@@ -796,7 +796,11 @@ fn force_async_hands_the_io_to_the_kernels_workers() {
         "{:?}",
         forced.environment.ring_features
     );
-    assert!(!plain.environment.ring_features.iter().any(|f| f.starts_with("force_async")));
+    assert!(!plain
+        .environment
+        .ring_features
+        .iter()
+        .any(|f| f.starts_with("force_async")));
     // fio's name in a job file.
     let job = dir.path().join("async.fio");
     std::fs::write(
@@ -807,11 +811,18 @@ fn force_async_hands_the_io_to_the_kernels_workers() {
         ),
     )
     .expect("job file");
-    let o = ds(&format!("run {} --json {} -q", job.display(), json.display()));
+    let o = ds(&format!(
+        "run {} --json {} -q",
+        job.display(),
+        json.display()
+    ));
     assert!(o.status.success(), "{}", stderr(&o));
     let r = read_report(&json);
     assert!(
-        r.environment.ring_features.iter().any(|f| f == "force_async=2"),
+        r.environment
+            .ring_features
+            .iter()
+            .any(|f| f == "force_async=2"),
         "{:?}",
         r.environment.ring_features
     );
