@@ -759,7 +759,7 @@ pub fn give_witness_token(steps: &mut [Step], token: &str) {
 
 fn flushcheck(c: &Ctx) -> Result<Vec<Step>, PresetError> {
     let witness = c.o.witness.clone().ok_or_else(|| {
-        c.bad("needs witness: the URL of the agent that records each flushed write (http://HOST:PORT)".into())
+        c.bad("needs witness: the URL of the agent that records each flushed write (http://HOST:PORT), and its token as the request's witness_token: give them on the command line (diskscope run --preset flushcheck --witness URL --witness-token TOKEN) or through the API; the dashboard's form does not start a flush check".into())
     })?;
     let mut s = flushcheck_spec(
         c.o.bs.unwrap_or(4096),

@@ -685,6 +685,20 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
         }
         agent.post("/api/v1/runs", tests::server::OP, &body)
     };
+    let (status, v) = agent.post(
+        "/api/v1/runs",
+        tests::server::OP,
+        &serde_json::json!({"target": disk.display().to_string(), "preset": "flushcheck",
+                            "witness_token": token}),
+    );
+    assert_eq!(status, 400, "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("needs witness"),
+        "{v}"
+    );
     let (status, v) = run(serde_json::json!({}));
     assert_eq!(status, 400, "{v}");
     assert!(
