@@ -136,7 +136,7 @@ impl Writer {
         let w = spec.flushcheck.as_ref().ok_or("not a flush check")?;
         if w.token.is_empty() {
             return Err(format!(
-                "the witness {}: its operator token is needed (witness_token in the request, --token on the CLI)",
+                "the witness {}: its operator token is needed (witness_token in the request, --witness-token with diskscope run, --token with diskscope flushcheck write)",
                 w.witness
             ));
         }
