@@ -183,7 +183,7 @@ impl Distribution {
         if name == "zoned" || name == "zoned_abs" {
             if v.contains(',') {
                 return Err(format!(
-                    "invalid distribution '{s}': one set of zones for every direction (diskscope has no per-direction zones)"
+                    "invalid distribution '{s}': one set of zones here (the random_distribution option takes a set per direction)"
                 ));
             }
             let d = zones(s, name == "zoned_abs", v, size)?;
@@ -201,6 +201,48 @@ impl Distribution {
         d.check()
             .map_err(|why| format!("invalid distribution '{s}': {why}"))?;
         Ok(d)
+    }
+}
+
+impl Distribution {
+    /// As [`Distribution::parse_with`], and fio's per-direction zones: a zoned distribution
+    /// with a comma (`zoned:READS,WRITES`, `zoned_abs:…,…`) gives the reads' zones and the
+    /// writes' own; any other is one for both (`None`). A third set (trims') is refused.
+    pub fn parse_per_direction(
+        s: &str,
+        size: impl Fn(&str) -> Result<u64, String>,
+    ) -> Result<(Distribution, Option<Distribution>), String> {
+        let Some((name, v)) = s
+            .split_once(':')
+            .filter(|(n, v)| matches!(*n, "zoned" | "zoned_abs") && v.contains(','))
+        else {
+            return Ok((Distribution::parse_with(s, size)?, None));
+        };
+        let sets: Vec<&str> = v.split(',').collect();
+        if sets.len() > 2 {
+            return Err(format!(
+                "invalid distribution '{s}': zones for reads and writes only (trims take the reads')"
+            ));
+        }
+        let reads = Distribution::parse_with(&format!("{name}:{}", sets[0]), &size)?;
+        let writes = match sets[1].trim() {
+            "" => None,
+            w => Some(Distribution::parse_with(&format!("{name}:{w}"), &size)?),
+        };
+        Ok((reads, writes))
+    }
+
+    /// The text [`Distribution::parse_per_direction`] reads back: `zoned:R,W` (the writes'
+    /// zones after the comma, without the name) when the writes have their own.
+    pub fn per_direction_text(reads: &Distribution, writes: Option<&Distribution>) -> String {
+        match writes {
+            None => reads.to_string(),
+            Some(w) => {
+                let w = w.to_string();
+                let list = w.split_once(':').map_or(w.as_str(), |(_, l)| l);
+                format!("{reads},{list}")
+            }
+        }
     }
 }
 
@@ -296,11 +338,41 @@ mod tests {
             ("zoned:50.5/5:49.5/95", "'50.5' is not a whole percentage"),
             ("zoned:100/0", "size above 0"),
             ("zoned:100", "'100' is not ACCESS/SIZE"),
-            ("zoned:50/5:50/95,100/100", "per-direction"),
+            ("zoned:50/5:50/95,100/100", "a set per direction"),
             ("zoned_abs:100/lots", "zone size 'lots'"),
         ] {
             let e = s.parse::<Distribution>().expect_err(s);
             assert!(e.contains(why) && e.contains(s), "{s}: {e}");
+        }
+        // fio's per-direction zones (its rand-zones.fio example's second line): the reads'
+        // set, then the writes' after a comma, the name once; a third set is refused.
+        let size = |v: &str| crate::units::parse_size(v).map_err(|e| e.to_string());
+        let (r, w) = Distribution::parse_per_direction("zoned:50/5:30/15:20/,50/10:50/90", size)
+            .expect("per direction");
+        assert_eq!(r, Distribution::Zoned(vec![(50, 5), (30, 15), (20, 80)]));
+        assert_eq!(w, Some(Distribution::Zoned(vec![(50, 10), (50, 90)])));
+        let text = Distribution::per_direction_text(&r, w.as_ref());
+        assert_eq!(text, "zoned:50/5:30/15:20/80,50/10:50/90");
+        assert_eq!(Distribution::parse_per_direction(&text, size), Ok((r, w)));
+        let (r, w) = Distribution::parse_per_direction("zoned_abs:60/4M:40/8M,100/1M", size)
+            .expect("absolute");
+        assert_eq!(
+            (r, w),
+            (
+                Distribution::ZonedAbs(vec![(60, 4 << 20), (40, 8 << 20)]),
+                Some(Distribution::ZonedAbs(vec![(100, 1 << 20)]))
+            )
+        );
+        assert_eq!(
+            Distribution::parse_per_direction("zipf:1.2", size),
+            Ok((Distribution::Zipf(1.2), None))
+        );
+        for (s, why) in [
+            ("zoned:100/100,100/100,100/100", "trims take the reads'"),
+            ("zoned:100/100,50/5", "add up to 50 %"),
+        ] {
+            let e = Distribution::parse_per_direction(s, size).expect_err(s);
+            assert!(e.contains(why), "{s}: {e}");
         }
         let many = format!("zoned{}", ":0/0".repeat(300));
         assert!(many

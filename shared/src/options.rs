@@ -925,10 +925,25 @@ pub static OPTIONS: &[WorkloadOption] = &[
                 cli: &["random-distribution"],
                 fio: &["random_distribution"],
         label: "Random distribution",
-        help: "random modes: zipf:1.2, pareto:0.8 (80/20), normal:5, zoned:50/5:30/15:20/, zoned_abs:60/1G:40/4G",
+        help: "random modes: zipf:1.2, pareto:0.8 (80/20), normal:5, zoned:50/5:30/15:20/, zoned_abs:60/1G:40/4G; zoned:READS,WRITES gives the writes their own zones",
         kind: Kind::Text("uniform"),
-        set: |s, t| keep(&mut s.random_distribution, t, parsed),
-        get: |s| s.random_distribution.to_string(),
+        set: |s, t| {
+            if t.trim().is_empty() {
+                return Ok(());
+            }
+            let (reads, writes) = crate::access::Distribution::parse_per_direction(t.trim(), |v| {
+                crate::units::parse_size(v).map_err(|e| e.to_string())
+            })?;
+            s.random_distribution = reads;
+            s.write_random_distribution = writes;
+            Ok(())
+        },
+        get: |s| {
+            crate::access::Distribution::per_direction_text(
+                &s.random_distribution,
+                s.write_random_distribution.as_ref(),
+            )
+        },
     },
     WorkloadOption {
         key: "seq_pct",

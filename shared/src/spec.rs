@@ -430,6 +430,9 @@ pub struct WorkloadSpec {
     pub scan_slow_ms: Option<u64>,
     /// How random offsets are drawn: uniform (default), zipf:THETA, pareto:H, normal:SIGMA.
     pub random_distribution: crate::access::Distribution,
+    /// The writes' own zones in a random workload (fio's `zoned:READS,WRITES`); `None`: the
+    /// writes' offsets are drawn as the reads' (`random_distribution`).
+    pub write_random_distribution: Option<crate::access::Distribution>,
     /// Random modes: this percentage of I/Os continue where the previous one ended (a
     /// sequential run inside a random workload); the rest are drawn.
     pub seq_pct: u8,
@@ -646,6 +649,7 @@ impl Default for WorkloadSpec {
             scan: false,
             scan_slow_ms: None,
             random_distribution: crate::access::Distribution::Uniform,
+            write_random_distribution: None,
             seq_pct: 0,
             replay: None,
             #[cfg(not(target_arch = "wasm32"))]

@@ -273,6 +273,9 @@ pub fn job_thread(plan: &Plan, job: usize, shared: &RunShared, tx: &Sender<JobMs
     )
 }
 
+/// Mixed into the seed of a job's writes' own offsets (their own zones).
+const WRITE_ZONES: u64 = 0x5752_4954_455a_4f4e;
+
 /// Runs the job on an io_uring ring: on `file` with its per-I/O flags (named in the backend
 /// line), or with none a ring of no-ops. The registrations are the spec's; a ring the kernel
 /// refuses falls back to pread/pwrite unless SQPOLL, polled completion or no-ops were asked
@@ -618,8 +621,17 @@ impl<'a, B: IoBackend> JobLoop<'a, B> {
             filler,
             gen: OffsetGen::new(jp.span, jp.order.clone(), Rng::new(jp.seed, seed))
                 .with_seq_pct(jp.seq_pct),
-            write_gen: (jp.order == Order::Sequential && (1..100).contains(&jp.read_pct))
-                .then(|| OffsetGen::new(jp.span, Order::Sequential, Rng::new(jp.seed, seed))),
+            // A sequential mix keeps a position per direction (as fio); a random mix whose
+            // writes have their own zones draws them from a generator of their own.
+            write_gen: match &jp.write_order {
+                Some(w) => Some(
+                    // Streams seed..seed+2 are the job's reads, mix and data: its own seed.
+                    OffsetGen::new(jp.span, w.clone(), Rng::new(jp.seed ^ WRITE_ZONES, seed))
+                        .with_seq_pct(jp.seq_pct),
+                ),
+                None => (jp.order == Order::Sequential && (1..100).contains(&jp.read_pct))
+                    .then(|| OffsetGen::new(jp.span, Order::Sequential, Rng::new(jp.seed, seed))),
+            },
             mix: Rng::new(jp.seed, seed + 1),
             slots: vec![Slot::default(); depth as usize],
             free: (0..depth).rev().collect(),

@@ -87,8 +87,10 @@ pub(super) fn apply(
             flag(value).map_err(bad)?;
         }
         "random_distribution" => {
-            job.spec.random_distribution =
-                shared::access::Distribution::parse_with(val()?, size).map_err(bad)?;
+            let (reads, writes) =
+                shared::access::Distribution::parse_per_direction(val()?, size).map_err(bad)?;
+            job.spec.random_distribution = reads;
+            job.spec.write_random_distribution = writes;
         }
         "random_generator" => {
             let note = generator_note(val()?).map_err(bad)?;

@@ -25,6 +25,8 @@ pub struct JobPlan {
     pub index: u32,
     pub span: Span,
     pub order: Order,
+    /// The writes' own order in a mix whose writes have their own zones.
+    pub write_order: Option<Order>,
     /// Bytes to issue after the ramp (size-based runs; the last I/O may pass it, as fio's
     /// do); `None` runs until time is up.
     pub bytes: Option<u64>,
@@ -87,13 +89,24 @@ pub enum Trims {
     ThenWrite,
 }
 
-/// How a job's random or sequential offsets are drawn.
-fn order_of(spec: &WorkloadSpec, cover_once: bool) -> Order {
-    match (spec.rw.is_random(), cover_once, &spec.random_distribution) {
+/// How a job's random or sequential offsets are drawn, and, where the writes have their own
+/// zones (`write_random_distribution`) and the job both reads and writes, how its writes'
+/// are. A job that only writes draws from the writes' zones.
+fn order_of(spec: &WorkloadSpec, cover_once: bool) -> (Order, Option<Order>) {
+    let of = |d: &shared::access::Distribution| match (spec.rw.is_random(), cover_once, d) {
         (false, _, _) => Order::Sequential,
         (true, true, _) => Order::CoverOnce,
         (true, false, shared::access::Distribution::Uniform) => Order::Uniform,
         (true, false, d) => Order::Skewed(d.clone()),
+    };
+    let reads = of(&spec.random_distribution);
+    match (
+        &spec.write_random_distribution,
+        spec.rw.read_pct(spec.read_pct),
+    ) {
+        (Some(w), 0) => (of(w), None),
+        (Some(w), 1..=99) => (reads, Some(of(w))),
+        _ => (reads, None),
     }
 }
 
@@ -158,7 +171,7 @@ impl Plan {
                 ),
             )]);
         }
-        let order = order_of(spec, cover_once);
+        let (order, write_order) = order_of(spec, cover_once);
         let n = u64::from(spec.jobs);
         // The budget in whole blocks of `bs` (a size mix: in bytes), split over the jobs.
         let unit = if spec.sizes_vary() { 1 } else { spec.bs };
@@ -198,6 +211,7 @@ impl Plan {
                     index: j,
                     span,
                     order: order.clone(),
+                    write_order: write_order.clone(),
                     bytes: total_units.map(|t| (t * (j64 + 1) / n - t * j64 / n) * unit),
                     sizes: sizes.clone(),
                     write_sizes: write_sizes.clone(),
@@ -395,13 +409,10 @@ fn check_layout(spec: &WorkloadSpec, blocks: u64) -> Result<(), Vec<SpecError>> 
             )]);
         }
     }
-    if let Some(Err(why)) = super::offsets::zone_blocks(&spec.random_distribution, blocks, spec.bs)
-    {
-        return Err(vec![SpecError::new(
-            "random_distribution",
-            &spec.random_distribution,
-            why,
-        )]);
+    for d in std::iter::once(&spec.random_distribution).chain(&spec.write_random_distribution) {
+        if let Some(Err(why)) = super::offsets::zone_blocks(d, blocks, spec.bs) {
+            return Err(vec![SpecError::new("random_distribution", d, why)]);
+        }
     }
     Ok(())
 }

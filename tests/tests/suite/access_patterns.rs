@@ -322,3 +322,78 @@ fn the_api_takes_a_distribution_and_names_a_bad_one() {
         "{v}"
     );
 }
+
+/// fio's per-direction zones (`random_distribution=zoned:READS,WRITES`, the second line of
+/// its rand-zones.fio example): in a 50/50 random mix, reads only in the first half of the
+/// file and writes only in the second, as the kernel sees each pread and pwrite (strace of
+/// diskscope's psync job); the writes' zones alone steer a job that only writes. fio 3.33
+/// cannot parse this syntax (its issue #1923, fixed upstream in 2025), so fio is no witness
+/// here: the kernel's view of each I/O is.
+#[test]
+fn each_direction_keeps_to_its_own_zones() {
+    let dir = disk_tempdir();
+    let f = laid_out_file(dir.path(), "z.bin");
+    const HALF: u64 = 32 << 20;
+    // (reads, writes): each as (in the first half, in the second).
+    let tally = |ops: &[(bool, u64)]| {
+        let mut t = [[0u64; 2]; 2];
+        for &(write, off) in ops {
+            t[usize::from(write)][usize::from(off >= HALF)] += 1;
+        }
+        t
+    };
+    for rw in ["randrw", "randwrite"] {
+        let job_file = dir.path().join(format!("{rw}.fio"));
+        std::fs::write(
+            &job_file,
+            format!(
+                "[z]\nfilename={f}\nsize=64m\nrw={rw}\nrwmixread=50\nbs=4k\ndirect=1\nioengine=psync\nnorandommap\nio_size=8m\nrandom_distribution=zoned:100/50:0/,0/50:100/\n"
+            ),
+        )
+        .expect("job file");
+        let trace = dir.path().join(format!("{rw}.strace"));
+        let traced = std::process::Command::new("strace")
+            .args(["-f", "-e", "trace=pread64,pwrite64", "-o"])
+            .arg(&trace)
+            .arg(diskscope_bin())
+            .args(["run", "-q"])
+            .arg(&job_file)
+            .output();
+        let Ok(traced) = traced else {
+            skip!(
+                Missing::Tool,
+                "strace is not installed (apt-get install strace)"
+            );
+        };
+        assert!(traced.status.success(), "{}", stderr(&traced));
+        // `pread64(5, "..."..., 4096, 12345) = 4096`: the offset is the last argument.
+        let ops: Vec<(bool, u64)> = std::fs::read_to_string(&trace)
+            .expect("strace output")
+            .lines()
+            .filter(|l| l.contains("= 4096"))
+            .filter_map(|l| {
+                let write = l.contains("pwrite64(");
+                if !write && !l.contains("pread64(") {
+                    return None;
+                }
+                let args = l.rsplit_once(')')?.0;
+                let off = args.rsplit(", ").next()?.trim().parse().ok()?;
+                Some((write, off))
+            })
+            .collect();
+        let t = tally(&ops);
+        println!(
+            "{rw}: reads [first half, second half] {:?}, writes {:?}",
+            t[0], t[1]
+        );
+        assert_eq!(
+            (t[0][1], t[1][0]),
+            (0, 0),
+            "{rw}: a read in the writes' half or a write in the reads' half: {t:?}"
+        );
+        assert!(t[1][1] > 500, "{rw}: writes {t:?}");
+        if rw == "randrw" {
+            assert!(t[0][0] > 500, "{rw}: reads {t:?}");
+        }
+    }
+}
