@@ -442,17 +442,24 @@ fn PresetPicker(
 ) -> impl IntoView {
     let c = ctx();
     let find = move |n: &str| find_preset(presets, n);
+    // Each pick is numbered: the agent's fields for a preset fill the form only while that
+    // pick is the last and nothing was typed since (a late answer must not undo either).
+    let picks = StoredValue::new(0u64);
     let pick_preset = move |ev: leptos::ev::Event| {
         let v = event_target_value(&ev);
         fio.set(v == FIO_JOB);
+        picks.update_value(|n| *n += 1);
         let found = find(&v);
         match found {
             Some(p) => {
                 let t = c.token.get_value();
                 let spec = p.spec.clone();
+                let (mine, before) = (picks.get_value(), form.get_untracked());
                 leptos::task::spawn_local(async move {
                     if let Some(f) = c.report(crate::api::spec_fields(&t, &spec).await) {
-                        form.set(SpecForm { fields: f.fields });
+                        if picks.get_value() == mine && form.with_untracked(|x| *x == before) {
+                            form.set(SpecForm { fields: f.fields });
+                        }
                     }
                 });
                 preset.set(Some(p.name));
