@@ -224,7 +224,7 @@ impl Writer {
             }
         }
         self.out.flushes += 1;
-        for chunk in std::mem::take(&mut self.pending).chunks(MAX_RECORDS_PER_CALL) {
+        for chunk in self.pending.chunks(MAX_RECORDS_PER_CALL) {
             let ack: Session = self
                 .witness
                 .post(&self.path, &Durable { records: chunk.to_vec() }, "record durable writes")
@@ -240,6 +240,8 @@ impl Writer {
                 })?;
             self.out.acked = ack.acked;
         }
+        // Kept for the next batch: its room is reused, not allocated again.
+        self.pending.clear();
         Ok(())
     }
 
@@ -440,7 +442,21 @@ pub fn verify_on(
             });
         }
         match r.next_after {
-            Some(after) => r = page(Some(after))?,
+            // Pages go forward, each past the last record read: a witness that answers
+            // otherwise (the same page again) would keep the read-back going for ever.
+            Some(after) if r.records.last().is_some_and(|l| l.offset <= after) => {
+                r = page(Some(after))?;
+                if r.records.first().is_some_and(|f| f.offset <= after) {
+                    return Err(VerifyError::Witness(anyhow!(
+                        "its records of session {session} did not go forward past offset {after}"
+                    )));
+                }
+            }
+            Some(after) => {
+                return Err(VerifyError::Witness(anyhow!(
+                    "its page of session {session} ended at offset {after} before its records did"
+                )))
+            }
             None => return Ok(v.finish()),
         }
     }

@@ -938,12 +938,7 @@ pub static OPTIONS: &[WorkloadOption] = &[
             s.write_random_distribution = writes;
             Ok(())
         },
-        get: |s| {
-            crate::access::Distribution::per_direction_text(
-                &s.random_distribution,
-                s.write_random_distribution.as_ref(),
-            )
-        },
+        get: |s| s.distribution_text(),
     },
     WorkloadOption {
         key: "seq_pct",

@@ -1305,23 +1305,49 @@ impl WorkloadSpec {
             .saturating_add(len)
     }
 
+    /// `random_distribution` as written, with the writes' own zones after a comma.
+    pub fn distribution_text(&self) -> String {
+        crate::access::Distribution::per_direction_text(
+            &self.random_distribution,
+            self.write_random_distribution.as_ref(),
+        )
+    }
+
     /// A skewed distribution or a sequential share applies to random offsets drawn freely
     /// (not to a cover-once permutation, which a verified random write also uses).
     fn check_access(&self, bad: &mut dyn FnMut(&str, &dyn fmt::Display, String)) {
         use crate::access::Distribution;
-        let skewed = self.random_distribution != Distribution::Uniform;
-        if let Err(why) = self.random_distribution.check() {
-            bad("random_distribution", &self.random_distribution, why);
+        // The writes' own zones are the same option (`zoned:READS,WRITES`): the same checks.
+        let skewed = self.random_distribution != Distribution::Uniform
+            || self.write_random_distribution.is_some();
+        for d in std::iter::once(&self.random_distribution).chain(&self.write_random_distribution) {
+            if let Err(why) = d.check() {
+                bad("random_distribution", d, why);
+            }
+        }
+        // fio's syntax has one kind for both sets (`zoned:R,W`, `zoned_abs:R,W`).
+        if let Some(w) = &self.write_random_distribution {
+            let kinds = (&self.random_distribution, w);
+            if !matches!(
+                kinds,
+                (Distribution::Zoned(_), Distribution::Zoned(_))
+                    | (Distribution::ZonedAbs(_), Distribution::ZonedAbs(_))
+            ) {
+                bad(
+                    "write_random_distribution",
+                    w,
+                    format!(
+                        "the writes' own zones go with the reads' zones of the same kind (zoned:READS,WRITES or zoned_abs:READS,WRITES), not with {}",
+                        self.random_distribution
+                    ),
+                );
+            }
         }
         if self.seq_pct > 100 {
             bad("seq_pct", &self.seq_pct, "must be 0..100".into());
         }
         for (field, value, on) in [
-            (
-                "random_distribution",
-                self.random_distribution.to_string(),
-                skewed,
-            ),
+            ("random_distribution", self.distribution_text(), skewed),
             ("seq_pct", self.seq_pct.to_string(), self.seq_pct > 0),
         ] {
             if !on {
@@ -1382,8 +1408,9 @@ impl WorkloadSpec {
             ("seq_pct", self.seq_pct.to_string(), self.seq_pct > 0),
             (
                 "random_distribution",
-                self.random_distribution.to_string(),
-                self.random_distribution != crate::access::Distribution::Uniform,
+                self.distribution_text(),
+                self.random_distribution != crate::access::Distribution::Uniform
+                    || self.write_random_distribution.is_some(),
             ),
             (
                 "think",
@@ -1800,6 +1827,41 @@ mod tests {
                 s.random_distribution = Distribution::Normal(5.0);
             },
             Some(("random_distribution", "nothing to skew")),
+        );
+        // The writes' own zones go through the same checks as the reads'.
+        let zoned = |a: u8| Distribution::Zoned(vec![(a, 50)]);
+        check(
+            |s| {
+                s.random_distribution = zoned(100);
+                s.write_random_distribution = Some(zoned(100));
+            },
+            Some((
+                "random_distribution",
+                "zoned:100/50,100/50: only applies to random modes",
+            )),
+        );
+        check(
+            |s| {
+                s.rw = RwMode::RandRw;
+                s.random_distribution = zoned(100);
+                s.write_random_distribution = Some(zoned(50));
+            },
+            Some(("random_distribution", "add up to 50 %")),
+        );
+        check(
+            |s| {
+                s.rw = RwMode::RandRw;
+                s.write_random_distribution = Some(zoned(100));
+            },
+            Some(("write_random_distribution", "not with uniform")),
+        );
+        check(
+            |s| {
+                s.rw = RwMode::RandRw;
+                s.random_distribution = zoned(100);
+                s.write_random_distribution = Some(zoned(100));
+            },
+            None,
         );
         check(
             |s| s.interval_ms = 50,

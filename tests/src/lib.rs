@@ -698,3 +698,15 @@ pub fn knob(name: &str, default: u64) -> u64 {
         })
         .unwrap_or(default)
 }
+
+/// Runs `diskscope ARGS` under `strace -f -e trace=CALLS`, the trace written to `out`: what
+/// the kernel was asked, call by call. `None` when strace is not installed.
+pub fn strace_diskscope(calls: &str, out: &Path, args: &[&str]) -> Option<Output> {
+    Command::new("strace")
+        .args(["-f", "-e", &format!("trace={calls}"), "-o"])
+        .arg(out)
+        .arg(diskscope_bin())
+        .args(args)
+        .output()
+        .ok()
+}

@@ -174,8 +174,9 @@ impl Store {
             "SELECT offset, seq FROM witness_records WHERE session_id = ?1 AND offset > ?2
              ORDER BY offset LIMIT ?3",
         )?;
-        // Offsets are stored as SQLite's signed integers: -1 is before the first.
-        let from = after.map_or(-1, |a| a as i64);
+        // Offsets are stored as SQLite's signed integers (at most 2^63 - 1, as sessions are
+        // checked): -1 is before the first, and an `after` past them all finds none.
+        let from = after.map_or(-1, |a| i64::try_from(a).unwrap_or(i64::MAX));
         let mut records = q
             .query_map(params![id, from, i64::from(limit) + 1], |r| {
                 Ok(Record {
@@ -258,5 +259,10 @@ mod tests {
             (second.records, second.next_after),
             (vec![rec(8192, 2)], None)
         );
+        // The largest `after` a query takes: past every offset, not wrapped to the start.
+        let past = store
+            .witness_records(s.id, Some(u64::MAX), 10)
+            .expect("past");
+        assert_eq!((past.records, past.next_after), (vec![], None));
     }
 }

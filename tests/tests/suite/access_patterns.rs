@@ -352,14 +352,8 @@ fn each_direction_keeps_to_its_own_zones() {
         )
         .expect("job file");
         let trace = dir.path().join(format!("{rw}.strace"));
-        let traced = std::process::Command::new("strace")
-            .args(["-f", "-e", "trace=pread64,pwrite64", "-o"])
-            .arg(&trace)
-            .arg(diskscope_bin())
-            .args(["run", "-q"])
-            .arg(&job_file)
-            .output();
-        let Ok(traced) = traced else {
+        let job = job_file.to_str().expect("utf8");
+        let Some(traced) = strace_diskscope("pread64,pwrite64", &trace, &["run", "-q", job]) else {
             skip!(
                 Missing::Tool,
                 "strace is not installed (apt-get install strace)"

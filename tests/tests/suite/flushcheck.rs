@@ -674,57 +674,37 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
     let url = format!("http://{}", w.addr);
     // The token the witness is given: a distinctive one, looked for in the database after.
     let token = tests::server::OP;
-    let run = |extra: serde_json::Value| {
-        let mut body = serde_json::json!({
-            "target": disk.display().to_string(),
-            "preset": "flushcheck",
-            "options": {"witness": url, "flush_every": 8, "fsync": true, "size": "4M"},
-        });
-        for (k, v) in extra.as_object().expect("object") {
-            body[k] = v.clone();
-        }
-        agent.post("/api/v1/runs", tests::server::OP, &body)
-    };
-    let (status, v) = agent.post(
-        "/api/v1/runs",
-        tests::server::OP,
-        &serde_json::json!({"target": disk.display().to_string(), "preset": "flushcheck",
-                            "witness_token": token}),
-    );
-    assert_eq!(status, 400, "{v}");
-    assert!(
-        v["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("needs witness"),
-        "{v}"
-    );
-    let (status, v) = run(serde_json::json!({}));
-    assert_eq!(status, 400, "{v}");
-    assert!(
-        v["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("witness_token"),
-        "{v}"
-    );
-    let (status, v) = agent.post(
-        "/api/v1/runs",
-        tests::server::OP,
-        &serde_json::json!({"target": disk.display().to_string(), "preset": "quick",
-                            "witness_token": token}),
-    );
-    assert_eq!(status, 400, "{v}");
-    assert!(
-        v["message"]
-            .as_str()
-            .unwrap_or("")
-            .contains("witness_token"),
-        "{v}"
-    );
+    // Refused by name: no witness, no token, a token without a flush check.
+    let t = disk.display().to_string();
+    for (body, names) in [
+        (
+            serde_json::json!({"target": t, "preset": "flushcheck", "witness_token": token}),
+            "needs witness",
+        ),
+        (
+            serde_json::json!({"target": t, "preset": "flushcheck",
+                               "options": {"witness": url, "size": "4M"}}),
+            "witness_token",
+        ),
+        (
+            serde_json::json!({"target": t, "preset": "quick", "witness_token": token}),
+            "witness_token",
+        ),
+    ] {
+        let (status, v) = agent.post("/api/v1/runs", tests::server::OP, &body);
+        assert!(
+            status == 400 && v["message"].as_str().is_some_and(|m| m.contains(names)),
+            "{body}: {status} {v}"
+        );
+    }
 
     power(&e, "cut-after 600");
-    let (status, v) = run(serde_json::json!({"witness_token": token}));
+    let (status, v) = agent.post(
+        "/api/v1/runs",
+        tests::server::OP,
+        &serde_json::json!({"target": t, "preset": "flushcheck", "witness_token": token,
+            "options": {"witness": url, "flush_every": 8, "fsync": true, "size": "4M"}}),
+    );
     assert_eq!(status, 201, "{v}");
     let id = v["id"].as_i64().expect("id");
     let r = agent.wait_status_within(id, "failed", std::time::Duration::from_secs(60));
@@ -809,4 +789,75 @@ fn the_flushcheck_preset_is_a_run_and_its_session_is_found_after_the_cut() {
             v["checked"].as_u64()
         )
     );
+}
+
+/// A witness that answers the same page of records for ever (a broken or hostile one: its
+/// `next_after` never moves) stops the read-back with an error naming the offset, instead
+/// of keeping it going: a real HTTP server (python3) stands in for that witness.
+#[test]
+fn a_witness_whose_pages_do_not_go_forward_stops_the_read_back() {
+    let dir = ram_tempdir();
+    let target = dir.path().join("t.bin");
+    std::fs::write(&target, vec![0u8; 64 << 10]).expect("target");
+    let page = serde_json::json!({
+        "session": {"id": 1, "created_ms": 0, "target": target.display().to_string(),
+                    "host": "h", "bs": 4096, "start": 0, "blocks": 16, "nonce": 1,
+                    "acked": 1, "last_seq": 1},
+        "records": [{"offset": 0, "seq": 1}],
+        "next_after": 0
+    })
+    .to_string();
+    let server = r#"
+import http.server, sys
+body = sys.argv[1].encode()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+    let mut child = match std::process::Command::new("python3")
+        .args(["-c", server, &page])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => skip!(Missing::Tool, "python3: {e}"),
+    };
+    let mut port = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut port,
+    )
+    .expect("the port");
+    // KILL: the CLI takes TERM as a stop request, which a read-back does not check.
+    let out = std::process::Command::new("timeout")
+        .args(["-s", "KILL", "30"])
+        .arg(diskscope_bin())
+        .args(["flushcheck", "verify"])
+        .arg(&target)
+        .args(["--witness", &format!("http://127.0.0.1:{}", port.trim())])
+        .args([
+            "--token",
+            "a-token-for-a-witness-that-loops",
+            "--session",
+            "1",
+        ])
+        .output()
+        .expect("verify");
+    let _ = child.kill();
+    let _ = child.wait();
+    let err = stderr(&out);
+    assert!(
+        out.status.code().is_some(),
+        "the read-back kept going until killed: {err}"
+    );
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("did not go forward past offset 0"), "{err}");
 }

@@ -667,16 +667,21 @@ fn ring_registrations_switch_off_and_a_nop_ring_runs() {
     // The registered ring is the kernel's to see in each system call's flags.
     for (registered, want) in [("true", true), ("false", false)] {
         let trace = dir.path().join(format!("enter-{registered}.txt"));
-        let traced = std::process::Command::new("strace")
-            .args(["-f", "-e", "trace=io_uring_enter", "-o"])
-            .arg(&trace)
-            .arg(diskscope_bin())
-            .args([
-                "run", "-q", "--target", &t, "--size", "16M", "--rw", "randread",
-            ])
-            .args(["--runtime", "300ms", "--registered-ring", registered])
-            .output();
-        let Ok(traced) = traced else {
+        let args = [
+            "run",
+            "-q",
+            "--target",
+            &t,
+            "--size",
+            "16M",
+            "--rw",
+            "randread",
+            "--runtime",
+            "300ms",
+            "--registered-ring",
+            registered,
+        ];
+        let Some(traced) = strace_diskscope("io_uring_enter", &trace, &args) else {
             skip!(
                 Missing::Tool,
                 "strace is not installed (apt-get install strace)"
